@@ -1,0 +1,3 @@
+from dsh_sidecar.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,378 @@
+"""Settings: the ``dsh`` configuration tree of protocol.md §9, with upstream's normalization.
+
+Parsing is explicit rather than a generic structure call so that every invalid value is reported
+with the dotted camelCase key that names it, and nothing falls back silently.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from dsh_sidecar import errors
+from dsh_sidecar.errors import ConfigError, DshError
+from dsh_sidecar.jsutil import js_trim
+
+DEFAULT_BASE_CANDIDATES = ("AGENTS.md", "CLAUDE.md")
+DEFAULT_LOCAL_CANDIDATES = ("AGENTS.local.md", "CLAUDE.local.md")
+DEFAULT_MAX_BYTES = 65536
+DEFAULT_MAX_SOURCE_BYTES = 1048576
+MAX_SAFE_INTEGER = 2**53 - 1
+DEFAULT_HOME_DIRNAME = ".dsh"
+
+
+def filter_candidates(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Same-directory file names only: drop '', '.', '..' and anything with a separator."""
+    return tuple(n for n in names if n not in ("", ".", "..") and "/" not in n and "\\" not in n)
+
+
+def os_home() -> str:
+    return os.path.expanduser("~")
+
+
+def expand_tilde(path: str, home: str) -> str:
+    if path == "~":
+        return home
+    if path.startswith(("~/", "~\\")):
+        return os.path.join(home, path[2:])
+    return path
+
+
+def default_dsh_home(home: str | None = None) -> str:
+    return os.path.abspath(os.path.join(home or os_home(), DEFAULT_HOME_DIRNAME))
+
+
+def resolve_dsh_home(
+    explicit: str | None, env: Mapping[str, str] | None = None, home: str | None = None
+) -> str:
+    """Explicit setting, then a non-blank ``$DSH_HOME``, then ``~/.dsh``; tilde-expanded, absolute."""
+    env = os.environ if env is None else env
+    home = home or os_home()
+    chosen = explicit
+    if chosen is None:
+        from_env = env.get("DSH_HOME")
+        chosen = from_env if from_env is not None and js_trim(from_env) else None
+    if chosen is None:
+        return default_dsh_home(home)
+    return os.path.abspath(expand_tilde(chosen, home))
+
+
+@attrs.frozen
+class InstructionSettings:
+    enabled: bool = True
+    max_bytes: float = DEFAULT_MAX_BYTES
+    max_source_bytes: int = DEFAULT_MAX_SOURCE_BYTES
+    dsh_home: str | None = None
+    project_root_markers: tuple[str, ...] = (".git",)
+    instruction_file_candidates: tuple[str, ...] = DEFAULT_BASE_CANDIDATES
+    local_instruction_file_candidates: tuple[str, ...] = DEFAULT_LOCAL_CANDIDATES
+    respect_gitignore: bool = True
+    exclude: tuple[str, ...] = ()
+
+    @property
+    def active(self) -> bool:
+        """False when disabled or when the budget is non-positive or non-finite (upstream §1.1)."""
+        return self.enabled and math.isfinite(self.max_bytes) and self.max_bytes > 0
+
+    @property
+    def base_candidates(self) -> tuple[str, ...]:
+        return filter_candidates(self.instruction_file_candidates)
+
+    @property
+    def local_candidates(self) -> tuple[str, ...]:
+        return filter_candidates(self.local_instruction_file_candidates)
+
+    @property
+    def all_candidates(self) -> tuple[str, ...]:
+        return self.base_candidates + self.local_candidates
+
+    def home(self, env: Mapping[str, str] | None = None, home: str | None = None) -> str:
+        return resolve_dsh_home(self.dsh_home, env, home)
+
+
+@attrs.frozen
+class SessionReferenceSettings:
+    enabled: bool = True
+    max_references: int = 3
+    candidate_limit: int = 50
+    max_reference_bytes: int = 65536
+
+
+@attrs.frozen
+class TimeContextSettings:
+    enabled: bool = False
+    time_zone: str | None = None
+    refresh_interval_ms: int = 0
+
+
+@attrs.frozen
+class TmuxContextSettings:
+    enabled: bool = False
+    refresh_interval_ms: int = 0
+    # Terminal editors (Neovim in a tmux pane) spawn the sidecar without a controlling tty; with
+    # this on, the tty of the client's processId from ``initialize`` stands in for our own.
+    use_client_process: bool = False
+
+
+@attrs.frozen
+class StoreSettings:
+    path: str | None = None
+
+
+@attrs.frozen
+class Settings:
+    instructions: InstructionSettings = InstructionSettings()
+    session_reference: SessionReferenceSettings = SessionReferenceSettings()
+    time_context: TimeContextSettings = TimeContextSettings()
+    tmux_context: TmuxContextSettings = TmuxContextSettings()
+    store: StoreSettings = StoreSettings()
+
+    def store_path(self, env: Mapping[str, str] | None = None, home: str | None = None) -> str:
+        if self.store.path is not None:
+            return os.path.abspath(expand_tilde(self.store.path, home or os_home()))
+        return os.path.join(self.instructions.home(env, home), "sessions.sqlite3")
+
+    @classmethod
+    def from_json(cls, raw: Any, base: Settings | None = None) -> Settings:
+        """Parse the camelCase tree; keys left out keep ``base`` (or the defaults)."""
+        return _parse_settings(raw, base or cls())
+
+
+# --- parsing ----------------------------------------------------------------------------------
+
+
+def _section(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = raw.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(key, "must be an object")
+    return value
+
+
+def _unknown_keys(section: str, raw: Mapping[str, Any], known: set[str]) -> None:
+    extra = sorted(set(raw) - known)
+    if extra:
+        raise ConfigError(f"{section}.{extra[0]}", "is not a known setting")
+
+
+def _bool(key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(key, f"must be true or false, got {value!r}")
+    return value
+
+
+def _number(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(key, f"must be a number, got {value!r}")
+    return value
+
+
+def _string_list(key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(key, "must be a list of strings")
+    return tuple(value)
+
+
+def _optional_path(key: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not js_trim(value):
+        raise ConfigError(key, "must be a non-blank path or null")
+    return value
+
+
+def _safe_int(value: Any, minimum: int) -> bool:
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and math.isfinite(value)
+        and float(value).is_integer()
+        and minimum <= value <= MAX_SAFE_INTEGER
+    )
+
+
+def _parse_instructions(raw: Mapping[str, Any], base: InstructionSettings) -> InstructionSettings:
+    p = "instructions"
+    _unknown_keys(p, raw, {
+        "enabled", "maxBytes", "maxSourceBytes", "dshHome", "projectRootMarkers",
+        "instructionFileCandidates", "localInstructionFileCandidates", "respectGitignore",
+        "exclude",
+    })  # fmt: skip
+    changes: dict[str, Any] = {}
+    if "enabled" in raw:
+        changes["enabled"] = _bool(f"{p}.enabled", raw["enabled"])
+    if "maxBytes" in raw:
+        if raw["maxBytes"] is None:
+            raise ConfigError(f"{p}.maxBytes", "is required (a number of bytes)")
+        changes["max_bytes"] = _number(f"{p}.maxBytes", raw["maxBytes"])
+    if "maxSourceBytes" in raw:
+        value = raw["maxSourceBytes"]
+        if not _safe_int(value, 1):
+            raise ConfigError(f"{p}.maxSourceBytes", f"must be a positive integer, got {value!r}")
+        changes["max_source_bytes"] = int(value)
+    if "dshHome" in raw:
+        changes["dsh_home"] = _optional_path(f"{p}.dshHome", raw["dshHome"])
+    for key, attr in (
+        ("projectRootMarkers", "project_root_markers"),
+        ("instructionFileCandidates", "instruction_file_candidates"),
+        ("localInstructionFileCandidates", "local_instruction_file_candidates"),
+        ("exclude", "exclude"),
+    ):
+        if key in raw:
+            changes[attr] = _string_list(f"{p}.{key}", raw[key])
+    if "respectGitignore" in raw:
+        changes["respect_gitignore"] = _bool(f"{p}.respectGitignore", raw["respectGitignore"])
+    if "exclude" in changes:
+        _check_patterns(f"{p}.exclude", changes["exclude"])
+    return attrs.evolve(base, **changes)
+
+
+def _check_patterns(key: str, patterns: tuple[str, ...]) -> None:
+    import pathspec
+
+    try:
+        pathspec.GitIgnoreSpec.from_lines(patterns)
+    except Exception as exc:  # pathspec raises several types for a malformed pattern
+        raise ConfigError(key, f"invalid pattern: {exc}") from exc
+
+
+def _parse_session_reference(
+    raw: Mapping[str, Any], base: SessionReferenceSettings
+) -> SessionReferenceSettings:
+    _unknown_keys(
+        "sessionReference", raw, {"enabled", "maxReferences", "candidateLimit", "maxReferenceBytes"}
+    )
+    changes: dict[str, Any] = {}
+    if "enabled" in raw:
+        changes["enabled"] = _bool("sessionReference.enabled", raw["enabled"])
+    # Upstream checks the keys in this order and words the messages exactly so.
+    for key, attr in (
+        ("maxReferences", "max_references"),
+        ("candidateLimit", "candidate_limit"),
+        ("maxReferenceBytes", "max_reference_bytes"),
+    ):
+        if key in raw:
+            if not _safe_int(raw[key], 1):
+                raise _reference_config_error(key, f"session-reference: {key} must be a positive safe integer")
+            changes[attr] = int(raw[key])
+    if changes.get("max_references", 0) > 3:
+        raise _reference_config_error(
+            "maxReferences", "session-reference: maxReferences must not exceed 3"
+        )
+    return attrs.evolve(base, **changes)
+
+
+def _reference_config_error(key: str, message: str) -> DshError:
+    return DshError(
+        errors.SESSION_REFERENCE_INVALID_CONFIG, message, {"key": f"sessionReference.{key}"}
+    )
+
+
+def _interval(section: str, plugin: str, value: Any) -> int:
+    if not _safe_int(value, 0):
+        shown = value if not isinstance(value, float) or not value.is_integer() else int(value)
+        raise ConfigError(
+            f"{section}.refreshIntervalMs",
+            f"{plugin}: refreshIntervalMs must be a non-negative safe integer, got {shown}",
+        )
+    return int(value)
+
+
+def _parse_time(raw: Mapping[str, Any], base: TimeContextSettings) -> TimeContextSettings:
+    _unknown_keys("timeContext", raw, {"enabled", "timeZone", "refreshIntervalMs"})
+    changes: dict[str, Any] = {}
+    if "enabled" in raw:
+        changes["enabled"] = _bool("timeContext.enabled", raw["enabled"])
+    # Upstream validates the interval before the zone.
+    if "refreshIntervalMs" in raw:
+        changes["refresh_interval_ms"] = _interval("timeContext", "time-context", raw["refreshIntervalMs"])
+    if "timeZone" in raw and raw["timeZone"] is not None:
+        zone = raw["timeZone"]
+        from dsh_sidecar.zones import canonical_time_zone
+
+        if not isinstance(zone, str) or canonical_time_zone(zone) is None:
+            raise ConfigError("timeContext.timeZone", f'time-context: invalid IANA timeZone "{zone}"')
+        changes["time_zone"] = zone
+    elif "timeZone" in raw:
+        changes["time_zone"] = None
+    return attrs.evolve(base, **changes)
+
+
+def _parse_tmux(raw: Mapping[str, Any], base: TmuxContextSettings) -> TmuxContextSettings:
+    _unknown_keys("tmuxContext", raw, {"enabled", "refreshIntervalMs", "useClientProcess"})
+    changes: dict[str, Any] = {}
+    if "enabled" in raw:
+        changes["enabled"] = _bool("tmuxContext.enabled", raw["enabled"])
+    if "refreshIntervalMs" in raw:
+        changes["refresh_interval_ms"] = _interval("tmuxContext", "tmux-context", raw["refreshIntervalMs"])
+    if "useClientProcess" in raw:
+        changes["use_client_process"] = _bool("tmuxContext.useClientProcess", raw["useClientProcess"])
+    return attrs.evolve(base, **changes)
+
+
+def _parse_store(raw: Mapping[str, Any], base: StoreSettings) -> StoreSettings:
+    _unknown_keys("store", raw, {"path"})
+    if "path" in raw:
+        return StoreSettings(path=_optional_path("store.path", raw["path"]))
+    return base
+
+
+def _parse_settings(raw: Any, base: Settings) -> Settings:
+    if raw is None:
+        return base
+    if not isinstance(raw, Mapping):
+        raise ConfigError("dsh", "settings must be an object")
+    known = {"instructions", "sessionReference", "timeContext", "tmuxContext", "store"}
+    extra = sorted(set(raw) - known)
+    if extra:
+        raise ConfigError(extra[0], "is not a known setting")
+    return Settings(
+        instructions=_parse_instructions(_section(raw, "instructions"), base.instructions),
+        session_reference=_parse_session_reference(
+            _section(raw, "sessionReference"), base.session_reference
+        ),
+        time_context=_parse_time(_section(raw, "timeContext"), base.time_context),
+        tmux_context=_parse_tmux(_section(raw, "tmuxContext"), base.tmux_context),
+        store=_parse_store(_section(raw, "store"), base.store),
+    )
+
+
+def settings_to_json(settings: Settings) -> dict[str, Any]:
+    """The camelCase tree of ``settings`` (what ``Settings.from_json`` reads back)."""
+    i, r, t, x = (
+        settings.instructions,
+        settings.session_reference,
+        settings.time_context,
+        settings.tmux_context,
+    )
+    return {
+        "instructions": {
+            "enabled": i.enabled, "maxBytes": i.max_bytes, "maxSourceBytes": i.max_source_bytes,
+            "dshHome": i.dsh_home, "projectRootMarkers": list(i.project_root_markers),
+            "instructionFileCandidates": list(i.instruction_file_candidates),
+            "localInstructionFileCandidates": list(i.local_instruction_file_candidates),
+            "respectGitignore": i.respect_gitignore, "exclude": list(i.exclude),
+        },
+        "sessionReference": {
+            "enabled": r.enabled, "maxReferences": r.max_references,
+            "candidateLimit": r.candidate_limit, "maxReferenceBytes": r.max_reference_bytes,
+        },
+        "timeContext": {
+            "enabled": t.enabled, "timeZone": t.time_zone, "refreshIntervalMs": t.refresh_interval_ms,
+        },
+        "tmuxContext": {
+            "enabled": x.enabled, "refreshIntervalMs": x.refresh_interval_ms,
+            "useClientProcess": x.use_client_process,
+        },
+        "store": {"path": settings.store.path},
+    }  # fmt: skip
+
+
+def project_path(path: str | Path) -> str:
+    return os.path.abspath(os.fspath(path))

@@ -1,0 +1,53 @@
+"""Domain errors with stable codes.
+
+Every error the sidecar reports for bad input carries one of these codes; the LSP layer maps a
+``DshError`` to JSON-RPC ``InvalidParams`` with ``data.code`` in exactly one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+UNKNOWN_SESSION = "unknown-session"
+INVALID_CWD = "invalid-cwd"
+INVALID_EVENT = "invalid-event"
+INVALID_CONFIG = "invalid-config"
+INVALID_TIME_ZONE = "invalid-time-zone"
+INVALID_PARAMS = "invalid-params"
+INVALID_URI = "invalid-uri"
+STEP_STATE = "invalid-step"
+
+SESSION_REFERENCE_INVALID_CONFIG = "SESSION_REFERENCE_INVALID_CONFIG"
+SESSION_REFERENCE_INVALID_REFERENCE = "SESSION_REFERENCE_INVALID_REFERENCE"
+SESSION_REFERENCE_SELF_REFERENCE = "SESSION_REFERENCE_SELF_REFERENCE"
+SESSION_REFERENCE_TOO_MANY = "SESSION_REFERENCE_TOO_MANY"
+SESSION_REFERENCE_READ_FAILED = "SESSION_REFERENCE_READ_FAILED"
+SESSION_REFERENCE_BUDGET_EXCEEDED = "SESSION_REFERENCE_BUDGET_EXCEEDED"
+SESSION_REFERENCE_CANCELLED = "SESSION_REFERENCE_CANCELLED"
+
+INVARIANT = "INVARIANT"
+
+
+class DshError(Exception):
+    """An error with a stable machine-readable ``code`` and a human message."""
+
+    def __init__(self, code: str, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data or {}
+
+    def __repr__(self) -> str:
+        return f"DshError({self.code!r}, {self.message!r})"
+
+
+class ConfigError(DshError):
+    """An invalid setting; the message names the key."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(INVALID_CONFIG, f"{key}: {message}", {"key": key})
+        self.key = key
+
+
+class Cancelled(Exception):
+    """The request that owns this work was cancelled; nothing may be written."""
