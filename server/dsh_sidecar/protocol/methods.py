@@ -1,0 +1,50 @@
+"""Every custom method name of the wire contract (protocol.md), in one table.
+
+The VS Code extension (vscode-extension/src/methods.ts) and the Neovim plugin
+(editors/nvim/lua/dsh_sidecar/methods.lua) mirror this table; tests fail when they drift.
+"""
+
+from __future__ import annotations
+
+PROTOCOL_VERSION = 1
+
+SESSION_OPEN = "dsh/session/open"
+SESSION_CLOSE = "dsh/session/close"
+SESSION_LIST = "dsh/session/list"
+SESSION_SURFACE = "dsh/session/surface"
+SESSION_EVENTS = "dsh/session/events"
+SESSION_APPEND = "dsh/session/append"
+SESSION_COMPACT = "dsh/session/compact"
+STEP_PREPARE = "dsh/step/prepare"
+STEP_END = "dsh/step/end"
+TURN_END = "dsh/turn/end"
+TOOL_RESULT = "dsh/tool/result"
+CONTEXT_PENDING = "dsh/context/pending"
+CONTEXT_PREVIEW = "dsh/context/preview"
+SCOPES = "dsh/scopes"
+SESSION_REFERENCE_CANDIDATES = "dsh/sessionReferences/candidates"
+CONTEXT_DID_CHANGE = "dsh/context/didChange"
+
+# Client-to-server requests.
+REQUESTS = (
+    SESSION_OPEN,
+    SESSION_CLOSE,
+    SESSION_LIST,
+    SESSION_SURFACE,
+    SESSION_EVENTS,
+    SESSION_APPEND,
+    SESSION_COMPACT,
+    STEP_PREPARE,
+    STEP_END,
+    TURN_END,
+    CONTEXT_PENDING,
+    CONTEXT_PREVIEW,
+    SCOPES,
+    SESSION_REFERENCE_CANDIDATES,
+)
+# Client-to-server notifications.
+NOTIFICATIONS = (TOOL_RESULT,)
+# Server-to-client notifications.
+SERVER_NOTIFICATIONS = (CONTEXT_DID_CHANGE,)
+
+ALL_METHODS = REQUESTS + NOTIFICATIONS + SERVER_NOTIFICATIONS
