@@ -259,7 +259,9 @@ def _parse_session_reference(
     ):
         if key in raw:
             if not _safe_int(raw[key], 1):
-                raise _reference_config_error(key, f"session-reference: {key} must be a positive safe integer")
+                raise _reference_config_error(
+                    key, f"session-reference: {key} must be a positive safe integer"
+                )
             changes[attr] = int(raw[key])
     if changes.get("max_references", 0) > 3:
         raise _reference_config_error(
@@ -291,13 +293,17 @@ def _parse_time(raw: Mapping[str, Any], base: TimeContextSettings) -> TimeContex
         changes["enabled"] = _bool("timeContext.enabled", raw["enabled"])
     # Upstream validates the interval before the zone.
     if "refreshIntervalMs" in raw:
-        changes["refresh_interval_ms"] = _interval("timeContext", "time-context", raw["refreshIntervalMs"])
+        changes["refresh_interval_ms"] = _interval(
+            "timeContext", "time-context", raw["refreshIntervalMs"]
+        )
     if "timeZone" in raw and raw["timeZone"] is not None:
         zone = raw["timeZone"]
         from dsh_sidecar.zones import canonical_time_zone
 
         if not isinstance(zone, str) or canonical_time_zone(zone) is None:
-            raise ConfigError("timeContext.timeZone", f'time-context: invalid IANA timeZone "{zone}"')
+            raise ConfigError(
+                "timeContext.timeZone", f'time-context: invalid IANA timeZone "{zone}"'
+            )
         changes["time_zone"] = zone
     elif "timeZone" in raw:
         changes["time_zone"] = None
@@ -310,9 +316,13 @@ def _parse_tmux(raw: Mapping[str, Any], base: TmuxContextSettings) -> TmuxContex
     if "enabled" in raw:
         changes["enabled"] = _bool("tmuxContext.enabled", raw["enabled"])
     if "refreshIntervalMs" in raw:
-        changes["refresh_interval_ms"] = _interval("tmuxContext", "tmux-context", raw["refreshIntervalMs"])
+        changes["refresh_interval_ms"] = _interval(
+            "tmuxContext", "tmux-context", raw["refreshIntervalMs"]
+        )
     if "useClientProcess" in raw:
-        changes["use_client_process"] = _bool("tmuxContext.useClientProcess", raw["useClientProcess"])
+        changes["use_client_process"] = _bool(
+            "tmuxContext.useClientProcess", raw["useClientProcess"]
+        )
     return attrs.evolve(base, **changes)
 
 

@@ -1,0 +1,409 @@
+"""The durable session store: SQLite, embedded, one transaction per logical write.
+
+Tables: ``sessions`` (headers and the next seq), ``events`` (the append-only log with the source
+kind/plugin of each message pulled out for indexed look-ups), ``surface`` (the materialized
+surface fold) and ``inbox`` (the materialized next-step inbox). The last two are derived from the
+log but written in the same transaction as the events that change them, so a decision never has to
+replay a long log and a crash can never leave them out of step with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import attrs
+
+from dsh_sidecar.model import (
+    INBOX_SPLICED,
+    SESSION_TITLE,
+    USER_MESSAGE,
+    Event,
+    JsonObject,
+    Message,
+    SessionHeader,
+)
+
+from .surface import apply_op, replace_range
+
+BUSY_TIMEOUT_MS = 30_000
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    cwd TEXT NOT NULL,
+    title TEXT,
+    next_seq INTEGER NOT NULL DEFAULT 0,
+    next_ord INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS sessions_newest ON sessions (created_at DESC, id ASC);
+CREATE TABLE IF NOT EXISTS events (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    time INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    surface_op TEXT,
+    source_event_seqs TEXT,
+    source_kind TEXT,
+    source_plugin TEXT,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS events_by_type ON events (session_id, type, seq);
+CREATE INDEX IF NOT EXISTS events_by_source ON events (session_id, source_kind, source_plugin, seq)
+    WHERE source_kind IS NOT NULL;
+CREATE TABLE IF NOT EXISTS surface (
+    session_id TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (session_id, ord)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS surface_by_seq ON surface (session_id, seq);
+CREATE TABLE IF NOT EXISTS inbox (
+    session_id TEXT NOT NULL,
+    pos INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    PRIMARY KEY (session_id, pos)
+) WITHOUT ROWID;
+"""
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class EventDraft:
+    """An event to append; the store assigns ``seq`` and ``time``."""
+
+    type: str
+    data: JsonObject
+    surface_op: Any = None
+    source_event_seqs: tuple[int, ...] | None = None
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _source_of(draft: EventDraft) -> tuple[str | None, str | None]:
+    if draft.type != USER_MESSAGE:
+        return None, None
+    source = draft.data.get("source")
+    if not isinstance(source, dict):
+        return None, None
+    kind, plugin = source.get("kind"), source.get("plugin")
+    return (kind if isinstance(kind, str) else None, plugin if isinstance(plugin, str) else None)
+
+
+def _row_to_event(row: sqlite3.Row) -> Event:
+    op = json.loads(row["surface_op"]) if row["surface_op"] is not None else None
+    seqs = json.loads(row["source_event_seqs"]) if row["source_event_seqs"] is not None else None
+    return Event(
+        seq=row["seq"],
+        type=row["type"],
+        time=row["time"],
+        data=json.loads(row["data"]),
+        surface_op=op,
+        source_event_seqs=tuple(seqs) if seqs is not None else None,
+    )
+
+
+def _row_to_header(row: sqlite3.Row) -> SessionHeader:
+    return SessionHeader(
+        id=row["id"], created_at=row["created_at"], cwd=row["cwd"], title=row["title"]
+    )
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Store:
+    """One SQLite connection, used from one thread at a time (callers serialize through a lock)."""
+
+    def __init__(self, path: str, clock: Callable[[], int] = now_ms) -> None:
+        self.path = os.path.abspath(path)
+        self.clock = clock
+        self._lock = threading.RLock()
+        _create_private_file(self.path)
+        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        # FULL: an append the client was told is durable survives power loss, not only a crash.
+        self._conn.execute("PRAGMA synchronous = FULL")
+        self._conn.execute("PRAGMA foreign_keys = ON")
+        with self.transaction():
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self._conn.execute(statement)
+            self._conn.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` so the write lock is taken up front and ``busy_timeout`` applies."""
+        with self._lock:
+            self._begin_immediate()
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _begin_immediate(self) -> None:
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                # busy_timeout covers ordinary contention; this loop covers the rare BUSY that
+                # SQLite returns without calling the busy handler (e.g. during WAL recovery).
+                if (
+                    "locked" not in str(exc) and "busy" not in str(exc)
+                ) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    def create_session(self, header: SessionHeader) -> bool:
+        """Insert a header; False when the id already exists (another process won the race)."""
+        with self.transaction() as db:
+            cur = db.execute(
+                "INSERT OR IGNORE INTO sessions (id, created_at, cwd, title) VALUES (?, ?, ?, ?)",
+                (header.id, header.created_at, header.cwd, header.title),
+            )
+            return cur.rowcount == 1
+
+    def get_session(self, session_id: str) -> SessionHeader | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT * FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+        return _row_to_header(row) if row else None
+
+    def list_sessions(self) -> list[SessionHeader]:
+        """Newest first: createdAt descending, then id ascending."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT * FROM sessions ORDER BY created_at DESC, id ASC"
+            ).fetchall()
+        return [_row_to_header(r) for r in rows]
+
+    # --- the log ----------------------------------------------------------------------------
+
+    def append(
+        self,
+        session_id: str,
+        drafts: Sequence[EventDraft],
+        inbox: Sequence[Message] | None = None,
+    ) -> list[Event]:
+        """Append ``drafts`` atomically with contiguous seqs; optionally replace the inbox too."""
+        with self.transaction() as db:
+            return self._append_in(db, session_id, drafts, inbox)
+
+    def _append_in(
+        self,
+        db: sqlite3.Connection,
+        session_id: str,
+        drafts: Sequence[EventDraft],
+        inbox: Sequence[Message] | None,
+    ) -> list[Event]:
+        row = db.execute(
+            "SELECT next_seq, next_ord FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            raise KeyError(session_id)
+        seq, ord_ = row["next_seq"], row["next_ord"]
+        stamp = self.clock()
+        out: list[Event] = []
+        for draft in drafts:
+            if draft.surface_op is not None:
+                ord_ = self._apply_surface_op(db, session_id, seq, draft.surface_op, ord_)
+            kind, plugin = _source_of(draft)
+            db.execute(
+                "INSERT INTO events (session_id, seq, type, time, data, surface_op,"
+                " source_event_seqs, source_kind, source_plugin) VALUES (?,?,?,?,?,?,?,?,?)",
+                (
+                    session_id, seq, draft.type, stamp, _dumps(draft.data),
+                    _dumps(draft.surface_op) if draft.surface_op is not None else None,
+                    _dumps(list(draft.source_event_seqs)) if draft.source_event_seqs is not None else None,
+                    kind, plugin,
+                ),
+            )  # fmt: skip
+            if draft.type == SESSION_TITLE and isinstance(draft.data.get("title"), str):
+                db.execute(
+                    "UPDATE sessions SET title = ? WHERE id = ?", (draft.data["title"], session_id)
+                )
+            out.append(
+                Event(seq, draft.type, stamp, draft.data, draft.surface_op, draft.source_event_seqs)
+            )
+            seq += 1
+        db.execute(
+            "UPDATE sessions SET next_seq = ?, next_ord = ? WHERE id = ?", (seq, ord_, session_id)
+        )
+        if inbox is not None:
+            db.execute("DELETE FROM inbox WHERE session_id = ?", (session_id,))
+            db.executemany(
+                "INSERT INTO inbox (session_id, pos, message) VALUES (?, ?, ?)",
+                [(session_id, i, _dumps(m.to_json())) for i, m in enumerate(inbox)],
+            )
+        return out
+
+    def _apply_surface_op(
+        self, db: sqlite3.Connection, session_id: str, seq: int, op: Any, next_ord: int
+    ) -> int:
+        span = replace_range(op)
+        if span is None:
+            db.execute(
+                "INSERT INTO surface (session_id, ord, seq) VALUES (?, ?, ?)",
+                (session_id, next_ord, seq),
+            )
+            return next_ord + 1
+        start, end = span
+        rows = db.execute(
+            "SELECT ord FROM surface WHERE session_id = ? ORDER BY ord LIMIT ? OFFSET ?",
+            (session_id, end - start + 1, start),
+        ).fetchall()
+        if start < 0 or len(rows) != end - start + 1:
+            count = db.execute(
+                "SELECT COUNT(*) FROM surface WHERE session_id = ?", (session_id,)
+            ).fetchone()[0]
+            apply_op(list(range(count)), seq, op)  # raises SurfaceOpError with the reason
+        first, last = rows[0]["ord"], rows[-1]["ord"]
+        db.execute(
+            "DELETE FROM surface WHERE session_id = ? AND ord BETWEEN ? AND ?",
+            (session_id, first, last),
+        )
+        # The checkpoint takes the first replaced node's place, so model order needs no renumbering.
+        db.execute(
+            "INSERT INTO surface (session_id, ord, seq) VALUES (?, ?, ?)", (session_id, first, seq)
+        )
+        return next_ord
+
+    def surface_size(self, session_id: str) -> int:
+        with self._lock:
+            return int(self._conn.execute(
+                "SELECT COUNT(*) FROM surface WHERE session_id = ?", (session_id,)
+            ).fetchone()[0])  # fmt: skip
+
+    def events(
+        self, session_id: str, after_seq: int | None = None, limit: int | None = None
+    ) -> list[Event]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (
+                    session_id,
+                    -1 if after_seq is None else after_seq,
+                    -1 if limit is None else limit,
+                ),
+            ).fetchall()
+        return [_row_to_event(r) for r in rows]
+
+    def events_from(self, session_id: str, seq: int) -> list[Event]:
+        return self.events(session_id, after_seq=seq - 1)
+
+    def last_seq(self, session_id: str) -> int | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT next_seq FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+        return None if row is None or row[0] == 0 else int(row[0]) - 1
+
+    def surface_seqs(self, session_id: str) -> list[int]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT seq FROM surface WHERE session_id = ? ORDER BY ord", (session_id,)
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def surface_events(self, session_id: str) -> list[Event]:
+        """The current surface events in model order."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT e.* FROM surface s JOIN events e ON e.session_id = s.session_id AND e.seq = s.seq"
+                " WHERE s.session_id = ? ORDER BY s.ord",
+                (session_id,),
+            ).fetchall()
+        return [_row_to_event(r) for r in rows]
+
+    def visible_events_of_source(self, session_id: str, kind: str) -> list[Event]:
+        """Surface-visible ``user/message`` events of one source kind, in log order."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT e.* FROM events e JOIN surface s ON s.session_id = e.session_id AND s.seq = e.seq"
+                " WHERE e.session_id = ? AND e.source_kind = ? ORDER BY e.seq",
+                (session_id, kind),
+            ).fetchall()
+        return [_row_to_event(r) for r in rows]
+
+    def latest_of_source(
+        self, session_id: str, kind: str, plugin: str | None = None
+    ) -> Event | None:
+        """The latest raw ``user/message`` of a source (shadowed ones count), via the index."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT * FROM events WHERE session_id = ? AND source_kind = ? AND source_plugin IS ?"
+                " ORDER BY seq DESC LIMIT 1",
+                (session_id, kind, plugin),
+            ).fetchone()
+        return _row_to_event(row) if row else None
+
+    def latest_of_types(
+        self, session_id: str, types: Sequence[str], before_seq: int | None = None
+    ) -> Event | None:
+        marks = ",".join("?" for _ in types)
+        with self._lock:
+            row = self._conn.execute(
+                f"SELECT * FROM events WHERE session_id = ? AND type IN ({marks}) AND seq < ?"
+                " ORDER BY seq DESC LIMIT 1",
+                (session_id, *types, 2**62 if before_seq is None else before_seq),
+            ).fetchone()
+        return _row_to_event(row) if row else None
+
+    def inbox(self, session_id: str) -> list[Message]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT message FROM inbox WHERE session_id = ? ORDER BY pos", (session_id,)
+            ).fetchall()
+        return [Message.from_json(json.loads(r[0])) for r in rows]
+
+    def run(self, fn: Callable[[], T]) -> T:
+        with self._lock:
+            return fn()
+
+
+def replay_inbox(events: Sequence[Event]) -> list[JsonObject]:
+    """Rebuild the next-step inbox by replaying ``agent/inbox/spliced`` events (checks the store)."""
+    inbox: list[JsonObject] = []
+    for event in events:
+        if event.type != INBOX_SPLICED or event.data.get("target") != "next-step":
+            continue
+        start = int(event.data["start"])
+        removed = int(event.data.get("removedCount", 0))
+        inbox[start : start + removed] = list(event.data.get("inserted", []))
+    return inbox
+
+
+def _create_private_file(path: str) -> None:
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    fd = os.open(path, os.O_CREAT | os.O_RDWR | getattr(os, "O_CLOEXEC", 0), 0o600)
+    os.close(fd)

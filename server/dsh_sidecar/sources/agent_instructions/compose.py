@@ -1,0 +1,178 @@
+"""Compose the agent-instructions context for a session (reference §2.9) and sync the inbox (§2.10).
+
+Inputs are durable (visible messages from the log, claimed messages, the pending inbox) plus a
+per-session ``SessionInstructionState`` that only accelerates: a version cache and the baseline
+preparation. Losing that state (restart, resume) costs re-reads, never a different answer, except
+for upstream's deliberate "excluded scopes stay frozen out until the preparation is recomputed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from dsh_sidecar.config import InstructionSettings
+from dsh_sidecar.fs import LocalFileSystem
+from dsh_sidecar.model import Message
+
+from .baseline import load_baseline
+from .discovery import baseline_identity, find_project_root
+from .gitignore import IgnoreMatcher
+from .reconcile import CacheEntry, ReconcileContext, VersionCache, reconcile
+from .render import EMPTY_REPLACEMENT_INTRO, render
+from .state import (
+    Change,
+    changes_of,
+    effective_changes,
+    is_instructions_message,
+    make_source,
+    visible_baseline,
+)
+
+
+@attrs.define
+class Preparation:
+    identity: str
+    excluded: frozenset[str]
+
+
+@attrs.define
+class SessionInstructionState:
+    """In-memory accelerators for one session: never authority, safe to lose."""
+
+    cache: VersionCache = attrs.field(factory=dict)
+    preparation: Preparation | None = None
+    ignore: IgnoreMatcher | None = None
+
+
+@attrs.frozen
+class ComposeEnv:
+    cwd: str
+    settings: InstructionSettings
+    dsh_home: str
+    fs: LocalFileSystem
+    os_home: str | None = None
+
+
+def compose(
+    env: ComposeEnv,
+    state: SessionInstructionState,
+    *,
+    visible: Sequence[Message],
+    claimed: Sequence[Message],
+    pending: Sequence[Message],
+    touched: Sequence[str],
+) -> Message | None:
+    """The one agent-instructions message now due for this session, or None."""
+    settings = env.settings
+    if not settings.active:
+        return None
+    if not touched and pending:
+        return pending[0]  # upstream returns a queued context as-is, without revalidating it
+    fs = env.fs
+    root = find_project_root(env.cwd, settings.project_root_markers, fs)
+    cwd = fs.resolve(env.cwd)
+    identity = baseline_identity(root, cwd, settings)
+    authority = [m for m in claimed if is_instructions_message(m)]
+    previous = visible_baseline(visible, authority)
+    keep = previous is not None and previous.source.get("baselineIdentity") == identity
+    prep = state.preparation
+    excluded = (
+        prep.excluded if keep and prep is not None and prep.identity == identity else frozenset()
+    )
+    blocks: list[str] = []
+    baseline_changes: list[Change] = []
+    if previous is None or not keep or prep is None or prep.identity != identity:
+        load = load_baseline(
+            env.cwd, settings, fs, dsh_home=env.dsh_home,
+            replace_previous=previous is not None and not keep, os_home=env.os_home,
+        )  # fmt: skip
+        excluded = load.excluded_scopes
+        state.preparation = Preparation(identity, excluded)
+        for f in load.retained:
+            assert f.probe.version is not None
+            state.cache[f.candidate.scope] = CacheEntry(
+                f.candidate.display_path, f.probe.version, f.digest, f.trimmed
+            )
+        if not keep:
+            retained_scopes = {f.candidate.scope for f in load.retained}
+            removals = [
+                Change("remove", c.scope, c.path)
+                for c in (changes_of(previous) if previous is not None else [])
+                if c.active and c.scope not in retained_scopes
+            ]
+            sets = [
+                Change("set", f.candidate.scope, f.candidate.display_path, f.digest)
+                for f in load.retained
+            ]
+            if load.text:
+                blocks.append(load.text)
+                baseline_changes = removals + sets
+            elif previous is not None:
+                # Upstream budgets the empty replacement too: under ~183 bytes it renders nothing.
+                empty = render([], settings.max_bytes, EMPTY_REPLACEMENT_INTRO).text
+                if empty:
+                    blocks.append(empty)
+                    baseline_changes = removals
+    baseline_emitted = bool(blocks)
+    if baseline_emitted:
+        synthetic = Message.user(
+            blocks, make_source(baseline_changes, baseline=True, identity=identity)
+        )
+        authority.append(synthetic)
+    if state.ignore is None or state.ignore.project_root != root:
+        state.ignore = IgnoreMatcher(root, settings, fs)
+    ctx = ReconcileContext(root, cwd, settings, env.dsh_home, fs, state.ignore, env.os_home)
+    update = reconcile(
+        ctx,
+        effective=effective_changes(visible, authority),
+        scope_messages=pending,
+        touched=touched,
+        include_baseline_scopes=keep,
+        excluded=excluded if keep else frozenset(),
+        cache=state.cache,
+    )
+    changes = list(baseline_changes)
+    if update is not None:
+        blocks.append(update.text)
+        changes.extend(update.changes)
+    if not blocks:
+        return None
+    source = make_source(
+        changes, baseline=baseline_emitted, identity=identity if baseline_emitted else None
+    )
+    return Message.user(blocks, source)
+
+
+def sync_inbox(
+    inbox: Sequence[Message],
+    desired: Message | None,
+    *,
+    claimed: Sequence[Message] = (),
+    visible: Sequence[Message] = (),
+) -> list[Message]:
+    """The new inbox: at most one pending agent-instructions message, recomputed (§2.10)."""
+    pending = [m for m in inbox if is_instructions_message(m)]
+    others = [m for m in inbox if not is_instructions_message(m)]
+    if desired is None or any(m.same_payload(desired) for m in (*claimed, *visible)):
+        return others
+    for m in pending:
+        if m.same_payload(desired):
+            return _replace_pending(inbox, keep=m)
+    if not pending:
+        return [desired, *inbox]
+    return _replace_pending(inbox, keep=desired, at=pending[0])
+
+
+def _replace_pending(
+    inbox: Sequence[Message], keep: Message, at: Message | None = None
+) -> list[Message]:
+    anchor = at or keep
+    out = []
+    for m in inbox:
+        if m is anchor:
+            out.append(keep)
+        elif not is_instructions_message(m):
+            out.append(m)
+    return out
