@@ -1,0 +1,60 @@
+"""The one cattrs converter: pygls' (lsprotocol's, camelCasing) with strict primitives.
+
+cattrs would turn ``"sessionId": 5`` into ``"5"`` and ``"turn": "1"`` into ``1``; a client that
+sends those has a bug we want to report as InvalidParams, not paper over.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import cattrs
+from pygls.protocol import default_converter
+
+from dsh_sidecar.protocol.types import SurfaceResult
+
+
+def _strict(kind: type, check: Any) -> Any:
+    def structure(value: Any, _: type) -> Any:
+        if not check(value):
+            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__} {value!r}")
+        return value
+
+    return structure
+
+
+def make_converter() -> cattrs.Converter:
+    converter: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
+    converter.register_structure_hook(str, _strict(str, lambda v: isinstance(v, str)))
+    converter.register_structure_hook(
+        int, _strict(int, lambda v: isinstance(v, int) and not isinstance(v, bool))
+    )
+    converter.register_structure_hook(bool, _strict(bool, lambda v: isinstance(v, bool)))
+    converter.register_structure_hook(
+        float, _strict(float, lambda v: isinstance(v, int | float) and not isinstance(v, bool))
+    )
+
+    # The converter omits None fields; capturedThroughSeq is specified as ``int | null``.
+    def surface(result: SurfaceResult) -> dict[str, Any]:
+        return {
+            "session": converter.unstructure(result.session),
+            "capturedThroughSeq": result.captured_through_seq,
+            "events": result.events,
+        }
+
+    converter.register_unstructure_hook(SurfaceResult, surface)
+    return converter
+
+
+def _camel(match: re.Match[str]) -> str:
+    head, *rest = match[1].split("_")
+    return "." + head + "".join(part.title() for part in rest)
+
+
+def describe_structure_error(exc: BaseException) -> str:
+    """A one-line message naming the offending field(s) of a cattrs failure, in wire names."""
+    if isinstance(exc, cattrs.BaseValidationError):
+        notes = cattrs.transform_error(exc, path="params")
+        return "; ".join(re.sub(r"\.([a-z0-9]+(?:_[a-z0-9]+)+)", _camel, note) for note in notes)
+    return str(exc)

@@ -1,0 +1,197 @@
+"""The editor as a touch seam (protocol.md §5), plus hover and diagnostics on documents.
+
+Opening, editing, saving, creating, renaming and deleting documents are touches for every live
+session whose project contains them. Touches read disk, never unsaved buffer text; a burst of
+``didChange`` on one document coalesces into one touch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from dsh_sidecar.errors import DshError
+
+from .diagnostics import instruction_diagnostics
+from .hover import chain_hover, instruction_file_hover
+
+if TYPE_CHECKING:
+    from .server import DshServer
+
+log = logging.getLogger(__name__)
+CHANGE_COALESCE_SECONDS = 0.3
+_ALL_FILES = types.FileOperationRegistrationOptions(
+    filters=[types.FileOperationFilter(pattern=types.FileOperationPattern(glob="**/*"))]
+)
+
+
+def local_path(uri: str) -> str | None:
+    if not uri.startswith("file:"):
+        return None
+    path = to_fs_path(uri)
+    return os.path.abspath(path) if path else None
+
+
+class DocumentTracker:
+    def __init__(self, server: DshServer) -> None:
+        self.server = server
+        self._pending_changes: dict[str, asyncio.TimerHandle] = {}
+        self._open_instruction_docs: set[str] = set()
+        self._background: set[asyncio.Future[None]] = set()
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run ``coro`` in the background, holding a reference until it finishes."""
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # --- classification -----------------------------------------------------------------------
+
+    def is_instruction_file(self, path: str) -> bool:
+        settings = self.server.settings.instructions
+        name = os.path.basename(path)
+        if name in settings.all_candidates:
+            return True
+        return os.path.abspath(path) == os.path.join(
+            settings.home(self.server.service.env), "AGENTS.md"
+        )
+
+    # --- touches ------------------------------------------------------------------------------
+
+    def touch(self, paths: list[str]) -> None:
+        if paths and self.server._service is not None:
+            self.spawn(self._touch(paths))
+
+    async def _touch(self, paths: list[str]) -> None:
+        try:
+            await self.server.service.editor_touch(paths)
+        except Exception as exc:  # a touch must never take the server down
+            log.exception("editor touch failed")
+            self.server.log_warning(f"workspace instruction refresh failed: {exc}")
+
+    def coalesce_change(self, uri: str, path: str) -> None:
+        handle = self._pending_changes.pop(uri, None)
+        if handle is not None:
+            handle.cancel()
+
+        def fire() -> None:
+            self._pending_changes.pop(uri, None)
+            self.touch([path])
+
+        self._pending_changes[uri] = asyncio.get_running_loop().call_later(
+            CHANGE_COALESCE_SECONDS, fire
+        )
+
+    # --- diagnostics --------------------------------------------------------------------------
+
+    async def publish(self, uri: str) -> None:
+        path = local_path(uri)
+        if path is None or self.server._service is None or not self.is_instruction_file(path):
+            return
+        try:
+            report = await self.server.service.scopes(from_fs_path(path) or uri)
+            text = await asyncio.to_thread(_read_text, path)
+        except DshError as exc:
+            log.info("no diagnostics for %s: %s", uri, exc.message)
+            return
+        diagnostics = instruction_diagnostics(report, path, text)
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+        )
+
+    def refresh_all(self) -> None:
+        for uri in list(self._open_instruction_docs):
+            self.spawn(self.publish(uri))
+
+    # --- registration -------------------------------------------------------------------------
+
+    def register(self) -> None:
+        server = self.server
+        tracker = self
+
+        @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+        async def did_open(ls: DshServer, params: types.DidOpenTextDocumentParams) -> None:
+            uri = params.text_document.uri
+            path = local_path(uri)
+            if path is None:
+                return
+            tracker.touch([path])
+            if tracker.is_instruction_file(path):
+                tracker._open_instruction_docs.add(uri)
+                await tracker.publish(uri)
+
+        @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+        def did_change(ls: DshServer, params: types.DidChangeTextDocumentParams) -> None:
+            uri = params.text_document.uri
+            path = local_path(uri)
+            if path is not None:
+                tracker.coalesce_change(uri, path)
+
+        @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+        async def did_save(ls: DshServer, params: types.DidSaveTextDocumentParams) -> None:
+            path = local_path(params.text_document.uri)
+            if path is None:
+                return
+            tracker.touch([path])
+            if tracker.is_instruction_file(path):
+                # A save can change a sibling's state too (duplicates, budget), so refresh all.
+                tracker.refresh_all()
+
+        @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+        def did_close(ls: DshServer, params: types.DidCloseTextDocumentParams) -> None:
+            uri = params.text_document.uri
+            if uri in tracker._open_instruction_docs:
+                tracker._open_instruction_docs.discard(uri)
+                ls.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+                )
+
+        @server.feature(types.WORKSPACE_DID_CREATE_FILES, _ALL_FILES)
+        def did_create(ls: DshServer, params: types.CreateFilesParams) -> None:
+            tracker.touch([p for f in params.files if (p := local_path(f.uri)) is not None])
+            tracker.refresh_all()
+
+        @server.feature(types.WORKSPACE_DID_RENAME_FILES, _ALL_FILES)
+        def did_rename(ls: DshServer, params: types.RenameFilesParams) -> None:
+            tracker.touch([p for f in params.files if (p := local_path(f.new_uri)) is not None])
+            tracker.refresh_all()
+
+        @server.feature(types.WORKSPACE_DID_DELETE_FILES, _ALL_FILES)
+        def did_delete(ls: DshServer, params: types.DeleteFilesParams) -> None:
+            tracker.touch([p for f in params.files if (p := local_path(f.uri)) is not None])
+            tracker.refresh_all()
+
+        @server.feature(types.TEXT_DOCUMENT_HOVER)
+        async def hover(ls: DshServer, params: types.HoverParams) -> types.Hover | None:
+            path = local_path(params.text_document.uri)
+            if path is None:
+                return None
+            try:
+                report = await ls.service.scopes(params.text_document.uri)
+            except DshError:
+                return None
+            max_bytes = ls.settings.instructions.max_bytes
+            text = (
+                instruction_file_hover(report, path, max_bytes)
+                if tracker.is_instruction_file(path)
+                else None
+            )
+            if text is None:
+                text = chain_hover(report, max_bytes)
+            return types.Hover(
+                contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
+            )
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(4 * 1024 * 1024)
+    except OSError:
+        return None
