@@ -1,0 +1,297 @@
+-- One sidecar LSP client per project root, behind a small API that hides the differences between
+-- Neovim 0.7 (vim.lsp.start_client, dot-call client methods) and 0.11+ (vim.lsp.start with
+-- attach = false, method-call client methods).
+
+local config = require('dsh_sidecar.config')
+local methods = require('dsh_sidecar.methods')
+
+local M = {}
+
+local uv = vim.uv or vim.loop
+-- 0.11 made client methods real methods (client:request) and deprecated the dot form; it also gave
+-- vim.lsp.start an `attach = false` option, which lets us start a client before attaching buffers.
+local modern = vim.fn.has('nvim-0.11') == 1
+
+-- root directory -> state { root, id, initialized, failed, waiters, inflight, server }
+local states = {}
+-- notification method -> list of listener functions
+local listeners = {}
+
+M.api_name = modern and 'vim.lsp.start' or 'vim.lsp.start_client'
+
+-- Absolute, without a trailing slash (':p' adds one to directories).
+function M.normalize_dir(dir)
+  dir = vim.fn.fnamemodify(dir, ':p')
+  return (#dir > 1 and dir:gsub('/+$', '')) or dir
+end
+
+-- Walk up from `dir` to the first directory holding one of `markers` (a file or a directory:
+-- .git is a file in worktrees and submodules).
+function M.find_root(dir, markers)
+  dir = M.normalize_dir(dir)
+  while true do
+    for _, marker in ipairs(markers) do
+      if uv.fs_stat(dir .. '/' .. marker) then
+        return dir
+      end
+    end
+    local parent = vim.fn.fnamemodify(dir, ':h')
+    if parent == dir then
+      return nil
+    end
+    dir = parent
+  end
+end
+
+-- Absolute path of the file behind a buffer, or nil for scratch, help, terminal and URI buffers
+-- (fugitive://, oil://): touches are about files on disk.
+function M.buffer_path(bufnr)
+  if not vim.api.nvim_buf_is_valid(bufnr) or vim.bo[bufnr].buftype ~= '' then
+    return nil
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' or name:match('^%a[%w+.-]*://') then
+    return nil
+  end
+  return vim.fn.fnamemodify(name, ':p')
+end
+
+function M.root_for_dir(dir)
+  return M.find_root(dir, config.root_markers())
+end
+
+function M.root_for_buffer(bufnr)
+  local path = M.buffer_path(bufnr)
+  return path and M.root_for_dir(vim.fn.fnamemodify(path, ':h'))
+end
+
+function M.format_error(err)
+  if err == nil then
+    return nil
+  end
+  if type(err) ~= 'table' then
+    return tostring(err)
+  end
+  local code = type(err.data) == 'table' and err.data.code or err.code
+  return (err.message or vim.inspect(err)) .. (code and (' [' .. tostring(code) .. ']') or '')
+end
+
+local function call_method(client, name, ...)
+  if modern then
+    return client[name](client, ...)
+  end
+  return client[name](...)
+end
+
+local function flush_waiters(st)
+  local waiters = st.waiters
+  st.waiters = {}
+  for _, cb in ipairs(waiters) do
+    cb(st.failed)
+  end
+end
+
+-- Fail everything still waiting on a client that is gone, so every callback runs exactly once
+-- and synchronous callers return instead of running into their timeout.
+local function on_exit(st, code, signal)
+  if not st.initialized then
+    -- Neovim's own report of a failed initialize is easy to miss among startup messages.
+    vim.notify(('dsh_sidecar: the sidecar for %s exited before it was ready (code %s); see :checkhealth dsh_sidecar'):format(st.root, code), vim.log.levels.ERROR)
+  end
+  st.failed = st.failed or { message = ('dsh-sidecar exited (code %s, signal %s)'):format(code, signal) }
+  if states[st.root] == st then
+    states[st.root] = nil
+  end
+  flush_waiters(st)
+  local inflight = st.inflight
+  st.inflight = {}
+  for cb in pairs(inflight) do
+    cb(st.failed)
+  end
+end
+
+function M.emit(method, params, client_id)
+  for _, fn in ipairs(listeners[method] or {}) do
+    local ok, err = pcall(fn, params, client_id)
+    if not ok then
+      vim.notify('dsh_sidecar: ' .. method .. ' listener failed: ' .. tostring(err), vim.log.levels.ERROR)
+    end
+  end
+end
+
+-- Returns a function that removes the listener again.
+function M.subscribe(method, fn)
+  listeners[method] = listeners[method] or {}
+  table.insert(listeners[method], fn)
+  return function()
+    for i, f in ipairs(listeners[method]) do
+      if f == fn then
+        table.remove(listeners[method], i)
+        return
+      end
+    end
+  end
+end
+
+local function lsp_config(st, opts)
+  local settings = config.wire_settings(opts)
+  local cfg = {
+    name = opts.name,
+    cmd = config.cmd(opts),
+    cmd_env = opts.cmd_env,
+    root_dir = st.root,
+    init_options = settings,
+    -- Answers workspace/configuration pulls (section "dsh"); 0.8+ also pushes it after init.
+    settings = { dsh = settings },
+    handlers = {
+      [methods.CONTEXT_DID_CHANGE] = function(_, params, ctx)
+        M.emit(methods.CONTEXT_DID_CHANGE, params, ctx.client_id)
+      end,
+    },
+    on_init = function(client, result)
+      -- Keep the object: 0.7's get_client_by_id() only knows the client after on_init returns.
+      st.client = client
+      st.initialized = true
+      st.server = {
+        info = result and result.serverInfo,
+        dsh = result and result.capabilities and result.capabilities.experimental
+          and result.capabilities.experimental.dsh,
+      }
+      if vim.fn.has('nvim-0.8') == 0 then
+        -- 0.7 leaves this to the caller (see :h vim.lsp.start_client() on_init).
+        call_method(client, 'notify', 'workspace/didChangeConfiguration', { settings = { dsh = settings } })
+      end
+      flush_waiters(st)
+    end,
+    on_exit = function(code, signal)
+      -- 0.7 calls on_exit in a fast (luv) context, where most of the API is off limits.
+      vim.schedule(function()
+        on_exit(st, code, signal)
+      end)
+    end,
+  }
+  return cfg
+end
+
+local function start(root)
+  local opts = config.get()
+  local st = { root = root, initialized = false, waiters = {}, inflight = {} }
+  local cfg = lsp_config(st, opts)
+  local ok, id
+  if modern then
+    -- Our registry already keeps one client per root; never let start() hand back a client
+    -- whose on_init already ran elsewhere.
+    ok, id = pcall(vim.lsp.start, cfg, {
+      attach = false,
+      reuse_client = function()
+        return false
+      end,
+    })
+  else
+    ok, id = pcall(vim.lsp.start_client, cfg)
+  end
+  if not ok or not id then
+    st.failed = {
+      message = ('could not start %s: %s'):format(table.concat(cfg.cmd, ' '), ok and 'start returned nil' or tostring(id)),
+    }
+    return st
+  end
+  st.id = id
+  states[root] = st
+  return st
+end
+
+-- The state of the client for `root`, started when there is none (or the last one exited).
+function M.ensure(root)
+  return states[root] or start(root)
+end
+
+function M.get(root)
+  return states[root]
+end
+
+function M.all()
+  local list = {}
+  for _, st in pairs(states) do
+    table.insert(list, st)
+  end
+  table.sort(list, function(a, b)
+    return a.root < b.root
+  end)
+  return list
+end
+
+function M.lsp_client(st)
+  if st.client and not st.failed then
+    return st.client
+  end
+end
+
+-- Run cb(err) once the client answered initialize (or at once with the error if it cannot).
+function M.when_initialized(st, cb)
+  if st.initialized or st.failed then
+    cb(st.failed)
+  else
+    table.insert(st.waiters, cb)
+  end
+end
+
+-- Request after initialization; cb(err, result) runs exactly once.
+function M.request(st, method, params, cb, bufnr)
+  local done = false
+  local function once(err, result)
+    if not done then
+      done = true
+      st.inflight[once] = nil
+      cb(err, result)
+    end
+  end
+  M.when_initialized(st, function(err)
+    if err then
+      return once(err)
+    end
+    local client = M.lsp_client(st)
+    if not client then
+      return once({ message = 'dsh-sidecar client is gone' })
+    end
+    st.inflight[once] = true
+    local sent = call_method(client, 'request', method, params, function(e, result)
+      once(e, result)
+    end, bufnr)
+    if not sent then
+      once({ message = 'dsh-sidecar client is shutting down' })
+    end
+  end)
+end
+
+function M.notify(st, method, params)
+  local client = st.initialized and M.lsp_client(st)
+  if not client then
+    return false
+  end
+  return call_method(client, 'notify', method, params)
+end
+
+function M.attach(st, bufnr)
+  if st.id and vim.api.nvim_buf_is_valid(bufnr) then
+    return vim.lsp.buf_attach_client(bufnr, st.id)
+  end
+  return false
+end
+
+-- Push new settings to every running client (workspace/didChangeConfiguration, section "dsh").
+function M.push_settings()
+  local settings = config.wire_settings()
+  for _, st in pairs(states) do
+    local client = M.lsp_client(st)
+    if client then
+      client.config.settings = { dsh = settings }
+      if client.settings then
+        client.settings = client.config.settings
+      end
+      M.notify(st, 'workspace/didChangeConfiguration', { settings = { dsh = settings } })
+    end
+  end
+end
+
+return M

@@ -1,0 +1,60 @@
+-- dsh-sidecar for Neovim: starts the sidecar language server for buffers inside a project and
+-- exposes its session API to chat plugins. See :help dsh_sidecar.
+
+local client = require('dsh_sidecar.client')
+local config = require('dsh_sidecar.config')
+local session = require('dsh_sidecar.session')
+
+local M = {}
+
+M.api = session.api
+
+local augroup = 'dsh_sidecar'
+
+local function wanted(bufnr)
+  local filetypes = config.get().filetypes
+  return filetypes == nil or vim.tbl_contains(filetypes, vim.bo[bufnr].filetype)
+end
+
+local function maybe_attach(bufnr)
+  if wanted(bufnr) then
+    session.attach(bufnr)
+  end
+end
+
+-- Options: see config.lua and :help dsh_sidecar-setup. Calling setup again replaces the options
+-- and pushes the new settings to running sidecars.
+function M.setup(opts)
+  local first = config.options == nil
+  config.set(opts)
+  if not first then
+    client.push_settings()
+  end
+
+  vim.api.nvim_create_augroup(augroup, { clear = true })
+  if config.get().autostart then
+    -- With a filetype filter, FileType is the moment the filetype is known; without one, every
+    -- buffer read or created from a file qualifies.
+    local events = config.get().filetypes and { 'FileType' } or { 'BufReadPost', 'BufNewFile' }
+    vim.api.nvim_create_autocmd(events, {
+      group = augroup,
+      callback = function(args)
+        maybe_attach(args.buf)
+      end,
+    })
+    -- Buffers loaded before setup ran (e.g. `nvim file` with setup in a lazy-loaded spec).
+    for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(bufnr) then
+        maybe_attach(bufnr)
+      end
+    end
+  end
+end
+
+-- Replace the `dsh` settings tree at run time (workspace/didChangeConfiguration).
+function M.configure(settings)
+  config.set(vim.tbl_extend('force', config.options or {}, { settings = settings }))
+  client.push_settings()
+end
+
+return M

@@ -1,0 +1,244 @@
+-- Sessions: the one the plugin opens per project root (so editor touches reach a live session) and
+-- the Lua API that chat plugins drive the agent loop with.
+
+local client = require('dsh_sidecar.client')
+local config = require('dsh_sidecar.config')
+local methods = require('dsh_sidecar.methods')
+
+local M = {}
+
+-- client state -> { header, err, waiters }; weak keys so a project dies with its client.
+local projects = setmetatable({}, { __mode = 'k' })
+-- session id -> client state, for every session opened through this plugin.
+local owners = {}
+
+local function finish(project, err, header)
+  project.err, project.header = err, header
+  local waiters = project.waiters
+  project.waiters = {}
+  for _, cb in ipairs(waiters) do
+    cb(err, header)
+  end
+end
+
+-- cb(err, SessionHeader) with the session the plugin keeps open for this client's project root.
+function M.project_session(st, cb)
+  local project = projects[st]
+  if not project then
+    project = { waiters = {} }
+    projects[st] = project
+    client.request(st, methods.SESSION_OPEN, { cwd = st.root }, function(err, result)
+      if not err then
+        owners[result.session.id] = st
+      end
+      finish(project, err, result and result.session)
+    end)
+  end
+  if project.header or project.err then
+    cb(project.err, project.header)
+  else
+    table.insert(project.waiters, cb)
+  end
+end
+
+-- {header?, err?} of a client's project session, for :checkhealth.
+function M.project_info(st)
+  return projects[st]
+end
+
+-- Attach a buffer to the sidecar of its project. The didOpen that attaching sends is a touch, and
+-- touches only reach live sessions, so buffers attach once the project session is open.
+-- Returns false for buffers outside any project.
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local root = client.root_for_buffer(bufnr)
+  if not root then
+    return false
+  end
+  local st = client.ensure(root)
+  M.project_session(st, function(err)
+    if err then
+      -- Hover and diagnostics still work without a session: attach anyway.
+      vim.notify('dsh_sidecar: no session for ' .. root .. ': ' .. client.format_error(err), vim.log.levels.WARN)
+    end
+    client.attach(st, bufnr)
+  end)
+  return true
+end
+
+-- The client state a request belongs to: the owner of params.sessionId, else the project of
+-- params.cwd / params.uri, else the current buffer's project (or the working directory).
+local function route(params)
+  if params.sessionId then
+    local st = owners[params.sessionId]
+    if not st or client.get(st.root) ~= st then
+      return nil, {
+        message = 'session ' .. params.sessionId .. ' is not open in this Neovim (open it with api.open_session)',
+        data = { code = 'unknown-session' },
+      }
+    end
+    return st
+  end
+  local dir
+  if params.cwd then
+    dir = params.cwd:match('^file:') and vim.uri_to_fname(params.cwd) or params.cwd
+  elseif params.uri then
+    dir = vim.fn.fnamemodify(vim.uri_to_fname(params.uri), ':h')
+  else
+    local path = client.buffer_path(vim.api.nvim_get_current_buf())
+    dir = path and vim.fn.fnamemodify(path, ':h') or vim.fn.getcwd()
+  end
+  -- A directory outside any project still gets a sidecar, rooted at the directory itself.
+  local root = client.root_for_dir(dir) or client.normalize_dir(dir)
+  return client.ensure(root)
+end
+
+-- Run `start(cb)` asynchronously when cb is given; otherwise wait for it and return result, err.
+-- Waiting needs a context where vim.wait is allowed: from callbacks, pass cb.
+local function sync_or_async(start, cb)
+  if cb then
+    start(cb)
+    return
+  end
+  local done, result, err = false, nil, nil
+  start(function(e, r)
+    done, err, result = true, e, r
+  end)
+  local timeout = config.get().timeout_ms
+  if not vim.wait(timeout, function()
+    return done
+  end, 10) then
+    return nil, { message = ('no answer from dsh-sidecar within %d ms'):format(timeout) }
+  end
+  return result, err
+end
+
+-- Any request of the protocol, routed as above.
+function M.request(method, params, cb)
+  params = params or {}
+  return sync_or_async(function(done)
+    local st, err = route(params)
+    if not st then
+      return done(err)
+    end
+    client.request(st, method, params, done)
+  end, cb)
+end
+
+local api = {}
+M.api = api
+
+api.methods = methods
+api.request = M.request
+
+-- The plugin-managed session of a buffer's project (default: current buffer).
+function api.project_session(bufnr, cb)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  return sync_or_async(function(done)
+    local root = client.root_for_buffer(bufnr)
+    if not root then
+      return done({ message = 'buffer ' .. bufnr .. ' is not inside a project' })
+    end
+    M.project_session(client.ensure(root), done)
+  end, cb)
+end
+
+-- {cwd, sessionId?, title?} -> {session, resumed}. A known sessionId resumes that session.
+function api.open_session(params, cb)
+  params = vim.tbl_extend('force', { cwd = vim.fn.getcwd() }, params or {})
+  return sync_or_async(function(done)
+    local st, err = route({ cwd = params.cwd })
+    if not st then
+      return done(err)
+    end
+    client.request(st, methods.SESSION_OPEN, params, function(e, result)
+      if not e then
+        owners[result.session.id] = st
+      end
+      done(e, result)
+    end)
+  end, cb)
+end
+
+local function with_session(method)
+  return function(session_id, params, cb)
+    if type(params) == 'function' then
+      params, cb = nil, params
+    end
+    return M.request(method, vim.tbl_extend('force', params or {}, { sessionId = session_id }), cb)
+  end
+end
+
+api.close_session = with_session(methods.SESSION_CLOSE)
+-- (id, {turn, step, prompt?: {text, clientTimeZone?, rpcId?}}) -> {messages, seqs}
+api.prepare_step = with_session(methods.STEP_PREPARE)
+-- (id, {turn, step})
+api.end_step = with_session(methods.STEP_END)
+-- (id, {turn, reason})
+api.end_turn = with_session(methods.TURN_END)
+-- (id) -> {messages}: what the next prepare_step would claim before the prompt.
+api.pending = with_session(methods.CONTEXT_PENDING)
+api.surface = with_session(methods.SESSION_SURFACE)
+-- (id, {afterSeq?, limit?}) -> {events}
+api.events = with_session(methods.SESSION_EVENTS)
+-- (id, {start, end, summary, compactionId?}) -> {seq}
+api.compact = with_session(methods.SESSION_COMPACT)
+-- (id, {query?}) -> {candidates}
+api.candidates = with_session(methods.SESSION_REFERENCE_CANDIDATES)
+
+-- (id, events) -> {seqs}; events are {type, data, surfaceOp?}: user/message, assistant/message,
+-- tool/result or session/title.
+function api.append(session_id, events, cb)
+  return M.request(methods.SESSION_APPEND, { sessionId = session_id, events = events }, cb)
+end
+
+-- The event that appends a Message: assistant/message, tool/result (source kind "tool") or a
+-- direct user/message.
+function api.message_event(turn, step, message)
+  if message.role == 'assistant' then
+    return { type = 'assistant/message', data = { turn = turn, step = step, message = message } }
+  end
+  if message.source and message.source.kind == 'tool' then
+    return { type = 'tool/result', data = { turn = turn, step = step, message = message } }
+  end
+  return { type = 'user/message', data = message }
+end
+
+-- Append Messages of one step (model responses, tool results) in order.
+function api.append_messages(session_id, turn, step, messages, cb)
+  local events = {}
+  for _, message in ipairs(messages) do
+    table.insert(events, api.message_event(turn, step, message))
+  end
+  return api.append(session_id, events, cb)
+end
+
+-- (id, {token, name, arguments, isError, parentToken?, aborted?}): a notification, so it only
+-- reports whether it was sent. Touches staged during an open step wait for end_step.
+function api.tool_result(session_id, result)
+  local st = owners[session_id]
+  if not st then
+    return false
+  end
+  return client.notify(st, methods.TOOL_RESULT, vim.tbl_extend('force', result, { sessionId = session_id }))
+end
+
+-- fn({sessionId, pendingCount}, client_id) on every dsh/context/didChange; returns an unsubscribe
+-- function.
+function api.on_context_changed(fn)
+  return client.subscribe(methods.CONTEXT_DID_CHANGE, fn)
+end
+
+-- {cwd} -> preview of the baseline a new session at cwd would get.
+function api.preview(cwd, cb)
+  return M.request(methods.CONTEXT_PREVIEW, { cwd = cwd }, cb)
+end
+
+-- {uri} -> the instruction chain of a file's directory.
+function api.scopes(uri, cb)
+  return M.request(methods.SCOPES, { uri = uri }, cb)
+end
+
+api.attach = M.attach
+
+return M

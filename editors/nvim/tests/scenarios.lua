@@ -1,0 +1,258 @@
+-- Headless scenarios for tests/editors/test_nvim_plugin.py, run against the real sidecar:
+--   DSH_SCENARIO=<name> nvim --headless --clean --cmd 'set rtp^=editors/nvim' -c 'luafile <this>'
+-- Every observation is one JSON object per line on stdout (print goes to stderr in --headless);
+-- pytest parses those lines and makes the assertions. Any Lua error exits with status 1 through
+-- xpcall + :cquit, because an uncaught error would leave headless Neovim running forever.
+
+local function out(record)
+  io.stdout:write(vim.json.encode(record) .. '\n')
+  io.stdout:flush()
+end
+
+local function env(name)
+  return assert(os.getenv(name), name .. ' is not set')
+end
+
+local TIMEOUT = tonumber(os.getenv('DSH_TEST_TIMEOUT_MS') or '') or 15000
+
+local function wait_for(what, predicate)
+  if not vim.wait(TIMEOUT, predicate, 10) then
+    error('timed out waiting for ' .. what, 2)
+  end
+end
+
+local function lines_of(buf)
+  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+end
+
+local project = os.getenv('DSH_TEST_PROJECT')
+
+local function setup(extra)
+  local opts = {
+    python = env('DSH_TEST_PYTHON'),
+    settings = { store = { path = env('DSH_TEST_STORE') } },
+    timeout_ms = TIMEOUT,
+  }
+  require('dsh_sidecar').setup(vim.tbl_deep_extend('force', opts, extra or {}))
+end
+
+-- Edit a project file and wait until the plugin attached it to the project's sidecar (which
+-- happens only after the project session is open).
+local function edit(relpath)
+  vim.cmd('edit ' .. vim.fn.fnameescape(project .. '/' .. relpath))
+  local buf = vim.api.nvim_get_current_buf()
+  local client = require('dsh_sidecar.client')
+  local st
+  wait_for('the sidecar to attach ' .. relpath, function()
+    -- Keep hold of the state: a client that died is dropped from the registry.
+    st = st or client.get(project)
+    if st and st.failed then
+      error('sidecar failed: ' .. client.format_error(st.failed))
+    end
+    return st ~= nil and st.id ~= nil and vim.lsp.buf_is_attached(buf, st.id)
+  end)
+  return buf
+end
+
+-- Run an Ex command that fills a dsh:// scratch buffer and return that buffer's lines.
+local function scratch(command)
+  vim.cmd(command)
+  local buf = vim.api.nvim_get_current_buf()
+  assert(vim.api.nvim_buf_get_name(buf):match('^dsh://'), command .. ' did not open a scratch buffer')
+  wait_for(command .. ' to finish', function()
+    return vim.b[buf].dsh_status ~= 'loading'
+  end)
+  return {
+    command = command,
+    name = vim.api.nvim_buf_get_name(buf),
+    status = vim.b[buf].dsh_status,
+    lines = lines_of(buf),
+  }
+end
+
+local function message_texts(messages)
+  local texts = {}
+  for _, m in ipairs(messages or {}) do
+    for _, block in ipairs(m.content or {}) do
+      if block.type == 'text' then
+        table.insert(texts, block.text)
+      end
+    end
+  end
+  return texts
+end
+
+-- must('what', api.call(...)): the call's (result, err) pair expands into the last arguments.
+local function must(what, result, err)
+  if err then
+    error(what .. ' failed: ' .. require('dsh_sidecar.client').format_error(err), 2)
+  end
+  return result
+end
+
+local scenarios = {}
+
+function scenarios.methods()
+  out({ check = 'methods', methods = require('dsh_sidecar.methods') })
+end
+
+function scenarios.pending()
+  setup()
+  local api = require('dsh_sidecar').api
+  local changes = {}
+  api.on_context_changed(function(params)
+    table.insert(changes, params)
+  end)
+  local buf = edit('pkg/src/x.txt')
+  local header = must('project_session', api.project_session(buf))
+  wait_for('dsh/context/didChange for the project session', function()
+    for _, c in ipairs(changes) do
+      if c.sessionId == header.id and c.pendingCount > 0 then
+        return true
+      end
+    end
+    return false
+  end)
+  out({ check = 'didChange', session = header.id, changes = changes })
+  out(vim.tbl_extend('force', { check = 'pending' }, scratch('DshPending')))
+end
+
+function scenarios.hover()
+  setup()
+  local buf = edit('pkg/AGENTS.md')
+  local responses = vim.lsp.buf_request_sync(buf, 'textDocument/hover', {
+    textDocument = { uri = vim.uri_from_bufnr(buf) },
+    position = { line = 0, character = 0 },
+  }, TIMEOUT)
+  local contents = {}
+  for _, response in pairs(responses or {}) do
+    assert(not response.err, 'hover failed: ' .. vim.inspect(response.err))
+    if response.result then
+      table.insert(contents, response.result.contents)
+    end
+  end
+  local header = must('project_session', require('dsh_sidecar').api.project_session(buf))
+  out({ check = 'hover', contents = contents, session = header.id })
+end
+
+function scenarios.scopes()
+  setup()
+  edit('pkg/src/x.txt')
+  out(vim.tbl_extend('force', { check = 'scopes' }, scratch('DshScopes')))
+end
+
+function scenarios.preview()
+  setup()
+  edit('pkg/src/x.txt')
+  out(vim.tbl_extend('force', { check = 'preview' }, scratch('DshPreview')))
+  -- Settings changed at run time reach the sidecar with workspace/didChangeConfiguration.
+  local settings = vim.deepcopy(require('dsh_sidecar.config').get().settings)
+  settings.instructions = { instructionFileCandidates = { 'RULES.md', 'AGENTS.md' } }
+  require('dsh_sidecar').configure(settings)
+  -- A notification has no answer; a request sent after it is handled after it.
+  out(vim.tbl_extend('force', { check = 'preview_reconfigured' }, scratch('DshPreview')))
+end
+
+function scenarios.api()
+  setup()
+  local api = require('dsh_sidecar').api
+  local changes = {}
+  api.on_context_changed(function(params)
+    table.insert(changes, params)
+  end)
+  edit('pkg/src/x.txt')
+
+  local opened = must('open_session', api.open_session({ cwd = project }))
+  local id = opened.session.id
+  out({ check = 'open', resumed = opened.resumed, session = opened.session })
+
+  local prepared = must('prepare_step', api.prepare_step(id, { turn = 1, step = 1, prompt = { text = 'hello' } }))
+  out({ check = 'prepare', texts = message_texts(prepared.messages), seqs = prepared.seqs, messages = prepared.messages })
+
+  local call = 'call-1'
+  must('append_messages', api.append_messages(id, 1, 1, {
+    { id = 'm-a', role = 'assistant', content = { { type = 'text', text = 'reading x.txt' } }, source = { kind = 'model' } },
+    { id = 'm-t', role = 'user', content = { { type = 'text', text = 'x' } }, source = { kind = 'tool', callId = call } },
+  }))
+  -- The agent's read reaches a touch: staged while the step is open, released by end_step.
+  assert(api.tool_result(id, {
+    token = call,
+    name = 'read',
+    arguments = { file_path = project .. '/pkg/src/x.txt' },
+    isError = false,
+  }), 'tool_result was not sent')
+  must('end_step', api.end_step(id, { turn = 1, step = 1 }))
+
+  local pending = must('pending', api.pending(id))
+  out({ check = 'api_pending', texts = message_texts(pending.messages), changes = changes })
+
+  -- The asynchronous form: callbacks instead of return values.
+  local done
+  api.prepare_step(id, { turn = 1, step = 2 }, function(err, result)
+    done = { err = err, result = result }
+  end)
+  wait_for('asynchronous prepare_step', function()
+    return done ~= nil
+  end)
+  must('prepare_step (async)', done.result, done.err)
+  out({ check = 'prepare2', texts = message_texts(done.result.messages) })
+  must('end_step 2', api.end_step(id, { turn = 1, step = 2 }))
+  must('end_turn', api.end_turn(id, { turn = 1, reason = 'stop' }))
+
+  local events = must('events', api.events(id, {}))
+  local types = {}
+  for _, e in ipairs(events.events) do
+    table.insert(types, e.type)
+  end
+  out({ check = 'events', types = types })
+end
+
+function scenarios.health()
+  setup()
+  edit('pkg/src/x.txt')
+  vim.cmd('checkhealth dsh_sidecar')
+  out({ check = 'health', lines = lines_of(vim.api.nvim_get_current_buf()) })
+end
+
+function scenarios.help()
+  -- `:help` finds the tags file shipped in doc/.
+  vim.cmd('help dsh_sidecar')
+  out({ check = 'help', file = vim.fn.expand('%:t'), line = vim.fn.getline('.') })
+  vim.cmd('help dsh_sidecar-api')
+  out({ check = 'help_api', line = vim.fn.getline('.') })
+end
+
+-- Proves the harness: a Lua error must end Neovim with status 1 at once.
+function scenarios.error()
+  error('deliberate failure')
+end
+
+local function stop_clients()
+  local ok, client = pcall(require, 'dsh_sidecar.client')
+  if not ok then
+    return
+  end
+  for _, st in ipairs(client.all()) do
+    if st.id then
+      vim.lsp.stop_client(st.id)
+    end
+  end
+  -- Let the sidecars shut down cleanly (they close their sessions and the store).
+  vim.wait(5000, function()
+    return #client.all() == 0
+  end, 20)
+end
+
+local name = os.getenv('DSH_SCENARIO') or ''
+local ok, err = xpcall(function()
+  local scenario = assert(scenarios[name], 'unknown scenario ' .. name)
+  scenario()
+end, debug.traceback)
+if not ok then
+  io.stderr:write('SCENARIO ERROR: ' .. tostring(err) .. '\n')
+  pcall(stop_clients)
+  vim.cmd('cquit 1')
+end
+stop_clients()
+out({ check = 'done' })
+vim.cmd('cquit 0')
