@@ -1,0 +1,49 @@
+"""The VS Code extension's unit tests (vitest, mocked `vscode` module) and its type check.
+
+Run from pytest so CI counts them; both fail, never skip, when the toolchain is missing
+(scripts/bootstrap.d/vscode.sh installs it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+EXT = Path(__file__).resolve().parents[2] / "vscode-extension"
+
+
+def _npx() -> str:
+    npx = shutil.which("npx")
+    assert npx, "npx is not on PATH (Node 20 + npm are needed; see scripts/bootstrap.d/vscode.sh)"
+    assert (EXT / "node_modules" / "vitest").is_dir(), (
+        "vscode-extension/node_modules is missing: run scripts/bootstrap (bootstrap.d/vscode.sh)"
+    )
+    return npx
+
+
+def _run(args: list[str], timeout: int) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, CI="true", NO_COLOR="1", FORCE_COLOR="0")
+    return subprocess.run(
+        args, cwd=EXT, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def test_vitest_unit_tests_pass() -> None:
+    proc = _run([_npx(), "--no-install", "vitest", "run", "--reporter=default"], timeout=240)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"vitest failed (exit {proc.returncode}):\n{output[-6000:]}"
+    m = re.search(r"Tests\s+(\d+) passed(?: \((\d+)\))?", output)
+    assert m, f"no vitest summary in the output:\n{output[-3000:]}"
+    assert int(m.group(1)) >= 50, f"suspiciously few tests ran: {m.group(0)}"
+    assert "skipped" not in output.split("Tests", 1)[-1].splitlines()[0], "a vitest test was skipped"
+    print(m.group(0))
+
+
+def test_typescript_is_strict_and_clean() -> None:
+    npx = _npx()
+    for project in (".", "src/webview"):
+        proc = _run([npx, "--no-install", "tsc", "--noEmit", "-p", project], timeout=240)
+        assert proc.returncode == 0, f"tsc -p {project} failed:\n{proc.stdout}{proc.stderr}"

@@ -1,0 +1,115 @@
+/**
+ * One sidecar session per workspace folder: opened on first use, resumed by id from
+ * workspaceState in later windows, reopened after the sidecar restarts (a session is only live
+ * in the process that opened it, and only live sessions receive touches).
+ */
+import * as vscode from 'vscode';
+import type { Sidecar } from '../client';
+import { SESSION_EVENTS, SESSION_OPEN, SESSION_SURFACE } from '../methods';
+import type {
+  SessionEventsResult,
+  SessionHeader,
+  SessionOpenParams,
+  SessionOpenResult,
+  SessionSurfaceResult,
+} from '../protocol';
+
+export interface LiveSession {
+  header: SessionHeader;
+  folder: vscode.WorkspaceFolder;
+  resumed: boolean;
+  /** Number of the next turn (turns count from 1 per session). */
+  nextTurn: number;
+}
+
+const EVENTS_PAGE = 1000;
+
+export function sessionStateKey(folder: vscode.WorkspaceFolder): string {
+  return `dsh.session:${folder.uri.toString()}`;
+}
+
+export class ChatSessions implements vscode.Disposable {
+  private readonly live = new Map<string, LiveSession>();
+  private readonly opening = new Map<string, Promise<LiveSession>>();
+  private readonly changed = new vscode.EventEmitter<LiveSession>();
+  /** A folder's session was opened, resumed or replaced. */
+  readonly onDidChange = this.changed.event;
+
+  constructor(
+    private readonly sidecar: Sidecar,
+    private readonly state: vscode.Memento,
+  ) {}
+
+  /** The live session of `folder`, if one was opened in this sidecar process. */
+  get(folder: vscode.WorkspaceFolder): LiveSession | undefined {
+    return this.live.get(folder.uri.toString());
+  }
+
+  all(): LiveSession[] {
+    return [...this.live.values()];
+  }
+
+  /** Open (or resume) the session of `folder`; concurrent callers share one request. */
+  ensure(folder: vscode.WorkspaceFolder): Promise<LiveSession> {
+    const key = folder.uri.toString();
+    const existing = this.live.get(key);
+    if (existing !== undefined) return Promise.resolve(existing);
+    let pending = this.opening.get(key);
+    if (pending === undefined) {
+      const remembered = this.state.get<string>(sessionStateKey(folder));
+      pending = this.open(folder, remembered).finally(() => this.opening.delete(key));
+      this.opening.set(key, pending);
+    }
+    return pending;
+  }
+
+  /** Start a fresh session for `folder`, forgetting the remembered one. */
+  async replace(folder: vscode.WorkspaceFolder): Promise<LiveSession> {
+    this.live.delete(folder.uri.toString());
+    return this.open(folder, undefined);
+  }
+
+  /** After a sidecar restart nothing is live any more: resume every session we had. */
+  async reopenAll(): Promise<void> {
+    const folders = [...this.live.values()].map((s) => s.folder);
+    this.live.clear();
+    await Promise.all(folders.map((f) => this.ensure(f).catch(() => undefined)));
+  }
+
+  async surface(session: LiveSession): Promise<SessionSurfaceResult> {
+    return this.sidecar.request<SessionSurfaceResult>(SESSION_SURFACE, { sessionId: session.header.id });
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+
+  private async open(folder: vscode.WorkspaceFolder, sessionId: string | undefined): Promise<LiveSession> {
+    const params: SessionOpenParams = { cwd: folder.uri.fsPath, title: folder.name };
+    if (sessionId !== undefined) params.sessionId = sessionId;
+    const result = await this.sidecar.request<SessionOpenResult>(SESSION_OPEN, params);
+    const nextTurn = result.resumed ? (await this.lastTurn(result.session.id)) + 1 : 1;
+    const session: LiveSession = { header: result.session, folder, resumed: result.resumed, nextTurn };
+    this.live.set(folder.uri.toString(), session);
+    await this.state.update(sessionStateKey(folder), result.session.id);
+    this.changed.fire(session);
+    return session;
+  }
+
+  /** The highest turn number in the raw log (the surface may have been compacted away). */
+  private async lastTurn(sessionId: string): Promise<number> {
+    let last = 0;
+    let afterSeq: number | undefined;
+    for (;;) {
+      const params: { sessionId: string; limit: number; afterSeq?: number } = { sessionId, limit: EVENTS_PAGE };
+      if (afterSeq !== undefined) params.afterSeq = afterSeq;
+      const { events } = await this.sidecar.request<SessionEventsResult>(SESSION_EVENTS, params);
+      for (const event of events) {
+        const turn = event.data['turn'];
+        if (typeof turn === 'number' && turn > last) last = turn;
+      }
+      if (events.length < EVENTS_PAGE) return last;
+      afterSeq = events[events.length - 1]!.seq;
+    }
+  }
+}

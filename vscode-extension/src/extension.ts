@@ -1,0 +1,143 @@
+/**
+ * Entry point: wires the sidecar client, the chat panels, the context inspector, the status
+ * bar item and the commands. Each piece lives in its own module; this file only connects them.
+ */
+import * as vscode from 'vscode';
+import { type ChatPanel, ChatPanels } from './chat/panel';
+import { ChatSessions, type LiveSession } from './chat/sessions';
+import { type Sidecar, SidecarClient } from './client';
+import { ActiveScopes } from './inspector/activeScopes';
+import { INSPECTOR_VIEW_ID, InspectorView } from './inspector/view';
+import { API_KEY_SECRET } from './model/select';
+import { InstructionStatus } from './statusBar';
+import type { InspectorState } from './webview/messages';
+
+/** What `activate` returns: used by the extension-host tests, stable enough for other extensions. */
+export interface DshApi {
+  sidecar: Sidecar;
+  /** Resolves once the sidecar answered `initialize` (rejects if it could not start). */
+  ready: Promise<void>;
+  openChat(folder?: vscode.WorkspaceFolder): Promise<ChatPanel | undefined>;
+  session(folder: vscode.WorkspaceFolder): LiveSession | undefined;
+  refreshInspector(): Promise<InspectorState | undefined>;
+  readonly inspectorState: InspectorState | undefined;
+}
+
+let running: SidecarClient | undefined;
+
+export function activate(context: vscode.ExtensionContext): DshApi {
+  const output = vscode.window.createOutputChannel('DSH Sidecar');
+  const sidecar = new SidecarClient(output);
+  running = sidecar;
+  const sessions = new ChatSessions(sidecar, context.workspaceState);
+  const scopes = new ActiveScopes(sidecar);
+  const status = new InstructionStatus(scopes);
+  const panels = new ChatPanels({
+    sidecar,
+    sessions,
+    extensionUri: context.extensionUri,
+    secrets: context.secrets,
+    output,
+    onTurnFinished: () => {
+      scopes.schedule(0);
+      inspector.schedule(0);
+    },
+  });
+  const openChat = async (folder?: vscode.WorkspaceFolder): Promise<ChatPanel | undefined> => {
+    const target = folder ?? (await pickFolder());
+    return target === undefined ? undefined : panels.open(target);
+  };
+  const inspector = new InspectorView(context.extensionUri, sidecar, sessions, scopes, () => void openChat());
+
+  context.subscriptions.push(
+    output,
+    sidecar,
+    sessions,
+    scopes,
+    status,
+    panels,
+    inspector,
+    vscode.window.registerWebviewViewProvider(INSPECTOR_VIEW_ID, inspector),
+    sidecar.onDidStart(() => {
+      // A new sidecar process has no live sessions: resume ours so touches reach them again.
+      void sessions.reopenAll();
+      scopes.schedule(0);
+      inspector.schedule(0);
+    }),
+    vscode.commands.registerCommand('dsh.chat.open', () => openChat()),
+    vscode.commands.registerCommand('dsh.chat.newSession', async () => {
+      const panel = await openChat();
+      await panel?.newSession();
+    }),
+    vscode.commands.registerCommand('dsh.session.compact', async () => {
+      const panel = await openChat();
+      return panel?.compact();
+    }),
+    vscode.commands.registerCommand('dsh.inspector.show', () => inspector.show()),
+    vscode.commands.registerCommand('dsh.inspector.refresh', async () => {
+      await scopes.refresh();
+      return inspector.refresh();
+    }),
+    vscode.commands.registerCommand('dsh.server.restart', async () => {
+      try {
+        await sidecar.restart();
+        void vscode.window.showInformationMessage('DSH sidecar restarted.');
+      } catch (err) {
+        void vscode.window.showErrorMessage(`DSH sidecar failed to restart: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }),
+    vscode.commands.registerCommand('dsh.server.showOutput', () => output.show(true)),
+    vscode.commands.registerCommand('dsh.model.setApiKey', async () => {
+      const key = await vscode.window.showInputBox({
+        title: 'DSH: Model API key',
+        prompt: 'API key for the OpenAI-compatible endpoint (kept in the editor’s secret storage).',
+        password: true,
+        ignoreFocusOut: true,
+      });
+      if (key === undefined) return;
+      if (key.trim() === '') await context.secrets.delete(API_KEY_SECRET);
+      else await context.secrets.store(API_KEY_SECRET, key.trim());
+      void vscode.window.showInformationMessage('DSH: model API key saved.');
+    }),
+    vscode.commands.registerCommand('dsh.model.clearApiKey', async () => {
+      await context.secrets.delete(API_KEY_SECRET);
+      void vscode.window.showInformationMessage('DSH: model API key removed.');
+    }),
+  );
+
+  const ready = sidecar.start();
+  ready.catch((err: unknown) => {
+    output.appendLine(`[dsh] ${err instanceof Error ? err.message : String(err)}`);
+  });
+
+  return {
+    sidecar,
+    ready,
+    openChat,
+    session: (folder) => sessions.get(folder),
+    refreshInspector: () => inspector.refresh(),
+    get inspectorState() {
+      return inspector.state;
+    },
+  };
+}
+
+/** Awaited by the editor, so the sidecar gets its shutdown/exit instead of being killed. */
+export async function deactivate(): Promise<void> {
+  await running?.stop();
+  running = undefined;
+}
+
+/** The active editor's folder, the only folder, or the one the user picks. */
+async function pickFolder(): Promise<vscode.WorkspaceFolder | undefined> {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  const active = vscode.window.activeTextEditor?.document.uri;
+  const fromEditor = active !== undefined ? vscode.workspace.getWorkspaceFolder(active) : undefined;
+  if (fromEditor !== undefined) return fromEditor;
+  if (folders.length === 1) return folders[0];
+  if (folders.length === 0) {
+    void vscode.window.showErrorMessage('DSH: open a folder first; the agent works inside a workspace folder.');
+    return undefined;
+  }
+  return vscode.window.showWorkspaceFolderPick({ placeHolder: 'Workspace folder for the agent chat' });
+}

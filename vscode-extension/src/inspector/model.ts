@@ -1,0 +1,87 @@
+/** What the context inspector shows, computed from sidecar answers (pure, no vscode). */
+import { describeContext, isMessage, SURFACE_MESSAGE_EVENTS } from '../chat/convert';
+import type { Change, DshEvent, Message, ScopesResult } from '../protocol';
+import type { InspectorContextItem, InspectorFileRow, InspectorState } from '../webview/messages';
+
+const encoder = new TextEncoder();
+
+export function contextItem(message: Message): InspectorContextItem {
+  const text = message.content
+    .filter((b) => b.type === 'text')
+    .map((b) => b.text)
+    .join('\n\n');
+  return { title: describeContext(message), text, bytes: encoder.encode(text).length };
+}
+
+/**
+ * The workspace-instruction messages the model has seen, from the most recent baseline on:
+ * older ones were superseded by it (a baseline is complete by definition).
+ */
+export function visibleInstructions(events: readonly DshEvent[]): Message[] {
+  const messages: Message[] = [];
+  for (const event of events) {
+    if (!SURFACE_MESSAGE_EVENTS.has(event.type) || event.type !== 'user/message') continue;
+    if (isMessage(event.data) && event.data.source.kind === 'agent-instructions') messages.push(event.data);
+  }
+  let lastBaseline = -1;
+  messages.forEach((m, i) => {
+    if (m.source['baseline'] === true) lastBaseline = i;
+  });
+  return lastBaseline >= 0 ? messages.slice(lastBaseline) : messages;
+}
+
+export interface InspectorInputs {
+  session?: {
+    id: string;
+    folder: string;
+    surface: readonly DshEvent[];
+    pending: readonly Message[];
+  };
+  sessionNote?: string;
+  chain?: { file: string; result: ScopesResult };
+  chainNote?: string;
+  error?: string;
+  now: number;
+}
+
+export function buildInspectorState(inputs: InspectorInputs): InspectorState {
+  const state: InspectorState = { session: undefined, chain: undefined, updatedAt: inputs.now };
+  if (inputs.session !== undefined) {
+    const s = inputs.session;
+    state.session = {
+      id: s.id,
+      folder: s.folder,
+      visible: visibleInstructions(s.surface).map(contextItem),
+      pending: s.pending.map(contextItem),
+      pendingCount: s.pending.length,
+    };
+  }
+  if (inputs.sessionNote !== undefined) state.sessionNote = inputs.sessionNote;
+  if (inputs.chain !== undefined) {
+    const { file, result } = inputs.chain;
+    const active = activeByPath(result, inputs.session?.id);
+    state.chain = {
+      file,
+      projectRoot: result.projectRoot,
+      directory: result.directory,
+      files: result.files.map((f) => {
+        const row: InspectorFileRow = { displayPath: f.displayPath, scope: f.scope, state: f.state, bytes: f.bytes };
+        if (f.reason !== undefined) row.reason = f.reason;
+        const change = active.get(f.displayPath);
+        if (change !== undefined) row.active = change.action;
+        return row;
+      }),
+    };
+  }
+  if (inputs.chainNote !== undefined) state.chainNote = inputs.chainNote;
+  if (inputs.error !== undefined) state.error = inputs.error;
+  return state;
+}
+
+/** What `sessionId` has active, keyed by display path (the one path form both sides share). */
+function activeByPath(result: ScopesResult, sessionId: string | undefined): Map<string, Change> {
+  const out = new Map<string, Change>();
+  const entry = result.sessions.find((s) => s.sessionId === sessionId);
+  for (const change of entry?.active ?? []) out.set(change.path, change);
+  return out;
+}

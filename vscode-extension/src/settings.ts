@@ -1,0 +1,80 @@
+/**
+ * The sidecar's settings tree (protocol.md §9) read from the `dsh.*` configuration.
+ *
+ * Only §9 keys go to the server: the `dsh` section also holds client-only keys (pythonPath,
+ * model.*), and the server refuses unknown keys rather than ignoring them.
+ */
+
+/** The subset of vscode.WorkspaceConfiguration this module needs (keeps it testable). */
+export interface ConfigReader {
+  get<T>(key: string): T | undefined;
+}
+
+/** Section → keys of protocol.md §9, in its order. */
+export const SERVER_SETTING_KEYS = {
+  instructions: [
+    'enabled',
+    'maxBytes',
+    'maxSourceBytes',
+    'dshHome',
+    'projectRootMarkers',
+    'instructionFileCandidates',
+    'localInstructionFileCandidates',
+    'respectGitignore',
+    'exclude',
+  ],
+  sessionReference: ['enabled', 'maxReferences', 'candidateLimit', 'maxReferenceBytes'],
+  timeContext: ['enabled', 'timeZone', 'refreshIntervalMs'],
+  tmuxContext: ['enabled', 'refreshIntervalMs'],
+  store: ['path'],
+} as const;
+
+export type ServerSettings = Record<string, Record<string, unknown>>;
+
+/**
+ * Build the §9 tree from `dsh.*`. A key the user never set still carries its contributed
+ * default, so the server always sees the whole tree the user sees in the settings editor.
+ */
+export function readServerSettings(config: ConfigReader): ServerSettings {
+  const tree: ServerSettings = {};
+  for (const [section, keys] of Object.entries(SERVER_SETTING_KEYS)) {
+    const out: Record<string, unknown> = {};
+    for (const key of keys) {
+      const value = config.get<unknown>(`${section}.${key}`);
+      // `undefined` only happens for keys the manifest does not contribute (e.g. in tests);
+      // leaving them out lets the server keep its own default.
+      if (value !== undefined) out[key] = value;
+    }
+    tree[section] = out;
+  }
+  return tree;
+}
+
+export interface ClientSettings {
+  pythonPath: string;
+  provider: 'auto' | 'openai' | 'vscode-lm';
+  baseUrl: string;
+  modelName: string;
+  maxSteps: number;
+  requestTimeoutMs: number;
+}
+
+export function readClientSettings(config: ConfigReader): ClientSettings {
+  const provider = config.get<string>('model.provider');
+  return {
+    pythonPath: nonBlank(config.get<string>('pythonPath')) ?? 'python3',
+    provider: provider === 'openai' || provider === 'vscode-lm' ? provider : 'auto',
+    baseUrl: (config.get<string>('model.baseUrl') ?? '').trim(),
+    modelName: (config.get<string>('model.name') ?? '').trim(),
+    maxSteps: positiveInt(config.get<number>('model.maxSteps'), 25),
+    requestTimeoutMs: positiveInt(config.get<number>('model.requestTimeoutSeconds'), 300) * 1000,
+  };
+}
+
+function nonBlank(value: string | undefined): string | undefined {
+  return value !== undefined && value.trim() !== '' ? value.trim() : undefined;
+}
+
+function positiveInt(value: number | undefined, fallback: number): number {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : fallback;
+}

@@ -1,0 +1,222 @@
+/**
+ * The agent's file tools (`read`, `write`, `edit`), confined to one workspace folder.
+ *
+ * No vscode import: the tools work on disk (the sidecar reads disk too, never unsaved buffers),
+ * which keeps them unit-testable against a temporary directory.
+ */
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+
+export const TOOL_NAMES = ['read', 'write', 'edit'] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+export interface ToolDefinition {
+  name: ToolName;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  /** Set when the model's argument text was not a JSON object; the call then fails. */
+  argumentsError?: string;
+}
+
+export interface ToolOutcome {
+  text: string;
+  isError: boolean;
+  /** The absolute path the call resolved to, when it got that far. */
+  resolvedPath?: string;
+}
+
+/** Larger reads are cut so one file cannot flood the model's context. */
+export const MAX_READ_CHARS = 200_000;
+
+const FILE_PATH = {
+  type: 'string',
+  description: 'Path of the file, relative to the workspace folder (or absolute inside it).',
+};
+
+export const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
+  {
+    name: 'read',
+    description: 'Read a text file of the workspace folder and return its content.',
+    parameters: {
+      type: 'object',
+      properties: { file_path: FILE_PATH },
+      required: ['file_path'],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: 'write',
+    description: 'Create or overwrite a text file of the workspace folder with the given content.',
+    parameters: {
+      type: 'object',
+      properties: { file_path: FILE_PATH, content: { type: 'string' } },
+      required: ['file_path', 'content'],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: 'edit',
+    description:
+      'Replace the one occurrence of old_string in a file of the workspace folder with new_string.',
+    parameters: {
+      type: 'object',
+      properties: {
+        file_path: FILE_PATH,
+        old_string: { type: 'string', description: 'Exact text to replace; must occur once.' },
+        new_string: { type: 'string' },
+      },
+      required: ['file_path', 'old_string', 'new_string'],
+      additionalProperties: false,
+    },
+  },
+];
+
+export class ToolError extends Error {}
+
+/**
+ * Resolve `filePath` against `root` and refuse anything that leaves it, including through a
+ * symlink: the nearest existing ancestor is realpath'd and must still lie inside the real root.
+ */
+export async function resolveInside(root: string, filePath: unknown): Promise<string> {
+  if (typeof filePath !== 'string' || filePath.trim() === '') {
+    throw new ToolError('file_path must be a non-empty string');
+  }
+  if (filePath.includes('\0')) throw new ToolError('file_path must not contain NUL');
+  const absRoot = path.resolve(root);
+  const target = path.resolve(absRoot, filePath);
+  if (!isInside(absRoot, target)) {
+    throw new ToolError(`${filePath} is outside the workspace folder`);
+  }
+  const realRoot = await fs.realpath(absRoot);
+  const realTarget = await realpathOfNearestAncestor(target);
+  if (!isInside(realRoot, realTarget)) {
+    throw new ToolError(`${filePath} leads outside the workspace folder (symlink)`);
+  }
+  return target;
+}
+
+export function isInside(root: string, candidate: string): boolean {
+  const rel = path.relative(root, candidate);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+async function realpathOfNearestAncestor(target: string): Promise<string> {
+  const missing: string[] = [];
+  let current = target;
+  for (;;) {
+    try {
+      const real = await fs.realpath(current);
+      return path.join(real, ...missing.reverse());
+    } catch (err) {
+      const parent = path.dirname(current);
+      if (parent === current || !isMissing(err)) throw err;
+      missing.push(path.basename(current));
+      current = parent;
+    }
+  }
+}
+
+function isMissing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/** Run one tool call; every failure becomes an error outcome the model can read. */
+export async function runTool(root: string, call: ToolCall): Promise<ToolOutcome> {
+  let resolvedPath: string | undefined;
+  try {
+    if (call.argumentsError !== undefined) throw new ToolError(call.argumentsError);
+    if (!(TOOL_NAMES as readonly string[]).includes(call.name)) {
+      throw new ToolError(`unknown tool ${JSON.stringify(call.name)}`);
+    }
+    const args = call.arguments;
+    resolvedPath = await resolveInside(root, args['file_path']);
+    const text = await TOOL_IMPLS[call.name as ToolName](resolvedPath, args, root);
+    return { text, isError: false, resolvedPath };
+  } catch (err) {
+    const message = err instanceof ToolError ? err.message : describeFsError(err);
+    return { text: `Error: ${message}`, isError: true, resolvedPath };
+  }
+}
+
+type ToolImpl = (file: string, args: Record<string, unknown>, root: string) => Promise<string>;
+
+const TOOL_IMPLS: Record<ToolName, ToolImpl> = {
+  async read(file) {
+    const text = await fs.readFile(file, 'utf8');
+    if (text.length > MAX_READ_CHARS) {
+      return `${text.slice(0, MAX_READ_CHARS)}\n[truncated: the file has ${text.length} characters]`;
+    }
+    return text;
+  },
+
+  async write(file, args, root) {
+    const content = args['content'];
+    if (typeof content !== 'string') throw new ToolError('content must be a string');
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    await fs.writeFile(file, content, 'utf8');
+    return `Wrote ${Buffer.byteLength(content, 'utf8')} bytes to ${display(root, file)}`;
+  },
+
+  async edit(file, args, root) {
+    const oldString = args['old_string'];
+    const newString = args['new_string'];
+    if (typeof oldString !== 'string' || oldString === '') {
+      throw new ToolError('old_string must be a non-empty string');
+    }
+    if (typeof newString !== 'string') throw new ToolError('new_string must be a string');
+    const text = await fs.readFile(file, 'utf8');
+    const first = text.indexOf(oldString);
+    if (first < 0) throw new ToolError(`old_string was not found in ${display(root, file)}`);
+    if (text.indexOf(oldString, first + 1) >= 0) {
+      throw new ToolError(`old_string occurs more than once in ${display(root, file)}`);
+    }
+    // Splice rather than String.replace, whose `$&`-style patterns would rewrite new_string.
+    const updated = text.slice(0, first) + newString + text.slice(first + oldString.length);
+    await fs.writeFile(file, updated, 'utf8');
+    return `Edited ${display(root, file)}`;
+  },
+};
+
+function display(root: string, file: string): string {
+  return path.relative(path.resolve(root), file).split(path.sep).join('/');
+}
+
+function describeFsError(err: unknown): string {
+  const e = err as NodeJS.ErrnoException | undefined;
+  switch (e?.code) {
+    case 'ENOENT':
+      return 'no such file';
+    case 'EISDIR':
+      return 'is a directory';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    default:
+      return e?.message ?? String(err);
+  }
+}
+
+/**
+ * Parse the model's JSON argument text. A malformed or non-object payload is kept as an error on
+ * the call so the loop can still answer the model with a tool result.
+ */
+export function parseToolArguments(raw: string): Pick<ToolCall, 'arguments' | 'argumentsError'> {
+  if (raw.trim() === '') return { arguments: {} };
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      return { arguments: parsed as Record<string, unknown> };
+    }
+    return { arguments: {}, argumentsError: 'tool arguments must be a JSON object' };
+  } catch {
+    return { arguments: {}, argumentsError: 'tool arguments are not valid JSON' };
+  }
+}

@@ -1,0 +1,100 @@
+/** The context inspector's page script: renders the state the extension computes. */
+import type { FromInspector, InspectorContextItem, InspectorState, ToInspector } from './messages';
+
+declare function acquireVsCodeApi(): { postMessage(message: FromInspector): void };
+
+const vscode = acquireVsCodeApi();
+const root = document.getElementById('root') as HTMLElement;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, className = '', text?: string): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className !== '') node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function formatBytes(n: number): string {
+  return n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KiB`;
+}
+
+function contextList(items: InspectorContextItem[], empty: string, kind: string): HTMLElement {
+  if (items.length === 0) return el('p', 'muted', empty);
+  const list = el('div', `context-list ${kind}`);
+  for (const item of items) {
+    const details = el('details', 'context-item');
+    const summary = el('summary');
+    summary.append(el('span', 'title', item.title), el('span', 'bytes', formatBytes(item.bytes)));
+    details.append(summary, el('pre', '', item.text));
+    list.append(details);
+  }
+  return list;
+}
+
+function render(state: InspectorState): void {
+  const parts: HTMLElement[] = [];
+  if (state.error !== undefined) parts.push(el('p', 'error', state.error));
+
+  const session = el('section', 'session');
+  session.append(el('h2', '', 'Session'));
+  if (state.session === undefined) {
+    session.append(el('p', 'muted', state.sessionNote ?? 'No session.'));
+  } else {
+    const s = state.session;
+    const meta = el('p', 'meta');
+    meta.append(el('span', '', s.folder), el('code', 'session-id', s.id));
+    session.append(meta, el('h3', '', 'Instructions the agent has seen'));
+    session.append(contextList(s.visible, 'None yet: the baseline arrives with the first prompt.', 'visible'));
+    const pendingTitle = el('h3', '', 'Pending for the next step ');
+    pendingTitle.append(el('span', `badge${s.pendingCount > 0 ? ' hot' : ''}`, String(s.pendingCount)));
+    session.append(pendingTitle, contextList(s.pending, 'Nothing pending.', 'pending'));
+  }
+  parts.push(session);
+
+  const chain = el('section', 'chain');
+  chain.append(el('h2', '', 'Instruction chain'));
+  if (state.chain === undefined) {
+    chain.append(el('p', 'muted', state.chainNote ?? ''));
+  } else {
+    const c = state.chain;
+    chain.append(el('p', 'meta', `for ${c.file}`));
+    if (c.files.length === 0) {
+      chain.append(el('p', 'muted', 'No instruction files apply to this file.'));
+    } else {
+      const table = el('table');
+      const head = el('tr');
+      for (const h of ['File', 'State', 'Size', 'Session']) head.append(el('th', '', h));
+      table.append(head);
+      for (const f of c.files) {
+        const row = el('tr', `state-${f.state}`);
+        const file = el('td', 'file');
+        file.append(el('span', 'path', f.displayPath), el('span', 'scope', f.scope));
+        const stateCell = el('td', 'state', f.state);
+        if (f.reason !== undefined) stateCell.title = f.reason;
+        row.append(file, stateCell, el('td', 'bytes', formatBytes(f.bytes)), el('td', 'active', f.active ?? '—'));
+        table.append(row);
+      }
+      chain.append(table);
+    }
+  }
+  parts.push(chain);
+
+  const footer = el('p', 'footer muted', `Updated ${new Date(state.updatedAt).toLocaleTimeString()}`);
+  const refresh = el('button', 'link', 'Refresh');
+  refresh.addEventListener('click', () => vscode.postMessage({ type: 'refresh' }));
+  const chat = el('button', 'link', 'Open chat');
+  chat.addEventListener('click', () => vscode.postMessage({ type: 'openChat' }));
+  footer.append(' · ', refresh, ' · ', chat);
+  parts.push(footer);
+
+  // Keep open <details> open across refreshes (they are rebuilt each time).
+  const open = new Set([...root.querySelectorAll('details[open] summary .title')].map((n) => n.textContent));
+  root.replaceChildren(...parts);
+  for (const summary of root.querySelectorAll('details summary .title')) {
+    if (open.has(summary.textContent)) summary.closest('details')?.setAttribute('open', '');
+  }
+}
+
+window.addEventListener('message', (event: MessageEvent<ToInspector>) => {
+  if (event.data.type === 'state') render(event.data.state);
+});
+vscode.postMessage({ type: 'ready' });

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import {
+  assistantMessage,
+  describeContext,
+  normalizeForModel,
+  surfaceToMessages,
+  toChatItems,
+  toolResultMessage,
+} from '../src/chat/convert';
+import type { DshEvent, Message } from '../src/protocol';
+
+const prompt: Message = { id: 'p', role: 'user', content: [{ type: 'text', text: 'read x' }], source: { kind: 'user', rpcId: 'r' } };
+const instructions: Message = {
+  id: 'i',
+  role: 'user',
+  content: [{ type: 'text', text: '<system-reminder>\nAdditional instructions from: pkg/AGENTS.md\n…\n</system-reminder>' }],
+  source: {
+    kind: 'agent-instructions',
+    form: 'instructions',
+    changes: [{ action: 'set', scope: 'pkg\u0000AGENTS.md', path: 'pkg/AGENTS.md', digest: 'd' }],
+  },
+};
+const call = assistantMessage('Reading.', [{ id: 'c1', name: 'read', arguments: { file_path: 'x' } }], { provider: 'p', model: 'm' });
+const result = toolResultMessage('c1', 'content of x');
+const answer = assistantMessage('It says hi.', [], { provider: 'p', model: 'm' });
+
+const event = (seq: number, type: string, data: Record<string, unknown>): DshEvent => ({ seq, type, time: 0, data, surfaceOp: 'append' });
+
+describe('surfaceToMessages', () => {
+  it('unwraps user/message data and the {turn, step, message} of the others, skipping other events', () => {
+    const events = [
+      event(0, 'turn/start', { turn: 1 }),
+      event(1, 'user/message', prompt as unknown as Record<string, unknown>),
+      event(2, 'assistant/message', { turn: 1, step: 1, message: call }),
+      event(3, 'tool/result', { turn: 1, step: 1, message: result }),
+      event(4, 'user/message', instructions as unknown as Record<string, unknown>),
+      event(5, 'assistant/message', { turn: 1, step: 2, message: answer }),
+      event(6, 'assistant/message', { turn: 1, step: 2, message: { broken: true } }),
+    ];
+    expect(surfaceToMessages(events).map((m) => m.id)).toEqual(['p', call.id, result.id, 'i', answer.id]);
+  });
+});
+
+describe('normalizeForModel', () => {
+  it('keeps complete call/result pairs and context in order', () => {
+    const history = [prompt, call, result, instructions, answer];
+    expect(normalizeForModel(history)).toEqual(history);
+  });
+
+  it('drops a call nobody answered, keeping the text of its message', () => {
+    const out = normalizeForModel([prompt, call, answer]);
+    expect(out.map((m) => m.id)).toEqual(['p', call.id, answer.id]);
+    expect(out[1]!.content).toEqual([{ type: 'text', text: 'Reading.' }]);
+  });
+
+  it('drops a message that was nothing but unanswered calls', () => {
+    const bare = assistantMessage('', [{ id: 'c9', name: 'read', arguments: {} }], { provider: 'p', model: 'm' });
+    expect(normalizeForModel([prompt, bare]).map((m) => m.id)).toEqual(['p']);
+  });
+
+  it('drops a result whose call was compacted away', () => {
+    const summary: Message = { id: 's', role: 'user', content: [{ type: 'text', text: 'summary' }], source: { kind: 'plugin', plugin: 'compact', compactionId: 'k' } };
+    expect(normalizeForModel([summary, result, answer]).map((m) => m.id)).toEqual(['s', answer.id]);
+  });
+
+  it('orders results as the calls were made and ignores duplicates', () => {
+    const two = assistantMessage('', [
+      { id: 'a', name: 'read', arguments: {} },
+      { id: 'b', name: 'read', arguments: {} },
+    ], { provider: 'p', model: 'm' });
+    const ra = toolResultMessage('a', 'A');
+    const rb = toolResultMessage('b', 'B');
+    const rb2 = toolResultMessage('b', 'B again');
+    expect(normalizeForModel([two, rb, ra, rb2]).map((m) => m.id)).toEqual([two.id, ra.id, rb.id]);
+  });
+});
+
+describe('messages the loop creates', () => {
+  it('records the model as the source and tool results as user messages sourced from the call', () => {
+    expect(call).toMatchObject({ role: 'assistant', source: { kind: 'model', provider: 'p', model: 'm' } });
+    expect(call.content[1]).toEqual({ type: 'tool-call', id: 'c1', name: 'read', arguments: { file_path: 'x' } });
+    expect(result).toMatchObject({ role: 'user', source: { kind: 'tool', callId: 'c1' }, content: [{ type: 'text', text: 'content of x' }] });
+    expect(call.id).not.toBe(answer.id);
+  });
+});
+
+describe('toChatItems', () => {
+  it('renders prompts, answers, tool calls and results, and context with a heading from its source', () => {
+    const items = toChatItems([prompt, instructions, call, result, toolResultMessage('c2', 'Error: no such file'), answer]);
+    expect(items.map((i) => [i.kind, i.title])).toEqual([
+      ['user', ''],
+      ['context', 'Workspace instructions: set pkg/AGENTS.md'],
+      ['assistant', ''],
+      ['tool-call', 'read x'],
+      ['tool-result', 'Tool result'],
+      ['tool-result', 'Tool result'],
+      ['assistant', ''],
+    ]);
+    expect(items[5]!.isError).toBe(true);
+    expect(items[4]!.isError).toBe(false);
+  });
+
+  it('describes each kind of sourced context', () => {
+    const msg = (source: Message['source']): Message => ({ id: 'x', role: 'user', content: [], source });
+    expect(describeContext(msg({ kind: 'agent-instructions', baseline: true, changes: [{ action: 'set', scope: '.\u0000AGENTS.md', path: 'AGENTS.md' }] }))).toBe(
+      'Workspace instructions (baseline): set AGENTS.md',
+    );
+    expect(describeContext(msg({ kind: 'agent-instructions', baseline: true, changes: [] }))).toBe('Workspace instructions (baseline)');
+    expect(describeContext(msg({ kind: 'session-reference', form: 'recall' }))).toBe('Referenced sessions');
+    expect(describeContext(msg({ kind: 'plugin', plugin: 'time-context' }))).toBe('Time');
+    expect(describeContext(msg({ kind: 'plugin', plugin: 'compact' }))).toBe('Summary of earlier conversation');
+  });
+});

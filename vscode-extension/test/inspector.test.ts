@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { applyingFiles } from '../src/inspector/activeScopes';
+import { buildInspectorState, visibleInstructions } from '../src/inspector/model';
+import type { DshEvent, Message, ScopesResult } from '../src/protocol';
+import { statusText } from '../src/statusBar';
+
+const instr = (id: string, text: string, baseline: boolean, path: string): Message => ({
+  id,
+  role: 'user',
+  content: [{ type: 'text', text }],
+  source: { kind: 'agent-instructions', form: 'instructions', ...(baseline ? { baseline: true } : {}), changes: [{ action: 'set', scope: 's', path }] },
+});
+const ev = (seq: number, message: Message): DshEvent => ({ seq, type: 'user/message', time: 0, data: message as unknown as Record<string, unknown>, surfaceOp: 'append' });
+
+const scopes: ScopesResult = {
+  projectRoot: '/ws',
+  directory: '/ws/pkg/src',
+  files: [
+    { path: '/ws/AGENTS.md', displayPath: 'AGENTS.md', scope: '.', state: 'included', bytes: 10 },
+    { path: '/ws/pkg/AGENTS.md', displayPath: 'pkg/AGENTS.md', scope: 'pkg', state: 'truncated', bytes: 90000, reason: 'budget' },
+    { path: '/ws/pkg/CLAUDE.md', displayPath: 'pkg/CLAUDE.md', scope: 'pkg', state: 'duplicate', bytes: 5 },
+    { path: '/ws/node_modules/AGENTS.md', displayPath: 'node_modules/AGENTS.md', scope: 'node_modules', state: 'ignored', bytes: 5 },
+  ],
+  sessions: [
+    { sessionId: 's1', active: [{ action: 'set', scope: '.\u0000AGENTS.md', path: 'AGENTS.md' }] },
+    { sessionId: 'other', active: [{ action: 'set', scope: 'pkg\u0000AGENTS.md', path: 'pkg/AGENTS.md' }] },
+  ],
+};
+
+describe('inspector model', () => {
+  it('shows instructions from the latest baseline on', () => {
+    const old = instr('b0', 'old baseline', true, 'AGENTS.md');
+    const base = instr('b1', 'baseline', true, 'AGENTS.md');
+    const nested = instr('n', 'nested', false, 'pkg/AGENTS.md');
+    const prompt: Message = { id: 'p', role: 'user', content: [{ type: 'text', text: 'hi' }], source: { kind: 'user' } };
+    expect(visibleInstructions([ev(0, old), ev(1, prompt), ev(2, base), ev(3, nested)]).map((m) => m.id)).toEqual(['b1', 'n']);
+  });
+
+  it('builds the session and chain sections, marking what this session has active', () => {
+    const pending = instr('q', 'Additional instructions from: pkg/AGENTS.md ✓', false, 'pkg/AGENTS.md');
+    const state = buildInspectorState({
+      now: 5,
+      session: { id: 's1', folder: 'ws', surface: [ev(0, instr('b', 'base', true, 'AGENTS.md'))], pending: [pending] },
+      chain: { file: 'pkg/src/x.txt', result: scopes },
+    });
+    expect(state.session).toMatchObject({
+      id: 's1',
+      pendingCount: 1,
+      visible: [{ title: 'Workspace instructions (baseline): set AGENTS.md', text: 'base', bytes: 4 }],
+      pending: [{ title: 'Workspace instructions: set pkg/AGENTS.md' }],
+    });
+    // UTF-8 bytes, not UTF-16 units.
+    expect(state.session!.pending[0]!.bytes).toBe(new TextEncoder().encode(pending.content[0]!.type === 'text' ? pending.content[0]!.text : '').length);
+    expect(state.chain!.files.map((f) => [f.displayPath, f.state, f.active])).toEqual([
+      ['AGENTS.md', 'included', 'set'],
+      ['pkg/AGENTS.md', 'truncated', undefined],
+      ['pkg/CLAUDE.md', 'duplicate', undefined],
+      ['node_modules/AGENTS.md', 'ignored', undefined],
+    ]);
+    expect(state.chain!.files[1]!.reason).toBe('budget');
+  });
+
+  it('carries notes when there is no session or no file', () => {
+    const state = buildInspectorState({ now: 1, sessionNote: 'no session', chainNote: 'open a file' });
+    expect(state).toEqual({ session: undefined, chain: undefined, sessionNote: 'no session', chainNote: 'open a file', updatedAt: 1 });
+  });
+});
+
+describe('status bar count', () => {
+  it('counts files that reach the model (included or truncated)', () => {
+    expect(applyingFiles(scopes)).toBe(2);
+    expect(statusText(1)).toBe('1 instruction file');
+    expect(statusText(2)).toBe('2 instruction files');
+  });
+});

@@ -1,0 +1,146 @@
+import * as fs from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isInside, MAX_READ_CHARS, parseToolArguments, resolveInside, runTool, ToolError } from '../src/tools';
+
+let root: string;
+let outside: string;
+
+beforeEach(async () => {
+  const base = await fs.mkdtemp(path.join(os.tmpdir(), 'dsh-tools-'));
+  root = path.join(base, 'ws');
+  outside = path.join(base, 'outside');
+  await fs.mkdir(path.join(root, 'pkg', 'src'), { recursive: true });
+  await fs.mkdir(outside);
+  await fs.writeFile(path.join(root, 'pkg', 'src', 'x.txt'), 'hello\n');
+  await fs.writeFile(path.join(outside, 'secret.txt'), 'secret\n');
+});
+
+afterEach(async () => {
+  await fs.rm(path.dirname(root), { recursive: true, force: true });
+});
+
+const call = (name: string, args: Record<string, unknown>) => ({ id: 'c1', name, arguments: args });
+
+describe('confinement', () => {
+  it.each([
+    ['../outside/secret.txt'],
+    ['pkg/../../outside/secret.txt'],
+    ['..'],
+  ])('rejects the relative escape %s', async (p) => {
+    await expect(resolveInside(root, p)).rejects.toThrow(ToolError);
+    await expect(resolveInside(root, p)).rejects.toThrow(/outside the workspace folder/);
+  });
+
+  it('rejects an absolute path outside the folder', async () => {
+    await expect(resolveInside(root, path.join(outside, 'secret.txt'))).rejects.toThrow(/outside/);
+  });
+
+  it('rejects a sibling folder whose name starts with the root name', async () => {
+    await fs.mkdir(`${root}2`);
+    await expect(resolveInside(root, `${root}2/a.txt`)).rejects.toThrow(/outside/);
+  });
+
+  it('accepts relative and absolute paths inside, even to files not yet created', async () => {
+    expect(await resolveInside(root, 'pkg/src/x.txt')).toBe(path.join(root, 'pkg/src/x.txt'));
+    expect(await resolveInside(root, path.join(root, 'new/dir/f.txt'))).toBe(path.join(root, 'new/dir/f.txt'));
+    expect(await resolveInside(root, './pkg/../pkg/src/x.txt')).toBe(path.join(root, 'pkg/src/x.txt'));
+  });
+
+  it('rejects a symlink that leads outside, also for a file below it that does not exist', async () => {
+    await fs.symlink(outside, path.join(root, 'link'));
+    await expect(resolveInside(root, 'link/secret.txt')).rejects.toThrow(/symlink/);
+    await expect(resolveInside(root, 'link/new/file.txt')).rejects.toThrow(/symlink/);
+  });
+
+  it('accepts a symlink that stays inside', async () => {
+    await fs.symlink(path.join(root, 'pkg'), path.join(root, 'alias'));
+    expect(await resolveInside(root, 'alias/src/x.txt')).toBe(path.join(root, 'alias/src/x.txt'));
+  });
+
+  it.each([[''], ['   '], [undefined], [42], ['a\0b']])('rejects the file_path %j', async (p) => {
+    await expect(resolveInside(root, p)).rejects.toThrow(ToolError);
+  });
+
+  it('isInside is a path test, not a string prefix test', () => {
+    expect(isInside('/a/b', '/a/b')).toBe(true);
+    expect(isInside('/a/b', '/a/b/c')).toBe(true);
+    expect(isInside('/a/b', '/a/bc')).toBe(false);
+    expect(isInside('/a/b', '/a')).toBe(false);
+  });
+});
+
+describe('runTool', () => {
+  it('reads a file and reports the resolved path', async () => {
+    const out = await runTool(root, call('read', { file_path: 'pkg/src/x.txt' }));
+    expect(out).toEqual({ text: 'hello\n', isError: false, resolvedPath: path.join(root, 'pkg/src/x.txt') });
+  });
+
+  it('never reads outside: the escape becomes an error result', async () => {
+    const out = await runTool(root, call('read', { file_path: '../outside/secret.txt' }));
+    expect(out.isError).toBe(true);
+    expect(out.text).toMatch(/^Error: .*outside the workspace folder/);
+    expect(out.text).not.toContain('secret\n');
+  });
+
+  it('never writes outside', async () => {
+    const out = await runTool(root, call('write', { file_path: '../outside/evil.txt', content: 'x' }));
+    expect(out.isError).toBe(true);
+    await expect(fs.access(path.join(outside, 'evil.txt'))).rejects.toThrow();
+  });
+
+  it('writes, creating parent folders', async () => {
+    const out = await runTool(root, call('write', { file_path: 'a/b/c.txt', content: 'héllo' }));
+    expect(out).toMatchObject({ isError: false, text: 'Wrote 6 bytes to a/b/c.txt' });
+    expect(await fs.readFile(path.join(root, 'a/b/c.txt'), 'utf8')).toBe('héllo');
+  });
+
+  it('edits exactly one occurrence, taking new_string literally', async () => {
+    await fs.writeFile(path.join(root, 'e.txt'), 'one two three');
+    const out = await runTool(root, call('edit', { file_path: 'e.txt', old_string: 'two', new_string: '$& 2' }));
+    expect(out).toMatchObject({ isError: false, text: 'Edited e.txt' });
+    expect(await fs.readFile(path.join(root, 'e.txt'), 'utf8')).toBe('one $& 2 three');
+  });
+
+  it.each([
+    [{ old_string: 'zzz', new_string: 'y' }, /not found/],
+    [{ old_string: 'a', new_string: 'y' }, /more than once/],
+    [{ old_string: '', new_string: 'y' }, /old_string must be a non-empty string/],
+    [{ old_string: 'b', new_string: 3 }, /new_string must be a string/],
+  ])('refuses a bad edit %j', async (args, message) => {
+    await fs.writeFile(path.join(root, 'e.txt'), 'a b a');
+    const out = await runTool(root, call('edit', { file_path: 'e.txt', ...args }));
+    expect(out.isError).toBe(true);
+    expect(out.text).toMatch(message);
+    expect(await fs.readFile(path.join(root, 'e.txt'), 'utf8')).toBe('a b a');
+  });
+
+  it('reports a missing file, a directory, a missing content and an unknown tool as errors', async () => {
+    expect((await runTool(root, call('read', { file_path: 'nope.txt' }))).text).toBe('Error: no such file');
+    expect((await runTool(root, call('read', { file_path: 'pkg' }))).text).toBe('Error: is a directory');
+    expect((await runTool(root, call('write', { file_path: 'w.txt' }))).text).toBe('Error: content must be a string');
+    expect((await runTool(root, call('delete', { file_path: 'w.txt' }))).text).toMatch(/unknown tool "delete"/);
+  });
+
+  it('turns malformed model arguments into an error result', async () => {
+    const out = await runTool(root, { id: 'c', name: 'read', ...parseToolArguments('{"file_path": ') });
+    expect(out).toEqual({ text: 'Error: tool arguments are not valid JSON', isError: true, resolvedPath: undefined });
+  });
+
+  it('cuts very large reads', async () => {
+    await fs.writeFile(path.join(root, 'big.txt'), 'x'.repeat(MAX_READ_CHARS + 10));
+    const out = await runTool(root, call('read', { file_path: 'big.txt' }));
+    expect(out.text.length).toBeLessThan(MAX_READ_CHARS + 100);
+    expect(out.text).toMatch(/\[truncated: the file has \d+ characters\]$/);
+  });
+});
+
+describe('parseToolArguments', () => {
+  it('parses objects, treats blank as empty, and flags the rest', () => {
+    expect(parseToolArguments('{"file_path":"a"}')).toEqual({ arguments: { file_path: 'a' } });
+    expect(parseToolArguments('  ')).toEqual({ arguments: {} });
+    expect(parseToolArguments('[1]').argumentsError).toMatch(/JSON object/);
+    expect(parseToolArguments('nope').argumentsError).toMatch(/not valid JSON/);
+  });
+});
