@@ -149,7 +149,21 @@ function scenarios.preview()
   local settings = vim.deepcopy(require('dsh_sidecar.config').get().settings)
   settings.instructions = { instructionFileCandidates = { 'RULES.md', 'AGENTS.md' } }
   require('dsh_sidecar').configure(settings)
-  -- A notification has no answer; a request sent after it is handled after it.
+  -- The sidecar pulls workspace/configuration before it applies a change, so a request sent
+  -- right after the notification may still see the old settings: wait until the new ones show.
+  local api = require('dsh_sidecar').api
+  local dir = project .. '/pkg/src'
+  local applied, asking = false, false
+  wait_for('the new settings to apply', function()
+    if not applied and not asking then
+      asking = true
+      api.preview(dir, function(err, result)
+        asking = false
+        applied = not err and result.text:find('RULES.md', 1, true) ~= nil
+      end)
+    end
+    return applied
+  end)
   out(vim.tbl_extend('force', { check = 'preview_reconfigured' }, scratch('DshPreview')))
 end
 
