@@ -10,6 +10,7 @@ stdout and exits non-zero on any Lua error, so these tests only parse and assert
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -66,7 +67,9 @@ def project(tmp_path: Path) -> Project:
     (root / "RULES.md").write_text("# Extra rules\n")
     home = tmp_path / "dsh-home"
     home.mkdir()
-    return Project(root=root, home=home, store=tmp_path / "store" / "sessions.sqlite3", state=tmp_path / "xdg")
+    return Project(
+        root=root, home=home, store=tmp_path / "store" / "sessions.sqlite3", state=tmp_path / "xdg"
+    )
 
 
 @dataclass
@@ -100,7 +103,15 @@ def run_scenario(nvim: Path, scenario: str, project: Project) -> Run:
         XDG_CACHE_HOME=str(project.state / "cache"),
         XDG_CONFIG_HOME=str(project.state / "config"),
     )
-    argv = [str(nvim), "--headless", "--clean", "--cmd", f"set rtp^={PLUGIN}", "-c", f"luafile {SCENARIOS}"]
+    argv = [
+        str(nvim),
+        "--headless",
+        "--clean",
+        "--cmd",
+        f"set rtp^={PLUGIN}",
+        "-c",
+        f"luafile {SCENARIOS}",
+    ]
     # A session of its own, so a hung run takes the sidecars it started down with it.
     proc = subprocess.Popen(
         argv,
@@ -119,10 +130,8 @@ def run_scenario(nvim: Path, scenario: str, project: Project) -> Run:
         stdout, stderr = proc.communicate()
         pytest.fail(f"{nvim} {scenario} did not finish in {RUN_TIMEOUT_S}s\n{stdout}\n{stderr}")
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     records: dict[str, dict] = {}
     for line in stdout.splitlines():
         if line.startswith("{"):
@@ -158,14 +167,18 @@ def test_methods_table_mirrors_python(nvim: Path, project: Project) -> None:
         if name.isupper() and isinstance(getattr(py_methods, name), (str, int, tuple))
     }
     # Tuples on the Python side are lists in Lua; ALL_METHODS is derived, so Lua leaves it out.
-    python = {k: list(v) if isinstance(v, tuple) else v for k, v in python.items() if k != "ALL_METHODS"}
+    python = {
+        k: list(v) if isinstance(v, tuple) else v for k, v in python.items() if k != "ALL_METHODS"
+    }
     assert lua == python
 
 
 def test_pending_shows_nested_set(nvim: Path, project: Project) -> None:
     run = succeed(nvim, "pending", project)
     changed = run.records["didChange"]
-    assert any(c["sessionId"] == changed["session"] and c["pendingCount"] >= 1 for c in changed["changes"])
+    assert any(
+        c["sessionId"] == changed["session"] and c["pendingCount"] >= 1 for c in changed["changes"]
+    )
     pending = run.records["pending"]
     assert pending["status"] == "ready", pending
     assert pending["name"].endswith("dsh://pending")
@@ -190,7 +203,9 @@ def test_hover_in_agents_md_shows_scope(nvim: Path, project: Project) -> None:
 def test_scopes_lists_chain(nvim: Path, project: Project) -> None:
     scopes = succeed(nvim, "scopes", project).records["scopes"]
     assert scopes["status"] == "ready", scopes
-    chain = [line.split() for line in scopes["lines"] if line.split()[:1] and line.split()[0] in STATES]
+    chain = [
+        line.split() for line in scopes["lines"] if line.split()[:1] and line.split()[0] in STATES
+    ]
     shown = [(row[0], row[3]) for row in chain]
     assert ("included", "AGENTS.md") in shown
     assert ("included", "pkg/AGENTS.md") in shown
@@ -226,8 +241,20 @@ def test_api_runs_a_turn(nvim: Path, project: Project) -> None:
     assert any(c["sessionId"] == session for c in records["api_pending"]["changes"])
     # The next step claims what was pending.
     assert "Additional instructions from: pkg/AGENTS.md" in text_of(records["prepare2"]["texts"])
+    errors = records["errors"]
+    assert errors["bad_cwd"] == "invalid-cwd"
+    assert errors["unknown"] == "unknown-session"
+    assert errors["session"] in errors["listed"]
     types = records["events"]["types"]
-    for expected in ("turn/start", "step/start", "user/message", "assistant/message", "tool/result", "step/end", "turn/end"):
+    for expected in (
+        "turn/start",
+        "step/start",
+        "user/message",
+        "assistant/message",
+        "tool/result",
+        "step/end",
+        "turn/end",
+    ):
         assert expected in types, types
     assert types.index("turn/start") < types.index("step/start") < types.index("turn/end")
 

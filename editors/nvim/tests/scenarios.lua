@@ -213,6 +213,22 @@ function scenarios.api()
   must('end_step 2', api.end_step(id, { turn = 1, step = 2 }))
   must('end_turn', api.end_turn(id, { turn = 1, reason = 'stop' }))
 
+  -- Errors come back as values: the sidecar's InvalidParams code, or the plugin's own.
+  local _, bad_cwd = api.open_session({ cwd = project .. '/no/such/dir' })
+  local _, unknown = api.pending('no-such-session')
+  local listed = must('list_sessions', api.list_sessions())
+  local ids = {}
+  for _, header in ipairs(listed.sessions) do
+    table.insert(ids, header.id)
+  end
+  out({
+    check = 'errors',
+    bad_cwd = bad_cwd and bad_cwd.data and bad_cwd.data.code,
+    unknown = unknown and unknown.data and unknown.data.code,
+    listed = ids,
+    session = id,
+  })
+
   local events = must('events', api.events(id, {}))
   local types = {}
   for _, e in ipairs(events.events) do

@@ -15,12 +15,6 @@ local function split(text)
   return vim.split(text or '', '\n', { plain = true })
 end
 
-local function append(lines, more)
-  for _, line in ipairs(more) do
-    table.insert(lines, line)
-  end
-end
-
 local function set_lines(buf, lines, status)
   vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
@@ -68,10 +62,16 @@ local function show(kind, origin, start, render)
     if not vim.api.nvim_buf_is_valid(buf) then
       return
     end
-    if err then
-      set_lines(buf, { 'dsh: ' .. kind .. ' failed: ' .. client.format_error(err) }, 'error')
+    local ok, lines = false, nil
+    if not err then
+      -- A result of an unexpected shape must not leave the buffer "loading" for ever.
+      ok, lines = pcall(render, result)
+      err = not ok and lines or nil
+    end
+    if ok then
+      set_lines(buf, lines, 'ready')
     else
-      set_lines(buf, render(result), 'ready')
+      set_lines(buf, { 'dsh: ' .. kind .. ' failed: ' .. client.format_error(err) }, 'error')
     end
   end)
   return buf
@@ -132,15 +132,15 @@ function M.preview(bufnr)
     session.request(methods.CONTEXT_PREVIEW, { cwd = cwd }, done)
   end, function(result)
     local lines = { '# dsh preview: baseline for ' .. cwd, '', 'identity: ' .. tostring(result.baselineIdentity), '', '## Files' }
-    append(lines, file_lines(result.files))
+    vim.list_extend(lines, file_lines(result.files))
     for _, path in ipairs(result.omitted or {}) do
       table.insert(lines, 'omitted: ' .. tostring(path))
     end
     for _, t in ipairs(result.truncated or {}) do
       table.insert(lines, 'truncated: ' .. (type(t) == 'table' and vim.inspect(t) or tostring(t)))
     end
-    append(lines, { '', '## Text', '' })
-    append(lines, split(result.text))
+    vim.list_extend(lines, { '', '## Text', '' })
+    vim.list_extend(lines, split(result.text))
     return lines
   end)
 end
@@ -176,7 +176,7 @@ function M.scopes(bufnr)
       end
       table.insert(lines, line)
     end
-    append(lines, { '', '## Live sessions' })
+    vim.list_extend(lines, { '', '## Live sessions' })
     for _, s in ipairs(result.sessions or {}) do
       local active = {}
       for _, change in ipairs(s.active or {}) do
@@ -213,8 +213,8 @@ function M.pending(bufnr)
       ('%d pending message(s) for the next step'):format(#messages),
     }
     for i, message in ipairs(messages) do
-      append(lines, { '', ('## %d. %s'):format(i, describe_source(message.source)), '' })
-      append(lines, split(text_of(message)))
+      vim.list_extend(lines, { '', ('## %d. %s'):format(i, describe_source(message.source)), '' })
+      vim.list_extend(lines, split(text_of(message)))
     end
     return lines
   end)

@@ -115,7 +115,8 @@ end
 
 -- Any request of the protocol, routed as above.
 function M.request(method, params, cb)
-  params = params or {}
+  -- {} would go out as a JSON array.
+  params = (params and next(params) ~= nil) and params or vim.empty_dict()
   return sync_or_async(function(done)
     local st, err = route(params)
     if not st then
@@ -227,6 +228,14 @@ end
 -- function.
 function api.on_context_changed(fn)
   return client.subscribe(methods.CONTEXT_DID_CHANGE, fn)
+end
+
+-- {query?, limit?} -> {sessions}, newest first, from the store of the current project's sidecar.
+function api.list_sessions(params, cb)
+  if type(params) == 'function' then
+    params, cb = nil, params
+  end
+  return M.request(methods.SESSION_LIST, params, cb)
 end
 
 -- {cwd} -> preview of the baseline a new session at cwd would get.
