@@ -51,15 +51,29 @@ def resolve_dsh_home(
     explicit: str | None, env: Mapping[str, str] | None = None, home: str | None = None
 ) -> str:
     """Explicit setting, then a non-blank ``$DSH_HOME``, then ``~/.dsh``; tilde-expanded, absolute."""
+    return describe_dsh_home(explicit, env, home)[0]
+
+
+def describe_dsh_home(
+    explicit: str | None, env: Mapping[str, str] | None = None, home: str | None = None
+) -> tuple[str, str]:
+    """``resolve_dsh_home`` plus which rule chose it, for ``dsh-sidecar doctor``."""
     env = os.environ if env is None else env
     home = home or os_home()
-    chosen = explicit
-    if chosen is None:
+    if explicit is not None:
+        chosen, origin = explicit, "setting instructions.dshHome"
+    else:
         from_env = env.get("DSH_HOME")
-        chosen = from_env if from_env is not None and js_trim(from_env) else None
+        if from_env is None:
+            chosen, origin = None, "default (DSH_HOME is unset)"
+        elif not js_trim(from_env):
+            # Upstream counts a blank or whitespace-only value as unset.
+            chosen, origin = None, "default (DSH_HOME is blank)"
+        else:
+            chosen, origin = from_env, "environment DSH_HOME"
     if chosen is None:
-        return default_dsh_home(home)
-    return os.path.abspath(expand_tilde(chosen, home))
+        return default_dsh_home(home), origin
+    return os.path.abspath(expand_tilde(chosen, home)), origin
 
 
 @attrs.frozen
@@ -170,6 +184,13 @@ def _bool(key: str, value: Any) -> bool:
 def _number(key: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(key, f"must be a number, got {value!r}")
+    if isinstance(value, int) and abs(value) > MAX_SAFE_INTEGER:
+        # JSON may carry an integer beyond double range (1e400 written out); JS reads it as
+        # Infinity, and Python's math.isfinite would raise OverflowError on it.
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf if value > 0 else -math.inf
     return value
 
 
@@ -188,13 +209,26 @@ def _optional_path(key: str, value: Any) -> str | None:
 
 
 def _safe_int(value: Any, minimum: int) -> bool:
-    return (
-        not isinstance(value, bool)
-        and isinstance(value, int | float)
-        and math.isfinite(value)
-        and float(value).is_integer()
-        and minimum <= value <= MAX_SAFE_INTEGER
-    )
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        # Compared as an int: float(value) would overflow for integers beyond double range.
+        return minimum <= value <= MAX_SAFE_INTEGER
+    if isinstance(value, float):
+        return math.isfinite(value) and value.is_integer() and minimum <= value <= MAX_SAFE_INTEGER
+    return False
+
+
+def _positive_integer(value: Any) -> bool:
+    """Upstream's ``z.number().step(1).min(1)``: any integral double >= 1, unlike the session
+    settings, which must also be safe integers."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        as_double = float(value)
+    except OverflowError:  # an integer beyond double range is Infinity in JS, which fails step(1)
+        return False
+    return math.isfinite(as_double) and as_double.is_integer() and as_double >= 1
 
 
 def _parse_instructions(raw: Mapping[str, Any], base: InstructionSettings) -> InstructionSettings:
@@ -213,7 +247,7 @@ def _parse_instructions(raw: Mapping[str, Any], base: InstructionSettings) -> In
         changes["max_bytes"] = _number(f"{p}.maxBytes", raw["maxBytes"])
     if "maxSourceBytes" in raw:
         value = raw["maxSourceBytes"]
-        if not _safe_int(value, 1):
+        if not _positive_integer(value):
             raise ConfigError(f"{p}.maxSourceBytes", f"must be a positive integer, got {value!r}")
         changes["max_source_bytes"] = int(value)
     if "dshHome" in raw:

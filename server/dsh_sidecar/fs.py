@@ -85,19 +85,23 @@ class LocalFileSystem:
             if exc.errno in _ABSENT_ERRNOS:
                 return Probe(ProbeState.ABSENT, path)
             return Probe(ProbeState.UNAVAILABLE, path, error=_describe(exc))
+        except ValueError as exc:
+            # A configured name with NUL or an unencodable surrogate: Node's fs throws for those,
+            # which upstream's provider turns into "unavailable", never a crash.
+            return Probe(ProbeState.UNAVAILABLE, path, error=_describe_any(exc))
         if not stat.S_ISREG(st.st_mode):
             return Probe(ProbeState.ABSENT, path)
         try:
             target = self.resolve(path)
-        except OSError as exc:
-            return Probe(ProbeState.UNAVAILABLE, path, error=_describe(exc))
+        except (OSError, ValueError) as exc:
+            return Probe(ProbeState.UNAVAILABLE, path, error=_describe_any(exc))
         return Probe(ProbeState.PRESENT, path, target, version_of(st), st.st_size)
 
     def exists(self, path: str) -> bool:
         """Whether anything (of any type) is at ``path``; errors count as no (root-marker test)."""
         try:
             self.stat(path)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a marker name with NUL, as in probe()
             return False
         return True
 
@@ -117,8 +121,8 @@ class LocalFileSystem:
             return ReadResult(None, ReadFailure.OVERSIZED, f"{probe.size} bytes")
         try:
             fd = self.open_for_read(probe.path)
-        except OSError as exc:
-            return ReadResult(None, ReadFailure.IO_ERROR, _describe(exc))
+        except (OSError, ValueError) as exc:
+            return ReadResult(None, ReadFailure.IO_ERROR, _describe_any(exc))
         try:
             return self._read_fd(fd, max_source_bytes)
         except OSError as exc:
@@ -161,6 +165,10 @@ class LocalFileSystem:
 def _describe(exc: OSError) -> str:
     name = errno.errorcode.get(exc.errno or 0, "error")
     return f"{name}: {exc.strerror or exc}"
+
+
+def _describe_any(exc: OSError | ValueError) -> str:
+    return _describe(exc) if isinstance(exc, OSError) else f"invalid path: {exc}"
 
 
 LOCAL_FS = LocalFileSystem()

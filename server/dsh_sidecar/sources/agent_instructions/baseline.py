@@ -109,7 +109,8 @@ def load_baseline(
     identity = baseline_identity(root, real_cwd, settings)
     entries: list[ChainEntry] = []
     observed: list[LoadedFile] = []
-    for cand in chain_candidates(root, real_cwd, settings, dsh_home, os_home):
+    candidates = chain_candidates(root, real_cwd, settings, dsh_home, os_home)
+    for cand in candidates:
         hit = None if cand.user_global or ignore is None else ignore.check_candidate(cand.abs_path)
         probe = fs.probe(cand.abs_path)
         if not probe.present:
@@ -127,22 +128,41 @@ def load_baseline(
     kept, duplicates = dedup_per_directory(observed)
     intro = REPLACEMENT_INTRO if replace_previous else BASELINE_INTRO
     items = [RenderItem("baseline", f.candidate.display_path, f.content) for f in kept]
-    result = (
-        render(items, settings.max_bytes, intro)
-        if settings.active
-        else RenderResult(
-            text="", omitted=tuple(i.path for i in items), truncated=(), represented=frozenset()
-        )
-    )
+    if not settings.active:
+        result = RenderResult("", tuple(i.path for i in items), (), frozenset())
+    elif not items:
+        # Upstream emits no baseline when nothing was found (reference §2.9 step 4); rendering an
+        # empty list would still produce a frame holding only the intro.
+        result = RenderResult("", (), (), frozenset())
+    else:
+        result = render(items, settings.max_bytes, intro)
     retained = tuple(f for i, f in enumerate(kept) if i in result.represented)
     entries.extend(_rendered_entries(kept, duplicates, result))
-    order = {
-        c.abs_path: i
-        for i, c in enumerate(chain_candidates(root, real_cwd, settings, dsh_home, os_home))
-    }
+    order = {c.abs_path: i for i, c in enumerate(candidates)}
     entries.sort(key=lambda e: order.get(e.candidate.abs_path, len(order)))
     return BaselineLoad(
         root, real_cwd, identity, tuple(observed), tuple(kept), result, retained, tuple(entries)
+    )
+
+
+def load_document_chain(
+    directory: str,
+    settings: InstructionSettings,
+    fs: LocalFileSystem,
+    *,
+    dsh_home: str,
+    os_home: str | None = None,
+) -> BaselineLoad:
+    """The chain that governs a document in ``directory``, with ignored directories marked.
+
+    This is what ``dsh/scopes`` and ``dsh-sidecar scopes`` report: the baseline a session at
+    ``directory`` would load, except that a file in a ``.gitignore``d (or excluded) directory is
+    reported as ``ignored``, because a touch would never discover it.
+    """
+    root = find_project_root(directory, settings.project_root_markers, fs)
+    matcher = IgnoreMatcher(root, settings, fs)
+    return load_baseline(
+        directory, settings, fs, dsh_home=dsh_home, ignore=matcher, os_home=os_home
     )
 
 

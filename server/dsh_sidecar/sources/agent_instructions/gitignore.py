@@ -118,6 +118,29 @@ class IgnoreMatcher:
             read = self.fs.read_text(probe, 1024 * 1024)
             if read.text is None:
                 return None
-            cached = (probe.version, pathspec.GitIgnoreSpec.from_lines(read.text.splitlines()))
+            cached = (probe.version, _parse_gitignore(read.text))
             self._specs[path] = cached
         return cached[1], os.path.relpath(path, self.project_root)
+
+
+def _parse_gitignore(text: str) -> pathspec.GitIgnoreSpec:
+    """A spec of every line pathspec accepts; git skips a bad line (a lone ``!``, a trailing
+    backslash) instead of rejecting the file, so one such line must not disable the rest or
+    raise out of discovery."""
+    valid = []
+    for line in _gitignore_lines(text):
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except ValueError:  # pathspec's pattern errors subclass ValueError in every version
+            continue
+        valid.append(line)
+    return pathspec.GitIgnoreSpec.from_lines(valid)
+
+
+def _gitignore_lines(text: str) -> list[str]:
+    """Lines as git reads them: split on LF only, one CR before it dropped.
+
+    ``str.splitlines`` would also split on form feed, U+0085, U+2028 and others, which git keeps
+    as part of a pattern.
+    """
+    return [line.removesuffix("\r") for line in text.split("\n")]

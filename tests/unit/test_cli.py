@@ -1,0 +1,526 @@
+"""The ``dsh-sidecar`` command line, run in-process through ``main(argv)`` on real trees."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from instrkit import INTRO, write_tree
+
+from dsh_sidecar.cli import main
+from dsh_sidecar.config import InstructionSettings
+from dsh_sidecar.fs import LOCAL_FS
+from dsh_sidecar.sources.agent_instructions.baseline import load_baseline
+from dsh_sidecar.sources.agent_instructions.paths import sha1_hex
+
+Capture = pytest.CaptureFixture[bytes]
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private HOME and DSH_HOME so no real ~/.dsh leaks into the output."""
+    monkeypatch.setenv("HOME", str(tmp_path / "os-home"))
+    monkeypatch.setenv("DSH_HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+def run(capsysbinary: Capture, *argv: str) -> tuple[int, bytes, str]:
+    code = main(list(argv))
+    out, err = capsysbinary.readouterr()
+    return code, out, err.decode()
+
+
+def settings_file(tmp_path: Path, tree: Any, name: str = "settings.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(tree))
+    return str(path)
+
+
+def sample(tmp_path: Path) -> Path:
+    write_tree(
+        tmp_path,
+        {
+            "home/AGENTS.md": "global é rule\n",
+            "p/.git/": "",
+            "p/AGENTS.md": "root rule\n",
+            "p/pkg/AGENTS.md": "pkg rule",
+        },
+    )
+    return tmp_path / "p/pkg"
+
+
+SAMPLE_TEXT = (
+    "<system-reminder>\n" + INTRO + "\n\nInstructions from: $DSH_HOME/AGENTS.md\n\nglobal é rule\n"
+    "\n\nInstructions from: AGENTS.md\n\nroot rule\n"
+    "\n\nInstructions from: pkg/AGENTS.md\n\npkg rule"
+    "\n</system-reminder>"
+)
+
+
+# --- preview ----------------------------------------------------------------------------------
+
+
+def test_preview_prints_exactly_the_baseline_bytes(env: Path, capsysbinary: Capture) -> None:
+    cwd = sample(env)
+    code, out, err = run(capsysbinary, "preview", str(cwd))
+    assert (code, err) == (0, "")
+    # No newline is added: the output is the baseline, byte for byte.
+    assert out == SAMPLE_TEXT.encode("utf-8")
+    load = load_baseline(str(cwd), InstructionSettings(), LOCAL_FS, dsh_home=str(env / "home"))
+    assert out == load.text.encode("utf-8")
+
+
+def test_preview_defaults_to_the_current_directory(
+    env: Path, capsysbinary: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(sample(env))
+    code, out, _ = run(capsysbinary, "preview")
+    assert code == 0
+    assert out == SAMPLE_TEXT.encode("utf-8")
+
+
+def test_preview_of_a_directory_without_instructions_prints_nothing(
+    env: Path, capsysbinary: Capture
+) -> None:
+    write_tree(env, {"p/.git/": ""})
+    assert run(capsysbinary, "preview", str(env / "p")) == (0, b"", "")
+
+
+def test_preview_honours_settings(env: Path, capsysbinary: Capture) -> None:
+    cwd = sample(env)
+    path = settings_file(
+        env, {"instructions": {"instructionFileCandidates": [], "dshHome": str(env / "none")}}
+    )
+    code, out, _ = run(capsysbinary, "preview", str(cwd), "--settings", path)
+    assert code == 0
+    assert out == b""  # no base candidates, and the user-global home holds nothing
+
+
+def json_tree(env: Path) -> Path:
+    write_tree(
+        env,
+        {
+            "home/AGENTS.md": "global rule",
+            "p/.git/": "",
+            "p/AGENTS.md": "root rule\n",
+            "p/CLAUDE.md": "root rule",  # duplicate after trim
+            "p/AGENTS.local.md": "x" * 200,  # oversized at maxSourceBytes 100
+            "p/CLAUDE.local.md": b"\xc3\x28 invalid",  # invalid UTF-8
+            "p/pkg/AGENTS.md": "pkg rule",
+        },
+    )
+    return env / "p/pkg"
+
+
+def test_preview_json_shape_and_states(env: Path, capsysbinary: Capture) -> None:
+    cwd = json_tree(env)
+    # A budget that fits only the most specific file, so the broader ones are omitted.
+    tail = "\n\nInstructions from: pkg/AGENTS.md\n\npkg rule\n</system-reminder>"
+
+    def text(n: int) -> str:
+        marker = f"Workspace instruction budget {n} bytes: omitted $DSH_HOME/AGENTS.md, AGENTS.md"
+        return "<system-reminder>\n" + marker + "\n\n" + INTRO + tail
+
+    n = len(text(999).encode())
+    assert len(text(n).encode()) == n
+    path = settings_file(env, {"instructions": {"maxSourceBytes": 100, "maxBytes": n}})
+    code, out, err = run(capsysbinary, "preview", str(cwd), "--json", "--settings", path)
+    assert (code, err) == (0, "")
+    assert b'"scope": ".\\u0000AGENTS.md"' in out  # NUL serialized as \u0000
+    doc = json.loads(out)
+    root = os.path.realpath(env / "p")
+    assert list(doc) == ["text", "projectRoot", "baselineIdentity", "files", "omitted", "truncated"]
+    assert doc["text"] == text(n)
+    assert doc["projectRoot"] == root
+    assert doc["baselineIdentity"] == (
+        '{"projectRoot":"..","projectRootMarkers":[".git"],"maxBytes":' + str(n) + ","
+        '"maxSourceBytes":100,"instructionFileCandidates":["AGENTS.md","CLAUDE.md"],'
+        '"localInstructionFileCandidates":["AGENTS.local.md","CLAUDE.local.md"]}'
+    )
+    assert doc["omitted"] == ["$DSH_HOME/AGENTS.md", "AGENTS.md"]
+    assert doc["truncated"] == []
+    files = doc["files"]
+    assert files[0] == {
+        "path": str(env / "home/AGENTS.md"),
+        "displayPath": "$DSH_HOME/AGENTS.md",
+        "scope": "user-global\u0000AGENTS.md",
+        "state": "omitted",
+        "bytes": 11,
+        "digest": sha1_hex("global rule"),
+        "reason": "omitted by the byte budget",
+    }
+    assert files[2] == {
+        "path": os.path.join(root, "CLAUDE.md"),
+        "displayPath": "CLAUDE.md",
+        "scope": ".\u0000CLAUDE.md",
+        "state": "duplicate",
+        "bytes": 9,
+        "digest": sha1_hex("root rule"),
+        "reason": "same content as AGENTS.md (after trimming whitespace)",
+    }
+    assert files[3] == {
+        "path": os.path.join(root, "AGENTS.local.md"),
+        "displayPath": "AGENTS.local.md",
+        "scope": ".\u0000AGENTS.local.md",
+        "state": "oversized",
+        "bytes": 200,
+        "reason": "oversized: 200 bytes",
+    }
+    assert files[4]["state"] == "unreadable"
+    assert files[4]["reason"].startswith("invalid-utf8: ")
+    assert "digest" not in files[4]
+    assert files[5] == {
+        "path": os.path.join(root, "pkg", "AGENTS.md"),
+        "displayPath": "pkg/AGENTS.md",
+        "scope": "pkg\u0000AGENTS.md",
+        "state": "included",
+        "bytes": 8,
+        "includedBytes": 8,
+        "digest": sha1_hex("pkg rule"),
+    }
+    assert [f["state"] for f in files] == [
+        "omitted",
+        "omitted",
+        "duplicate",
+        "oversized",
+        "unreadable",
+        "included",
+    ]
+
+
+def test_preview_json_truncated_entry(env: Path, capsysbinary: Capture) -> None:
+    write_tree(env, {"p/.git/": "", "p/AGENTS.md": "x" * 1000})
+    path = settings_file(env, {"instructions": {"maxBytes": 400}})
+    code, out, _ = run(capsysbinary, "preview", str(env / "p"), "--json", "--settings", path)
+    assert code == 0
+    doc = json.loads(out)
+    (truncated,) = doc["truncated"]
+    assert truncated["path"] == "AGENTS.md" and truncated["originalBytes"] == 1000
+    kept = truncated["includedBytes"]
+    assert 0 < kept < 1000
+    assert doc["files"][0]["state"] == "truncated"
+    assert doc["files"][0]["includedBytes"] == kept
+    assert doc["files"][0]["bytes"] == 1000
+    assert f"truncated AGENTS.md from 1000 to {kept} bytes" in doc["text"]
+    assert len(doc["text"].encode()) <= 400
+
+
+# --- scopes -----------------------------------------------------------------------------------
+
+
+def scopes_tree(env: Path) -> Path:
+    write_tree(
+        env,
+        {
+            "home/AGENTS.md": "global\n",
+            "p/.git/": "",
+            "p/.gitignore": "node_modules/\n",
+            "p/AGENTS.md": "root\n",
+            "p/CLAUDE.md": "root",
+            "p/node_modules/dep/AGENTS.md": "dependency rule\n",
+            "p/node_modules/dep/index.js": "",
+        },
+    )
+    return env / "p/node_modules/dep/index.js"
+
+
+def test_scopes_lists_the_chain_and_marks_ignored_files(env: Path, capsysbinary: Capture) -> None:
+    code, out, err = run(capsysbinary, "scopes", str(scopes_tree(env)))
+    assert (code, err) == (0, "")
+    assert out.decode() == (
+        "included          7  $DSH_HOME/AGENTS.md\n"
+        "included          5  AGENTS.md\n"
+        "duplicate         4  CLAUDE.md  same content as AGENTS.md (after trimming whitespace)\n"
+        "ignored          16  node_modules/dep/AGENTS.md"
+        "  node_modules/ ignored by 'node_modules/' (.gitignore)\n"
+    )
+
+
+def test_scopes_accepts_a_directory(env: Path, capsysbinary: Capture) -> None:
+    file = scopes_tree(env)
+    by_file = run(capsysbinary, "scopes", str(file))
+    by_dir = run(capsysbinary, "scopes", str(file.parent))
+    assert by_file == by_dir
+
+
+def test_scopes_json(env: Path, capsysbinary: Capture) -> None:
+    code, out, _ = run(capsysbinary, "scopes", str(scopes_tree(env)), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    root = os.path.realpath(env / "p")
+    assert doc["projectRoot"] == root
+    assert doc["directory"] == os.path.join(root, "node_modules", "dep")
+    assert doc["files"][-1] == {
+        "path": os.path.join(root, "node_modules", "dep", "AGENTS.md"),
+        "displayPath": "node_modules/dep/AGENTS.md",
+        "scope": "node_modules/dep\u0000AGENTS.md",
+        "state": "ignored",
+        "bytes": 16,
+        "reason": "node_modules/ ignored by 'node_modules/' (.gitignore)",
+    }
+
+
+def test_scopes_without_gitignore_respect_loads_the_dependency(
+    env: Path, capsysbinary: Capture
+) -> None:
+    path = settings_file(env, {"instructions": {"respectGitignore": False}})
+    code, out, _ = run(capsysbinary, "scopes", str(scopes_tree(env)), "--settings", path)
+    assert code == 0
+    assert out.decode().splitlines()[-1] == "included         16  node_modules/dep/AGENTS.md"
+
+
+# --- bad input: exit 2, one line on stderr, nothing on stdout ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tree", "message"),
+    [
+        (
+            {"instructions": {"maxSourceBytes": 0}},
+            "instructions.maxSourceBytes: must be a positive integer, got 0",
+        ),
+        (
+            {"instructions": {"maxBytes": "big"}},
+            "instructions.maxBytes: must be a number, got 'big'",
+        ),
+        ({"instructions": {"colour": 1}}, "instructions.colour: is not a known setting"),
+        ({"store": {"path": ""}}, "store.path: must be a non-blank path or null"),
+        (["not", "an", "object"], "dsh: settings must be an object"),
+        (
+            {"sessionReference": {"maxReferences": 4}},
+            "sessionReference.maxReferences: session-reference: maxReferences must not exceed 3",
+        ),
+    ],
+)
+def test_invalid_setting_exits_2_naming_the_key(
+    env: Path, capsysbinary: Capture, tree: Any, message: str
+) -> None:
+    write_tree(env, {"p/": ""})
+    path = settings_file(env, tree)
+    for argv in (["preview", str(env / "p")], ["scopes", str(env / "p")], ["doctor"]):
+        assert run(capsysbinary, *argv, "--settings", path) == (2, b"", f"dsh-sidecar: {message}\n")
+
+
+def test_unreadable_settings_files_exit_2(env: Path, capsysbinary: Capture) -> None:
+    write_tree(env, {"p/": "", "bad.json": "{nope", "latin1.json": b'{"x": "\xe9"}'})
+    missing = str(env / "missing.json")
+    assert run(capsysbinary, "preview", str(env / "p"), "--settings", missing) == (
+        2,
+        b"",
+        f"dsh-sidecar: --settings {missing}: cannot read: No such file or directory\n",
+    )
+    bad = str(env / "bad.json")
+    code, out, err = run(capsysbinary, "preview", str(env / "p"), "--settings", bad)
+    assert (code, out) == (2, b"")
+    assert err.startswith(f"dsh-sidecar: --settings {bad}: invalid JSON: ")
+    assert err.count("\n") == 1
+    latin = str(env / "latin1.json")
+    code, _, err = run(capsysbinary, "preview", str(env / "p"), "--settings", latin)
+    assert code == 2 and err.startswith(f"dsh-sidecar: --settings {latin}: not UTF-8")
+    directory = str(env / "p")
+    code, _, err = run(capsysbinary, "preview", directory, "--settings", directory)
+    assert (
+        code == 2 and err == f"dsh-sidecar: --settings {directory}: cannot read: Is a directory\n"
+    )
+
+
+def test_missing_directory_exits_2(env: Path, capsysbinary: Capture) -> None:
+    missing = str(env / "nowhere")
+    assert run(capsysbinary, "preview", missing) == (
+        2,
+        b"",
+        f"dsh-sidecar: {missing}: no such directory\n",
+    )
+    (env / "file.txt").write_text("")
+    file = str(env / "file.txt")
+    assert run(capsysbinary, "preview", file) == (2, b"", f"dsh-sidecar: {file}: not a directory\n")
+
+
+def test_scopes_of_a_missing_file_exits_2(env: Path, capsysbinary: Capture) -> None:
+    missing = str(env / "nowhere.py")
+    assert run(capsysbinary, "scopes", missing) == (
+        2,
+        b"",
+        f"dsh-sidecar: {missing}: no such file or directory\n",
+    )
+
+
+def test_no_command_prints_help_and_exits_2(capsysbinary: Capture) -> None:
+    code, out, err = run(capsysbinary)
+    assert code == 2 and out == b""
+    assert err.startswith("usage: dsh-sidecar")
+
+
+# --- doctor -----------------------------------------------------------------------------------
+
+
+def doctor_rows(out: bytes) -> dict[str, str]:
+    rows = {}
+    for line in out.decode().splitlines():
+        name, _, value = line.partition(" ")
+        rows[name] = value.strip()
+    return rows
+
+
+def test_doctor_healthy(env: Path, capsysbinary: Capture) -> None:
+    code, out, err = run(capsysbinary, "doctor")
+    assert (code, err) == (0, "")
+    rows = doctor_rows(out)
+    assert list(rows) == ["python", "pygls", "lsprotocol", "DSH_HOME", "store", "tmux", "status"]
+    assert rows["python"].startswith(f"{sys.version_info.major}.{sys.version_info.minor}.")
+    assert rows["pygls"] == "2.1.1"
+    assert rows["lsprotocol"] == "2025.0.0"
+    assert rows["DSH_HOME"] == f"{env / 'home'} (environment DSH_HOME)"
+    assert rows["store"] == f"{env / 'home' / 'sessions.sqlite3'} (writable, will be created)"
+    assert rows["status"] == "ok"
+    assert not (env / "home").exists()  # the check created nothing
+
+
+def test_doctor_reports_the_default_home_when_dsh_home_is_blank(
+    env: Path, capsysbinary: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSH_HOME", "  ")
+    code, out, _ = run(capsysbinary, "doctor")
+    assert code == 0
+    home = env / "os-home" / ".dsh"
+    assert doctor_rows(out)["DSH_HOME"] == f"{home} (default (DSH_HOME is blank))"
+
+
+def test_doctor_existing_store_is_writable(env: Path, capsysbinary: Capture) -> None:
+    write_tree(env, {"home/sessions.sqlite3": b""})
+    code, out, _ = run(capsysbinary, "doctor")
+    assert code == 0
+    assert doctor_rows(out)["store"] == f"{env / 'home' / 'sessions.sqlite3'} (writable)"
+
+
+def test_doctor_unwritable_store_is_unhealthy(env: Path, capsysbinary: Capture) -> None:
+    # As root, permissions deny nothing; a regular file where a directory must be does.
+    write_tree(env, {"blocker": "a file"})
+    store = env / "blocker" / "sub" / "s.sqlite3"
+    path = settings_file(env, {"store": {"path": str(store)}})
+    code, out, err = run(capsysbinary, "doctor", "--settings", path)
+    assert (code, err) == (1, "")
+    rows = doctor_rows(out)
+    assert rows["store"] == f"{store} (not writable: {env / 'blocker'} is not a directory)"
+    assert rows["status"] == f"store {store} is not writable"
+
+
+def test_doctor_store_that_is_a_directory_is_unhealthy(env: Path, capsysbinary: Capture) -> None:
+    write_tree(env, {"home/sessions.sqlite3/": ""})
+    code, out, _ = run(capsysbinary, "doctor")
+    assert code == 1
+    assert doctor_rows(out)["store"].endswith("(not writable: it is a directory)")
+
+
+def test_doctor_finds_tmux(env: Path, capsysbinary: Capture) -> None:
+    # tmux is part of the toolchain (tmux-context); its absence must fail here, not skip.
+    code, out, _ = run(capsysbinary, "doctor")
+    assert code == 0
+    assert doctor_rows(out)["tmux"].startswith("tmux ")
+
+
+def test_doctor_tmux_missing_is_a_problem_only_when_enabled(
+    env: Path, capsysbinary: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (env / "empty-bin").mkdir()
+    monkeypatch.setenv("PATH", str(env / "empty-bin"))
+    code, out, _ = run(capsysbinary, "doctor")
+    assert code == 0
+    assert doctor_rows(out)["tmux"] == "not found on PATH (tmux-context has nothing to report)"
+    path = settings_file(env, {"tmuxContext": {"enabled": True}})
+    code, out, _ = run(capsysbinary, "doctor", "--settings", path)
+    assert code == 1
+    assert doctor_rows(out)["status"] == "tmuxContext is enabled but tmux is not available"
+
+
+# --- serve ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_server(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Stands in for dsh_sidecar.lsp.server, which would take over stdio if really started."""
+    calls: list[dict[str, Any]] = []
+    module = types.ModuleType("dsh_sidecar.lsp.server")
+
+    def serve(tcp: bool, port: int | None, log_file: str | None, verbose: bool) -> int:
+        calls.append({"tcp": tcp, "port": port, "log_file": log_file, "verbose": verbose})
+        return 0
+
+    module.serve = serve  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "dsh_sidecar.lsp.server", module)
+    return calls
+
+
+def test_serve_defaults_to_stdio(fake_server: list[dict[str, Any]], capsysbinary: Capture) -> None:
+    assert run(capsysbinary, "serve") == (0, b"", "")
+    assert fake_server == [{"tcp": False, "port": None, "log_file": None, "verbose": False}]
+
+
+def test_serve_passes_every_option(
+    tmp_path: Path, fake_server: list[dict[str, Any]], capsysbinary: Capture
+) -> None:
+    log = str(tmp_path / "sidecar.log")
+    argv = ["serve", "--tcp", "--port", "4321", "--log-file", log, "-v"]
+    assert run(capsysbinary, *argv) == (0, b"", "")
+    assert fake_server == [{"tcp": True, "port": 4321, "log_file": log, "verbose": True}]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--port", "4321"], "--port needs --tcp"),
+        (["--tcp", "--port", "70000"], "--port: must be between 0 and 65535, got 70000"),
+    ],
+)
+def test_serve_bad_options_exit_2(
+    fake_server: list[dict[str, Any]], capsysbinary: Capture, argv: list[str], message: str
+) -> None:
+    assert run(capsysbinary, "serve", *argv) == (2, b"", f"dsh-sidecar: {message}\n")
+    assert fake_server == []
+
+
+def test_serve_unwritable_log_file_exits_2(
+    tmp_path: Path, fake_server: list[dict[str, Any]], capsysbinary: Capture
+) -> None:
+    log = str(tmp_path / "no-such-dir" / "x.log")
+    assert run(capsysbinary, "serve", "--log-file", log) == (
+        2,
+        b"",
+        f"dsh-sidecar: --log-file {log}: No such file or directory\n",
+    )
+    assert fake_server == []
+
+
+# --- the real entry point ---------------------------------------------------------------------
+
+
+def test_module_entry_point_writes_utf8_bytes_whatever_the_locale(env: Path) -> None:
+    # One subprocess: only a real process shows that stdout gets the baseline's UTF-8 bytes even
+    # when Python's own stdout encoding could not represent them.
+    cwd = sample(env)
+    child_env = dict(os.environ, PYTHONIOENCODING="ascii", LC_ALL="C")
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "preview", str(cwd)],
+        capture_output=True,
+        env=child_env,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert done.stdout == SAMPLE_TEXT.encode("utf-8")
+    bad = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "preview", str(env / "nowhere")],
+        capture_output=True,
+        env=child_env,
+        timeout=60,
+        check=False,
+    )
+    assert bad.returncode == 2
+    assert bad.stderr == f"dsh-sidecar: {env / 'nowhere'}: no such directory\n".encode()
+    assert bad.stdout == b""

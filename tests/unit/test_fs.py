@@ -1,0 +1,447 @@
+"""The filesystem seam (reference §1.5, §2.4, §2.5) against real files.
+
+Faults that root cannot provoke with permissions (EIO, a file growing mid-read) come from
+``LocalFileSystem`` subclasses; EACCES is provoked for real by running a snippet as ``nobody``,
+because the tests run as root and chmod alone denies root nothing.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dsh_sidecar.fs import (
+    LOCAL_FS,
+    LocalFileSystem,
+    Probe,
+    ProbeState,
+    ReadFailure,
+    ReadResult,
+    version_of,
+)
+
+MIB = 1024 * 1024
+
+
+def probe_file(path: Path) -> Probe:
+    probe = LOCAL_FS.probe(str(path))
+    assert probe.state is ProbeState.PRESENT, probe
+    return probe
+
+
+def read(path: Path, max_source_bytes: int = MIB, fs: LocalFileSystem = LOCAL_FS) -> ReadResult:
+    return fs.read_text(fs.probe(str(path)), max_source_bytes)
+
+
+# --- resolve ----------------------------------------------------------------------------------
+
+
+def test_resolve_follows_a_final_component_symlink(tmp_path: Path) -> None:
+    real = tmp_path / "real.md"
+    real.write_text("x")
+    (tmp_path / "AGENTS.md").symlink_to(real)
+    assert LOCAL_FS.resolve(str(tmp_path / "AGENTS.md")) == os.path.realpath(real)
+    assert LOCAL_FS.resolve(str(tmp_path / "AGENTS.md")).endswith("/real.md")
+
+
+def test_resolve_keeps_a_missing_tail_under_the_real_ancestor(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "alias").symlink_to(tmp_path / "real")
+    resolved = LOCAL_FS.resolve(str(tmp_path / "alias" / "missing" / "AGENTS.md"))
+    assert resolved == os.path.join(os.path.realpath(tmp_path / "real"), "missing", "AGENTS.md")
+
+
+# --- probe: present / absent / unavailable ----------------------------------------------------
+
+
+def test_probe_present_reports_target_size_and_version(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_text("rule\n")
+    probe = probe_file(path)
+    st = os.stat(path)
+    assert probe.size == 5
+    assert probe.target == os.path.realpath(path)
+    assert probe.version == (
+        f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+    )
+    assert probe.version == version_of(st)
+    assert probe.present
+
+
+def test_probe_version_changes_when_the_file_changes(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_text("one")
+    before = probe_file(path).version
+    os.utime(path, ns=(1, 1))  # same size, different mtime
+    assert probe_file(path).version != before
+
+
+def test_probe_through_a_symlink_reports_the_target(tmp_path: Path) -> None:
+    real = tmp_path / "shared.md"
+    real.write_text("shared")
+    link = tmp_path / "CLAUDE.md"
+    link.symlink_to(real)
+    probe = probe_file(link)
+    assert probe.path == str(link)
+    assert probe.target == os.path.realpath(real)
+    assert probe.version == version_of(os.stat(real))
+
+
+def _absent_cases(tmp_path: Path) -> dict[str, Path]:
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir-link").symlink_to(tmp_path / "dir")
+    (tmp_path / "broken").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "plain").write_text("a regular file")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    return {
+        "missing": tmp_path / "missing.md",
+        "directory": tmp_path / "dir",
+        "link to a directory": tmp_path / "dir-link",
+        "broken link": tmp_path / "broken",
+        "ENOTDIR through a file": tmp_path / "plain" / "AGENTS.md",
+        "fifo": tmp_path / "fifo",
+        "link to /dev/zero": tmp_path / "zero",
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "missing",
+        "directory",
+        "link to a directory",
+        "broken link",
+        "ENOTDIR through a file",
+        "fifo",
+        "link to /dev/zero",
+    ],
+)
+def test_probe_absent(tmp_path: Path, case: str) -> None:
+    probe = LOCAL_FS.probe(str(_absent_cases(tmp_path)[case]))
+    assert probe.state is ProbeState.ABSENT
+    assert probe.error is None
+    assert probe.version is None
+
+
+def test_probe_symlink_loop_is_unavailable_not_absent(tmp_path: Path) -> None:
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    probe = LOCAL_FS.probe(str(tmp_path / "a"))
+    assert probe.state is ProbeState.UNAVAILABLE
+    assert probe.error is not None and probe.error.startswith("ELOOP")
+
+
+class EioStat(LocalFileSystem):
+    def stat(self, path: str) -> os.stat_result:
+        raise OSError(errno.EIO, os.strerror(errno.EIO), path)
+
+
+def test_probe_eio_is_unavailable(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("x")
+    probe = EioStat().probe(str(tmp_path / "AGENTS.md"))
+    assert probe.state is ProbeState.UNAVAILABLE
+    assert probe.error is not None and probe.error.startswith("EIO")
+
+
+def test_exists_counts_any_type_and_treats_errors_as_no(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "f").write_text("")
+    assert LOCAL_FS.exists(str(tmp_path / "d"))
+    assert LOCAL_FS.exists(str(tmp_path / "f"))
+    assert not LOCAL_FS.exists(str(tmp_path / "missing"))
+    assert not EioStat().exists(str(tmp_path / "f"))
+
+
+@pytest.mark.parametrize("name", ["AGENTS\0.md", "\ud800.md"])
+def test_a_name_the_os_cannot_take_is_unavailable_not_a_crash(tmp_path: Path, name: str) -> None:
+    # Candidate names and markers come from settings; NUL or an unencodable surrogate makes
+    # os.stat raise ValueError, which must not escape the seam.
+    probe = LOCAL_FS.probe(str(tmp_path / name))
+    assert probe.state is ProbeState.UNAVAILABLE
+    assert probe.error is not None and probe.error.startswith("invalid path")
+    assert not LOCAL_FS.exists(str(tmp_path / name))
+    fake = Probe(ProbeState.PRESENT, str(tmp_path / name), size=1)
+    assert LOCAL_FS.read_text(fake, MIB).failure is ReadFailure.IO_ERROR
+
+
+# --- EACCES, for real, as an unprivileged user ------------------------------------------------
+
+_AS_NOBODY = r"""
+import json, sys
+from dsh_sidecar.fs import LOCAL_FS
+root = sys.argv[1]
+out = {}
+for name in ("open/AGENTS.md", "closed/AGENTS.md", "secret.md"):
+    p = LOCAL_FS.probe(root + "/" + name)
+    r = LOCAL_FS.read_text(p, 1 << 20) if p.present else None
+    out[name] = {
+        "state": p.state.value, "error": p.error,
+        "text": r.text if r else None,
+        "failure": r.failure.value if r and r.failure else None,
+        "detail": r.detail if r else None,
+    }
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture
+def shared_tree() -> Iterator[Path]:
+    """A tree under /tmp that ``nobody`` can reach (pytest's own tmp dir is root-only)."""
+    root = Path(tempfile.mkdtemp(prefix="dsh-eacces-", dir="/tmp"))
+    try:
+        root.chmod(0o755)
+        yield root
+    finally:
+        shutil.rmtree(root)
+
+
+def run_as_nobody(code: str, *args: str) -> str:
+    setpriv = shutil.which("setpriv")
+    # A missing tool must fail the test: skipping would hide that EACCES went untested.
+    assert setpriv is not None, "setpriv (util-linux) is required to test EACCES as nobody"
+    drop = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+    done = subprocess.run(
+        [setpriv, *drop, sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_eacces_probe_unavailable_and_read_failure_as_nobody(shared_tree: Path) -> None:
+    (shared_tree / "open").mkdir(mode=0o755)
+    (shared_tree / "open" / "AGENTS.md").write_text("readable")
+    (shared_tree / "open" / "AGENTS.md").chmod(0o644)
+    (shared_tree / "closed").mkdir()
+    (shared_tree / "closed" / "AGENTS.md").write_text("hidden")
+    (shared_tree / "closed").chmod(0o700)  # nobody cannot even stat inside
+    (shared_tree / "secret.md").write_text("secret")
+    (shared_tree / "secret.md").chmod(0o600)  # nobody can stat it but not open it
+
+    out = json.loads(run_as_nobody(_AS_NOBODY, str(shared_tree)))
+
+    assert out["open/AGENTS.md"]["state"] == "present"
+    assert out["open/AGENTS.md"]["text"] == "readable"
+    # EACCES on the probe: unavailable, which is never read as a deletion.
+    assert out["closed/AGENTS.md"]["state"] == "unavailable"
+    assert out["closed/AGENTS.md"]["error"].startswith("EACCES")
+    # EACCES on open after a successful probe: a read failure, not an exception.
+    assert out["secret.md"]["state"] == "present"
+    assert out["secret.md"]["text"] is None
+    assert out["secret.md"]["failure"] == "io-error"
+    assert out["secret.md"]["detail"].startswith("EACCES")
+
+
+# --- bounded, strict read ---------------------------------------------------------------------
+
+
+class NeverOpen(LocalFileSystem):
+    def __init__(self) -> None:
+        self.opened: list[str] = []
+
+    def open_for_read(self, path: str) -> int:
+        self.opened.append(path)
+        return super().open_for_read(path)
+
+
+def test_size_over_the_cap_is_refused_before_opening(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_bytes(b"x" * 101)
+    fs = NeverOpen()
+    result = fs.read_text(fs.probe(str(path)), 100)
+    assert result.failure is ReadFailure.OVERSIZED
+    assert result.text is None
+    assert fs.opened == []
+
+
+def test_exactly_the_cap_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_bytes(b"x" * 100)
+    fs = NeverOpen()
+    assert fs.read_text(fs.probe(str(path)), 100).text == "x" * 100
+    assert fs.opened == [str(path)]
+
+
+def test_cap_counts_bytes_not_characters(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_text("é" * 50, encoding="utf-8")  # 100 bytes, 50 characters
+    assert read(path, 100).text == "é" * 50
+    assert read(path, 99).failure is ReadFailure.OVERSIZED
+
+
+def test_a_file_that_grew_after_the_probe_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_bytes(b"x" * 10)
+    probe = probe_file(path)  # size 10, within the cap
+    path.write_bytes(b"x" * 200)
+    result = LOCAL_FS.read_text(probe, 100)
+    assert result.failure is ReadFailure.OVERSIZED
+
+
+class GrowsWhileRead(LocalFileSystem):
+    """Appends to the file after each chunk, as a writer racing the reader would."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read_chunk(self, fd: int, size: int) -> bytes:
+        chunk = super().read_chunk(fd, 16)
+        with open(self.path, "ab") as handle:
+            handle.write(b"y" * 16)
+        return chunk
+
+
+def test_a_file_growing_while_read_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_bytes(b"x" * 16)
+    fs = GrowsWhileRead(path)
+    result = fs.read_text(fs.probe(str(path)), 100)
+    assert result.failure is ReadFailure.OVERSIZED
+    assert os.path.getsize(path) > 100
+
+
+class ReturnsMore(LocalFileSystem):
+    """A provider whose stream yields more than the probe's size (no size check can catch it)."""
+
+    def read_chunk(self, fd: int, size: int) -> bytes:
+        data = super().read_chunk(fd, size)
+        return data + b"z" * 64 if data else data
+
+
+def test_a_stream_longer_than_the_probe_size_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_bytes(b"x" * 50)
+    fs = ReturnsMore()
+    assert fs.read_text(fs.probe(str(path)), 100).failure is ReadFailure.OVERSIZED
+    assert fs.read_text(fs.probe(str(path)), 114).text == "x" * 50 + "z" * 64
+
+
+class EioRead(LocalFileSystem):
+    def read_chunk(self, fd: int, size: int) -> bytes:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+
+def test_eio_while_reading_is_a_read_failure(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_text("x")
+    fs = EioRead()
+    result = fs.read_text(fs.probe(str(path)), MIB)
+    assert result.failure is ReadFailure.IO_ERROR
+    assert result.detail is not None and result.detail.startswith("EIO")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"ok \xff bad",  # never valid in UTF-8
+        b"\xc3",  # truncated two-byte sequence at EOF
+        b"\xed\xa0\x80",  # an encoded surrogate (CESU-8), rejected by a fatal decoder
+        b"\xc0\xaf",  # overlong encoding of "/"
+    ],
+)
+def test_invalid_utf8_is_refused(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_bytes(data)
+    result = read(path)
+    assert result.text is None
+    assert result.failure is ReadFailure.INVALID_UTF8
+
+
+def test_one_leading_bom_is_stripped_and_only_one(tmp_path: Path) -> None:
+    one = tmp_path / "one.md"
+    one.write_bytes(b"\xef\xbb\xbfrule")
+    two = tmp_path / "two.md"
+    two.write_bytes(b"\xef\xbb\xbf\xef\xbb\xbfrule")
+    middle = tmp_path / "middle.md"
+    middle.write_bytes(b"a\xef\xbb\xbfb")
+    assert read(one).text == "rule"
+    assert read(two).text == "\ufeffrule"
+    assert read(middle).text == "a\ufeffb"
+
+
+class TinyChunks(LocalFileSystem):
+    def read_chunk(self, fd: int, size: int) -> bytes:
+        return super().read_chunk(fd, 1)
+
+
+def test_bom_split_across_chunks_is_still_stripped(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_bytes("\ufeffrègle".encode())
+    fs = TinyChunks()
+    assert fs.read_text(fs.probe(str(path)), MIB).text == "règle"
+
+
+@pytest.mark.parametrize("fs", [LOCAL_FS, TinyChunks()], ids=["64k-chunks", "1-byte-chunks"])
+def test_nul_in_the_first_8_kib_is_binary_but_not_after(
+    tmp_path: Path, fs: LocalFileSystem
+) -> None:
+    early = tmp_path / "early.md"
+    early.write_bytes(b"x" * 8191 + b"\0" + b"x" * 10)  # byte 8192 of the file: inside
+    late = tmp_path / "late.md"
+    late.write_bytes(b"x" * 8192 + b"\0" + b"x" * 10)  # byte 8193: outside the scan
+    assert fs.read_text(fs.probe(str(early)), MIB).failure is ReadFailure.BINARY
+    assert fs.read_text(fs.probe(str(late)), MIB).text == "x" * 8192 + "\0" + "x" * 10
+
+
+def test_read_of_a_fifo_returns_immediately(tmp_path: Path) -> None:
+    fifo = tmp_path / "AGENTS.md"
+    os.mkfifo(fifo)
+    assert LOCAL_FS.probe(str(fifo)).state is ProbeState.ABSENT
+    # A probe taken while a regular file stood there, then swapped for a FIFO.
+    stale = Probe(ProbeState.PRESENT, str(fifo), str(fifo), "v", 4)
+    results: list[ReadResult] = []
+    worker = threading.Thread(target=lambda: results.append(LOCAL_FS.read_text(stale, MIB)))
+    worker.daemon = True
+    worker.start()
+    worker.join(timeout=5)
+    if worker.is_alive():
+        # Release the blocked reader so the test process can exit, then fail.
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        worker.join(timeout=5)
+        pytest.fail("read_text blocked on a FIFO")
+    assert results[0].failure is ReadFailure.NOT_A_FILE
+
+
+def test_read_of_dev_zero_through_a_link_is_refused(tmp_path: Path) -> None:
+    link = tmp_path / "AGENTS.md"
+    link.symlink_to("/dev/zero")
+    assert LOCAL_FS.probe(str(link)).state is ProbeState.ABSENT
+    stale = Probe(ProbeState.PRESENT, str(link), "/dev/zero", "v", 0)
+    assert LOCAL_FS.read_text(stale, MIB).failure is ReadFailure.NOT_A_FILE
+
+
+def test_read_of_a_directory_is_refused(tmp_path: Path) -> None:
+    stale = Probe(ProbeState.PRESENT, str(tmp_path), str(tmp_path), "v", 0)
+    assert LOCAL_FS.read_text(stale, MIB).failure is ReadFailure.NOT_A_FILE
+
+
+def test_a_file_deleted_after_the_probe_is_a_read_failure(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_text("x")
+    probe = probe_file(path)
+    path.unlink()
+    result = LOCAL_FS.read_text(probe, MIB)
+    assert result.failure is ReadFailure.IO_ERROR
+    assert result.detail is not None and result.detail.startswith("ENOENT")
+
+
+def test_no_newline_normalization(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_bytes(b"a\r\nb\rc\n")
+    assert read(path).text == "a\r\nb\rc\n"
