@@ -36,6 +36,7 @@ PROG = "dsh-sidecar"
 EXIT_OK = 0
 EXIT_UNHEALTHY = 1
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 1  # what Python's own SIGPIPE recipe returns
 
 
 class UsageError(Exception):
@@ -60,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # final flush does not raise a second time.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_UNHEALTHY
+        return EXIT_BROKEN_PIPE
 
 
 def build_parser() -> argparse.ArgumentParser:

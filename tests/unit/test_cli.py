@@ -275,6 +275,21 @@ def test_scopes_without_gitignore_respect_loads_the_dependency(
     assert out.decode().splitlines()[-1] == "included         16  node_modules/dep/AGENTS.md"
 
 
+def test_scopes_shows_an_unstatable_file_without_a_size(env: Path, capsysbinary: Capture) -> None:
+    # A symlink loop: the probe fails with ELOOP, so the file is unreadable and has no size.
+    write_tree(env, {"p/.git/": "", "p/CLAUDE.md": "claude\n"})
+    (env / "p/AGENTS.md").symlink_to(env / "p/AGENTS.md")
+    code, out, _ = run(capsysbinary, "scopes", str(env / "p"))
+    assert code == 0
+    assert out.decode() == (
+        "unreadable        -  AGENTS.md  ELOOP: Too many levels of symbolic links\n"
+        "included          7  CLAUDE.md\n"
+    )
+    code, out, _ = run(capsysbinary, "preview", str(env / "p"), "--json")
+    entry = json.loads(out)["files"][0]
+    assert entry["state"] == "unreadable" and entry["bytes"] is None
+
+
 # --- bad input: exit 2, one line on stderr, nothing on stdout ---------------------------------
 
 
