@@ -60,9 +60,14 @@ export function activate(context: vscode.ExtensionContext): DshApi {
     vscode.window.registerWebviewViewProvider(INSPECTOR_VIEW_ID, inspector),
     sidecar.onDidStart(() => {
       // A new sidecar process has no live sessions: resume ours so touches reach them again.
-      void sessions.reopenAll();
+      void sessions
+        .reopenAll()
+        .then(() => sessions.resumeRemembered(vscode.workspace.workspaceFolders ?? []));
       scopes.schedule(0);
       inspector.schedule(0);
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders((e) => {
+      if (sidecar.isRunning) void sessions.resumeRemembered(e.added);
     }),
     vscode.commands.registerCommand('dsh.chat.open', () => openChat()),
     vscode.commands.registerCommand('dsh.chat.newSession', async () => {

@@ -136,9 +136,12 @@ export interface ScopeFile {
   displayPath: string;
   scope: string;
   state: ScopeFileState;
-  bytes: number;
+  /** Size on disk; null when the file could not even be stat'ed. */
+  bytes: number | null;
   digest?: string;
   reason?: string;
+  /** Bytes that reach the model (included or truncated files). */
+  includedBytes?: number;
 }
 
 export interface ContextPendingResult {

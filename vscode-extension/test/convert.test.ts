@@ -92,12 +92,18 @@ describe('toChatItems', () => {
       ['context', 'Workspace instructions: set pkg/AGENTS.md'],
       ['assistant', ''],
       ['tool-call', 'read x'],
-      ['tool-result', 'Tool result'],
+      ['tool-result', 'Result of read x'],
       ['tool-result', 'Tool result'],
       ['assistant', ''],
     ]);
     expect(items[5]!.isError).toBe(true);
     expect(items[4]!.isError).toBe(false);
+  });
+
+  it('names the call a result answers across separate calls sharing one map', () => {
+    const titles = new Map<string, string>();
+    toChatItems([call], titles);
+    expect(toChatItems([result], titles)[0]!.title).toBe('Result of read x');
   });
 
   it('describes each kind of sourced context', () => {

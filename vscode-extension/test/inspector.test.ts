@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyingFiles } from '../src/inspector/activeScopes';
-import { buildInspectorState, visibleInstructions } from '../src/inspector/model';
+import { buildInspectorState, scopeDirectory, visibleInstructions } from '../src/inspector/model';
 import type { DshEvent, Message, ScopesResult } from '../src/protocol';
 import { statusText } from '../src/statusBar';
 
@@ -16,10 +16,10 @@ const scopes: ScopesResult = {
   projectRoot: '/ws',
   directory: '/ws/pkg/src',
   files: [
-    { path: '/ws/AGENTS.md', displayPath: 'AGENTS.md', scope: '.', state: 'included', bytes: 10 },
-    { path: '/ws/pkg/AGENTS.md', displayPath: 'pkg/AGENTS.md', scope: 'pkg', state: 'truncated', bytes: 90000, reason: 'budget' },
+    { path: '/ws/AGENTS.md', displayPath: 'AGENTS.md', scope: '.\u0000AGENTS.md', state: 'included', bytes: 10 },
+    { path: '/ws/pkg/AGENTS.md', displayPath: 'pkg/AGENTS.md', scope: 'pkg', state: 'truncated', bytes: 90000, reason: 'budget', includedBytes: 2000 },
     { path: '/ws/pkg/CLAUDE.md', displayPath: 'pkg/CLAUDE.md', scope: 'pkg', state: 'duplicate', bytes: 5 },
-    { path: '/ws/node_modules/AGENTS.md', displayPath: 'node_modules/AGENTS.md', scope: 'node_modules', state: 'ignored', bytes: 5 },
+    { path: '/ws/node_modules/AGENTS.md', displayPath: 'node_modules/AGENTS.md', scope: 'node_modules', state: 'ignored', bytes: null },
   ],
   sessions: [
     { sessionId: 's1', active: [{ action: 'set', scope: '.\u0000AGENTS.md', path: 'AGENTS.md' }] },
@@ -57,7 +57,15 @@ describe('inspector model', () => {
       ['pkg/CLAUDE.md', 'duplicate', undefined],
       ['node_modules/AGENTS.md', 'ignored', undefined],
     ]);
-    expect(state.chain!.files[1]!.reason).toBe('budget');
+    expect(state.chain!.files[1]!).toMatchObject({ reason: 'budget', bytes: 90000, includedBytes: 2000 });
+    expect(state.chain!.files[3]!.bytes).toBeNull();
+    expect(state.chain!.files.map((f) => f.scope)).toEqual(['.', 'pkg', 'pkg', 'node_modules']);
+  });
+
+  it('shows the directory of a scope key', () => {
+    expect(scopeDirectory('pkg/app\u0000CLAUDE.local.md')).toBe('pkg/app');
+    expect(scopeDirectory('user-global\u0000AGENTS.md')).toBe('user-global');
+    expect(scopeDirectory('.')).toBe('.');
   });
 
   it('carries notes when there is no session or no file', () => {

@@ -85,4 +85,17 @@ describe('ChatSessions', () => {
     expect(fresh.header.id).not.toBe(first.header.id);
     expect(state.get(sessionStateKey(folder as never))).toBe(fresh.header.id);
   });
+
+  it('resumes only remembered sessions at startup, never creating one', async () => {
+    const sidecar = new FakeSidecar();
+    sidecar.known.set('kept', []);
+    const state = new Memento();
+    const other = { uri: Uri.file('/other'), name: 'other', index: 1 };
+    await state.update(sessionStateKey(folder as never), 'kept');
+    const sessions = new ChatSessions(sidecar, state as never);
+    await sessions.resumeRemembered([folder, other] as never);
+    expect(sessions.get(folder as never)?.header.id).toBe('kept');
+    expect(sessions.get(other as never)).toBeUndefined();
+    expect(sidecar.calls.filter((c) => c.method === 'dsh/session/open')).toHaveLength(1);
+  });
 });

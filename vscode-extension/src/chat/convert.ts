@@ -137,16 +137,24 @@ export function toolResultMessage(callId: string, text: string): Message {
 
 // --- what the panel shows ---------------------------------------------------------------------
 
-/** Turn messages into the items the chat panel renders, one message may give several. */
-export function toChatItems(messages: readonly Message[]): ChatItem[] {
+/**
+ * Turn messages into the items the chat panel renders; one message may give several.
+ * `callTitles` remembers each tool call's heading so its result, which may arrive in a later
+ * call, can say what it answers; pass the same map for one conversation.
+ */
+export function toChatItems(
+  messages: readonly Message[],
+  callTitles: Map<string, string> = new Map(),
+): ChatItem[] {
   const items: ChatItem[] = [];
   for (const message of messages) {
     if (isToolResult(message)) {
       const text = messageText(message);
+      const call = callTitles.get(String(message.source['callId']));
       items.push({
         id: message.id,
         kind: 'tool-result',
-        title: 'Tool result',
+        title: call !== undefined ? `Result of ${call}` : 'Tool result',
         text,
         isError: text.startsWith('Error: '),
       });
@@ -154,10 +162,12 @@ export function toChatItems(messages: readonly Message[]): ChatItem[] {
       const text = messageText(message);
       if (text !== '') items.push({ id: message.id, kind: 'assistant', title: '', text });
       for (const call of toolCallsOf(message)) {
+        const title = describeToolCall(call.name, call.arguments);
+        callTitles.set(call.id, title);
         items.push({
           id: `${message.id}:${call.id}`,
           kind: 'tool-call',
-          title: describeToolCall(call.name, call.arguments),
+          title,
           text: JSON.stringify(call.arguments, null, 2),
         });
       }

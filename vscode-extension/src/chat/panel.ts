@@ -45,6 +45,8 @@ export class ChatPanel implements vscode.Disposable {
   private readonly disposed = new vscode.EventEmitter<void>();
   private isDisposed = false;
   private shownSessionId: string | undefined;
+  /** Tool call headings of the shown conversation, so results can name their call. */
+  private callTitles = new Map<string, string>();
   readonly onDidDispose = this.disposed.event;
 
   constructor(
@@ -130,7 +132,7 @@ export class ChatPanel implements vscode.Disposable {
               streaming = false;
               this.post({ type: 'streamEnd' });
             }
-            this.post({ type: 'items', items: toChatItems([message]) });
+            this.post({ type: 'items', items: toChatItems([message], this.callTitles) });
           },
         },
       });
@@ -221,11 +223,12 @@ export class ChatPanel implements vscode.Disposable {
       const session = await this.deps.sessions.ensure(this.folder);
       const { events } = await this.deps.sessions.surface(session);
       this.shownSessionId = session.header.id;
+      this.callTitles = new Map();
       this.post({
         type: 'init',
         folder: this.folder.name,
         sessionId: session.header.id,
-        items: toChatItems(surfaceToMessages(events)),
+        items: toChatItems(surfaceToMessages(events), this.callTitles),
         busy: this.busy,
       });
     } catch (err) {

@@ -76,6 +76,15 @@ export class ChatSessions implements vscode.Disposable {
     await Promise.all(folders.map((f) => this.ensure(f).catch(() => undefined)));
   }
 
+  /**
+   * Make the remembered sessions of `folders` live again, without creating new ones, so that
+   * the files opened and edited from now on are touches for them even before the chat opens.
+   */
+  async resumeRemembered(folders: readonly vscode.WorkspaceFolder[]): Promise<void> {
+    const remembered = folders.filter((f) => this.state.get<string>(sessionStateKey(f)) !== undefined);
+    await Promise.all(remembered.map((f) => this.ensure(f).catch(() => undefined)));
+  }
+
   async surface(session: LiveSession): Promise<SessionSurfaceResult> {
     return this.sidecar.request<SessionSurfaceResult>(SESSION_SURFACE, { sessionId: session.header.id });
   }

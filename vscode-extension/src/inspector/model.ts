@@ -65,8 +65,14 @@ export function buildInspectorState(inputs: InspectorInputs): InspectorState {
       projectRoot: result.projectRoot,
       directory: result.directory,
       files: result.files.map((f) => {
-        const row: InspectorFileRow = { displayPath: f.displayPath, scope: f.scope, state: f.state, bytes: f.bytes };
+        const row: InspectorFileRow = {
+          displayPath: f.displayPath,
+          scope: scopeDirectory(f.scope),
+          state: f.state,
+          bytes: f.bytes,
+        };
         if (f.reason !== undefined) row.reason = f.reason;
+        if (typeof f.includedBytes === 'number') row.includedBytes = f.includedBytes;
         const change = active.get(f.displayPath);
         if (change !== undefined) row.active = change.action;
         return row;
@@ -76,6 +82,15 @@ export function buildInspectorState(inputs: InspectorInputs): InspectorState {
   if (inputs.chainNote !== undefined) state.chainNote = inputs.chainNote;
   if (inputs.error !== undefined) state.error = inputs.error;
   return state;
+}
+
+/**
+ * The directory part of a scope key (`<dir>\u0000<file name>`, e.g. `pkg`, `.` or `user-global`);
+ * the NUL separator is not for display.
+ */
+export function scopeDirectory(scope: string): string {
+  const nul = scope.indexOf('\u0000');
+  return nul >= 0 ? scope.slice(0, nul) : scope;
 }
 
 /** What `sessionId` has active, keyed by display path (the one path form both sides share). */

@@ -13,8 +13,15 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, className = '', text?
   return node;
 }
 
-function formatBytes(n: number): string {
+function formatBytes(n: number | null): string {
+  if (n === null) return '—';
   return n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KiB`;
+}
+
+/** "41 B", or "2.0 KiB of 90.0 KiB" when the budget cut the file. */
+function fileSize(bytes: number | null, included: number | undefined, state: string): string {
+  if (state === 'truncated' && included !== undefined) return `${formatBytes(included)} of ${formatBytes(bytes)}`;
+  return formatBytes(bytes);
 }
 
 function contextList(items: InspectorContextItem[], empty: string, kind: string): HTMLElement {
@@ -67,10 +74,10 @@ function render(state: InspectorState): void {
       for (const f of c.files) {
         const row = el('tr', `state-${f.state}`);
         const file = el('td', 'file');
-        file.append(el('span', 'path', f.displayPath), el('span', 'scope', f.scope));
+        file.append(el('span', 'path', f.displayPath), el('span', 'scope', `scope ${f.scope}`));
         const stateCell = el('td', 'state', f.state);
         if (f.reason !== undefined) stateCell.title = f.reason;
-        row.append(file, stateCell, el('td', 'bytes', formatBytes(f.bytes)), el('td', 'active', f.active ?? '—'));
+        row.append(file, stateCell, el('td', 'bytes', fileSize(f.bytes, f.includedBytes, f.state)), el('td', 'active', f.active ?? '—'));
         table.append(row);
       }
       chain.append(table);

@@ -43,7 +43,8 @@ export interface InspectorFileRow {
   displayPath: string;
   scope: string;
   state: string;
-  bytes: number;
+  bytes: number | null;
+  includedBytes?: number;
   reason?: string;
   /** What the live session currently has active for this file (e.g. "set"), if anything. */
   active?: string;
