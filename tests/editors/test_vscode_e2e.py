@@ -351,6 +351,12 @@ def test_chat_turn_gets_nested_instructions_after_tool_result(
     assert "pkg/AGENTS.md" in ui["inspectorText"] and NESTED_RULE in ui["inspectorText"]
     assert "2 instruction files apply to x.txt" in ui["statusLabel"]
 
+    # `@` completion inserted a mention (the suite checked it names the first session) and the
+    # panel sent nothing for it: still exactly two model requests.
+    mention = json.loads((e2e_dir / "mention-done").read_text())
+    assert mention["prompt"].startswith("Compare with @[ws](dsh-session:"), mention
+    assert mention["prompt"].endswith(") "), mention
+
     shot = e2e_dir / "vscode-e2e.png"
     assert shot.is_file() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 20_000, "the screenshot looks empty"

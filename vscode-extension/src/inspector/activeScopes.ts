@@ -33,6 +33,7 @@ export class ActiveScopes implements vscode.Disposable {
     this.disposables.push(
       this.changed,
       vscode.window.onDidChangeActiveTextEditor(() => this.schedule(0)),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.schedule()),
       // Instruction files appear, change and vanish; saving any file may be one of them.
       vscode.workspace.onDidSaveTextDocument(() => this.schedule()),
       vscode.workspace.onDidCreateFiles(() => this.schedule()),
@@ -60,8 +61,7 @@ export class ActiveScopes implements vscode.Disposable {
   async refresh(): Promise<ActiveScopesState> {
     const generation = ++this.generation;
     this.inFlight?.cancel();
-    const editor = vscode.window.activeTextEditor;
-    const uri = editor?.document.uri.scheme === 'file' ? editor.document.uri : undefined;
+    const uri = this.currentFile();
     if (uri === undefined) {
       this.update({ uri: undefined, result: undefined, error: undefined });
       return this.state;
@@ -80,6 +80,19 @@ export class ActiveScopes implements vscode.Disposable {
       if (this.inFlight === source) this.inFlight = undefined;
     }
     return this.state;
+  }
+
+  /**
+   * The active file editor's file. When focus moves to a webview (the chat, the inspector
+   * itself) there is no active text editor; the last file stays current while it is visible.
+   */
+  private currentFile(): vscode.Uri | undefined {
+    const active = vscode.window.activeTextEditor?.document.uri;
+    if (active !== undefined) return active.scheme === 'file' ? active : undefined;
+    const last = this.state.uri;
+    if (last === undefined) return undefined;
+    const visible = vscode.window.visibleTextEditors.some((e) => e.document.uri.toString() === last.toString());
+    return visible ? last : undefined;
   }
 
   dispose(): void {

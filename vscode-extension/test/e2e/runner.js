@@ -138,6 +138,25 @@ async function main() {
     say(`screenshot ${shot}`);
     fs.writeFileSync(path.join(dir, 'ui-done'), JSON.stringify({ chatText, inspectorText, statusLabel }));
 
+    // Mention completion, in a new session so the first one is a candidate.
+    await waitForFile('suite-checked', 60000);
+    const oldLabel = await chat.locator('#session').innerText();
+    await chat.click('#new-session');
+    await chat.waitForFunction((old) => {
+      const label = document.getElementById('session')?.textContent ?? '';
+      return label.startsWith('session ') && label !== old && document.querySelectorAll('#log .msg').length === 0;
+    }, oldLabel, { timeout: 20000 });
+    await chat.click('#prompt');
+    await chat.type('#prompt', 'Compare with @w');
+    await chat.waitForSelector('#mentions:not([hidden]) li.selected', { timeout: 15000 });
+    const candidates = await chat.locator('#mentions li').allInnerTexts();
+    await page.screenshot({ path: path.join(dir, 'vscode-e2e-mention.png') });
+    await chat.press('#prompt', 'Enter'); // takes the highlighted candidate, does not send
+    await chat.waitForSelector('#mentions[hidden]', { state: 'attached', timeout: 5000 });
+    const prompt = await chat.inputValue('#prompt');
+    say(`mention inserted: ${prompt}`);
+    fs.writeFileSync(path.join(dir, 'mention-done'), JSON.stringify({ prompt, candidates }));
+
     const deadline = Date.now() + 60000;
     while (exitCode === null && Date.now() < deadline) await page.waitForTimeout(200);
     if (exitCode === null) throw new Error('the extension-host suite never reported an exit code');

@@ -128,7 +128,19 @@ exports.run = async function run() {
     assert(again.events.length === surface.events.length, 'the resumed surface is the same');
     log('restart resumed the session');
 
-    fs.writeFileSync(path.join(dir, 'suite-result.json'), JSON.stringify({ kinds, sessionId: session.header.id, scopes: scopes.files }));
+    // Mentions: the browser starts a new session and completes `@` in its prompt; the
+    // candidate it inserts must be the session of the turn above.
+    fs.writeFileSync(path.join(dir, 'suite-checked'), '{}');
+    const mention = await waitForFile('mention-done', 60000);
+    const fresh = api.session(folder);
+    assert(fresh && fresh.header.id !== before, 'New session replaced the folder session');
+    const m = /@\[[^\]]*\]\(dsh-session:([A-Za-z0-9_-]+)\)/.exec(mention.prompt);
+    assert(m, `a session mention was inserted: ${JSON.stringify(mention.prompt)}`);
+    assert(JSON.parse(Buffer.from(m[1], 'base64url').toString('utf8')) === before,
+      'the mention names the earlier session');
+    log('mention completion inserted the earlier session');
+
+    fs.writeFileSync(path.join(dir, 'suite-result.json'), JSON.stringify({ kinds, sessionId: before, scopes: scopes.files, mention: mention.prompt }));
     log('all checks passed');
   } catch (err) {
     log(`FAILED: ${err && err.stack ? err.stack : err}`);
