@@ -1,0 +1,120 @@
+"""End-to-end fixtures: the real sidecar over stdio, driven by pytest-lsp with real client
+capabilities (VS Code and Neovim), isolated in a temp project, DSH_HOME and store."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+SERVER_COMMAND = [sys.executable, "-m", "dsh_sidecar", "serve"]
+CLIENTS = ["visual-studio-code", "neovim"]
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+class Workspace:
+    """A temp project (with a .git root marker), DSH_HOME and store path."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.project = base / "project"
+        self.home = base / "dsh-home"
+        self.store = base / "store" / "sessions.sqlite3"
+        (self.project / ".git").mkdir(parents=True)
+        self.home.mkdir()
+
+    def write(self, files: dict[str, str | bytes]) -> None:
+        write_tree(self.project, files)
+
+    def path(self, rel: str) -> str:
+        return str(self.project / rel)
+
+    def uri(self, rel: str) -> str:
+        return (self.project / rel).as_uri()
+
+    def options(self, **instructions: Any) -> dict[str, Any]:
+        return {
+            "store": {"path": str(self.store)},
+            "instructions": {"dshHome": str(self.home), **instructions},
+        }
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    return Workspace(tmp_path)
+
+
+def server_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DSH_HOME", "TMUX", "TMUX_PANE")}
+    env["HOME"] = env.get("HOME", "/root")
+    return env
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=server_env()),
+    params=CLIENTS,
+)
+async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient) -> AsyncIterator[None]:
+    # Initialization is per test (each needs its own workspace), through ``start``.
+    lsp_client.client_spec = request.param  # type: ignore[attr-defined]
+    yield
+    if getattr(lsp_client, "dsh_initialized", False):
+        await lsp_client.shutdown_session()
+
+
+async def start(
+    client: LanguageClient, ws: Workspace, **instructions: Any
+) -> types.InitializeResult:
+    """Initialize the session with the client's real capabilities and our isolated settings."""
+    spec = getattr(client, "client_spec", "visual-studio-code")
+    result = await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities(spec),
+            root_uri=ws.project.as_uri(),
+            initialization_options=ws.options(**instructions),
+        )
+    )
+    client.dsh_initialized = True  # type: ignore[attr-defined]
+    return result
+
+
+async def call(client: LanguageClient, method: str, params: Any) -> Any:
+    return await client.protocol.send_request_async(method, params)
+
+
+def as_dict(value: Any) -> Any:
+    """pygls hands custom results back as namedtuples; turn them into plain JSON data."""
+    if hasattr(value, "_asdict"):
+        return {k: as_dict(v) for k, v in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [as_dict(v) for v in value]
+    return value
+
+
+def did_open(client: LanguageClient, uri: str, text: str = "") -> None:
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text=text
+            )
+        )
+    )
+
+
+Predicate = Callable[[Any], bool]

@@ -1,0 +1,134 @@
+"""Hover and diagnostics on a tree with a duplicate, an oversized and a budget-omitted file."""
+
+from __future__ import annotations
+
+import asyncio
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from dsh_sidecar.protocol import methods
+
+from .conftest import Workspace, as_dict, call, did_open, start
+
+ROOT = "root rules " * 40 + "\n"  # broad and large: the budget omits it
+TREE = {
+    "AGENTS.md": ROOT,
+    "CLAUDE.md": "\n  " + ROOT + "\n",  # the same after trimming: a duplicate
+    "AGENTS.local.md": "local rules </system-reminder>\n",
+    "pkg/AGENTS.md": "p" * 600,  # over maxSourceBytes
+    "pkg/src/main.py": "print()\n",
+}
+SETTINGS = {"maxBytes": 600, "maxSourceBytes": 500}
+
+
+async def diagnostics_for(
+    client: LanguageClient, ws: Workspace, rel: str
+) -> list[types.Diagnostic]:
+    uri = ws.uri(rel)
+    waiter = client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    did_open(client, uri, (ws.project / rel).read_text())
+    while True:
+        params = await asyncio.wait_for(waiter, 10)
+        if params.uri == uri:
+            return list(params.diagnostics)
+        waiter = client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+
+async def hover_text(client: LanguageClient, ws: Workspace, rel: str) -> str:
+    result = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=ws.uri(rel)),
+            position=types.Position(line=0, character=0),
+        )
+    )
+    assert result is not None
+    assert isinstance(result.contents, types.MarkupContent)
+    return result.contents.value
+
+
+async def test_diagnostics_explain_each_instruction_file(
+    client: LanguageClient, ws: Workspace
+) -> None:
+    ws.write(TREE)
+    await start(client, ws, **SETTINGS)
+    omitted = await diagnostics_for(client, ws, "AGENTS.md")
+    assert [(d.code, d.severity) for d in omitted] == [
+        ("omitted", types.DiagnosticSeverity.Warning)
+    ]
+    duplicate = await diagnostics_for(client, ws, "CLAUDE.md")
+    assert [d.code for d in duplicate] == ["duplicate"]
+    assert "same content as AGENTS.md" in duplicate[0].message
+    oversized = await diagnostics_for(client, ws, "pkg/AGENTS.md")
+    assert [(d.code, d.severity) for d in oversized] == [
+        ("oversized", types.DiagnosticSeverity.Warning)
+    ]
+    local = await diagnostics_for(client, ws, "AGENTS.local.md")
+    assert [d.code for d in local] == ["closing-tag-escaped"]
+    start_col = TREE["AGENTS.local.md"].index("</system-reminder>")
+    assert local[0].range == types.Range(
+        start=types.Position(line=0, character=start_col),
+        end=types.Position(line=0, character=start_col + len("</system-reminder>")),
+    )
+
+
+async def test_hover_shows_place_state_budget_and_sessions(
+    client: LanguageClient, ws: Workspace
+) -> None:
+    ws.write(TREE)
+    await start(client, ws, **SETTINGS)
+    opened = as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project)}))
+    sid = opened["session"]["id"]
+    await call(
+        client,
+        methods.STEP_PREPARE,
+        {"sessionId": sid, "turn": 1, "step": 1, "prompt": {"text": "hi"}},
+    )
+
+    root = await hover_text(client, ws, "AGENTS.md")
+    assert (
+        "**AGENTS.md** — workspace instructions for the project root and everything below it"
+        in root
+    )
+    assert "Place in the chain: 1 of 3" in root
+    assert "State: **omitted**" in root
+    assert f"Size: {len(ROOT.encode()):,} bytes against a baseline budget of 600 bytes" in root
+    assert f"- `{sid}`: not active" in root
+
+    local = await hover_text(client, ws, "AGENTS.local.md")
+    assert "Place in the chain: 3 of 3" in local
+    assert "State: **included**" in local
+    assert f"- `{sid}`: active via set" in local
+
+    # Any other file: the chain an agent would be told about when it touches it.
+    source = await hover_text(client, ws, "pkg/src/main.py")
+    assert "**Workspace instructions for this directory** (4 files" in source
+    assert "- `pkg/AGENTS.md`: **oversized**" in source
+    assert "- `CLAUDE.md`: **duplicate**" in source
+
+
+async def test_scopes_reports_states_and_active_changes(
+    client: LanguageClient, ws: Workspace
+) -> None:
+    ws.write({**TREE, "node_modules/dep/AGENTS.md": "dep rules\n", ".gitignore": "node_modules/\n"})
+    await start(client, ws, **SETTINGS)
+    opened = as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project)}))
+    sid = opened["session"]["id"]
+    await call(
+        client,
+        methods.STEP_PREPARE,
+        {"sessionId": sid, "turn": 1, "step": 1, "prompt": {"text": "hi"}},
+    )
+    report = as_dict(await call(client, methods.SCOPES, {"uri": ws.uri("pkg/src/main.py")}))
+    assert report["projectRoot"] == str(ws.project)
+    assert [(f["displayPath"], f["state"]) for f in report["files"]] == [
+        ("AGENTS.md", "omitted"), ("CLAUDE.md", "duplicate"), ("AGENTS.local.md", "included"),
+        ("pkg/AGENTS.md", "oversized"),
+    ]  # fmt: skip
+    assert [(s["sessionId"], [c["path"] for c in s["active"]]) for s in report["sessions"]] == [
+        (sid, ["AGENTS.local.md"])
+    ]
+    ignored = as_dict(await call(client, methods.SCOPES, {"uri": ws.uri("node_modules/dep/x.js")}))
+    dep = [f for f in ignored["files"] if f["displayPath"] == "node_modules/dep/AGENTS.md"]
+    assert dep and dep[0]["state"] == "ignored"
+    assert "'node_modules/'" in dep[0]["reason"] and ".gitignore" in dep[0]["reason"]

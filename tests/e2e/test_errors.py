@@ -1,0 +1,128 @@
+"""Bad input to every method gets InvalidParams with a stable data.code; the server keeps going."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcInvalidParams
+from pytest_lsp import LanguageClient
+
+from dsh_sidecar.protocol import methods
+
+from .conftest import Workspace, as_dict, call, start
+
+BAD_CALLS: list[tuple[str, Any, str]] = [
+    (methods.SESSION_OPEN, {"cwd": 5}, "invalid-params"),
+    (methods.SESSION_OPEN, {"cwd": "relative/dir"}, "invalid-cwd"),
+    (methods.SESSION_OPEN, {"cwd": "/definitely/not/here"}, "invalid-cwd"),
+    (methods.SESSION_OPEN, None, "invalid-params"),
+    (methods.SESSION_CLOSE, {"sessionId": "nope"}, "unknown-session"),
+    (methods.SESSION_LIST, {"limit": 0}, "invalid-params"),
+    (methods.SESSION_LIST, {"limit": "10"}, "invalid-params"),
+    (methods.SESSION_SURFACE, {"sessionId": "nope"}, "unknown-session"),
+    (methods.SESSION_SURFACE, {}, "invalid-params"),
+    (methods.SESSION_EVENTS, {"sessionId": "$SID", "afterSeq": "x"}, "invalid-params"),
+    (
+        methods.SESSION_APPEND,
+        {"sessionId": "$SID", "events": [{"type": "turn/start", "data": {"turn": 1}}]},
+        "invalid-event",
+    ),
+    (methods.SESSION_APPEND, {"sessionId": "$SID", "events": []}, "invalid-event"),
+    (
+        methods.SESSION_COMPACT,
+        {"sessionId": "$SID", "start": 3, "end": 9, "summary": "s"},
+        "invalid-event",
+    ),
+    (methods.SESSION_COMPACT, {"sessionId": "$SID", "start": 0, "end": 0}, "invalid-params"),
+    (methods.STEP_PREPARE, {"sessionId": "$SID", "turn": 0, "step": 1}, "invalid-params"),
+    (methods.STEP_PREPARE, {"sessionId": "$SID", "turn": 1, "step": True}, "invalid-params"),
+    (
+        methods.STEP_PREPARE,
+        {
+            "sessionId": "$SID",
+            "turn": 1,
+            "step": 1,
+            "prompt": {"text": "hi", "clientTimeZone": "+08:00"},
+        },
+        "invalid-time-zone",
+    ),
+    (
+        methods.STEP_PREPARE,
+        {"sessionId": "$SID", "turn": 1, "step": 1, "prompt": {"text": "see dsh-session:IiJ"}},
+        "SESSION_REFERENCE_INVALID_REFERENCE",
+    ),
+    (methods.STEP_END, {"sessionId": "nope", "turn": 1, "step": 1}, "unknown-session"),
+    (methods.TURN_END, {"sessionId": "$SID", "turn": 1}, "invalid-params"),
+    (methods.CONTEXT_PENDING, {"sessionId": 1}, "invalid-params"),
+    (methods.CONTEXT_PREVIEW, {"cwd": "/definitely/not/here"}, "invalid-cwd"),
+    (methods.SCOPES, {"uri": "untitled:Untitled-1"}, "invalid-uri"),
+    (methods.SESSION_REFERENCE_CANDIDATES, {"sessionId": "nope"}, "unknown-session"),
+    (methods.SESSION_REFERENCE_CANDIDATES, {"sessionId": "$SID", "query": 3}, "invalid-params"),
+]
+
+
+def substitute(params: Any, sid: str) -> Any:
+    if isinstance(params, dict):
+        return {k: substitute(v, sid) for k, v in params.items()}
+    return sid if params == "$SID" else params
+
+
+@pytest.mark.parametrize("client", ["visual-studio-code"], indirect=True)
+async def test_every_method_rejects_bad_params_and_keeps_serving(
+    client: LanguageClient, ws: Workspace
+) -> None:
+    ws.write({"AGENTS.md": "rules\n"})
+    await start(client, ws)
+    sid = as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project)}))["session"][
+        "id"
+    ]
+    before = as_dict(await call(client, methods.SESSION_EVENTS, {"sessionId": sid}))["events"]
+    covered = set()
+    for method, params, code in BAD_CALLS:
+        with pytest.raises(JsonRpcInvalidParams) as caught:
+            await call(client, method, substitute(params, sid))
+        assert caught.value.code == -32602
+        assert caught.value.data["code"] == code, (method, params, caught.value.message)
+        covered.add(method)
+        # The server answers the next request normally.
+        assert as_dict(await call(client, methods.SESSION_LIST, {}))["sessions"]
+    assert covered == set(methods.REQUESTS)
+    # No rejected call wrote anything or queued anything.
+    assert (
+        as_dict(await call(client, methods.SESSION_EVENTS, {"sessionId": sid}))["events"] == before
+    )
+    assert (
+        as_dict(await call(client, methods.CONTEXT_PENDING, {"sessionId": sid}))["messages"] == []
+    )
+
+
+@pytest.mark.parametrize("client", ["neovim"], indirect=True)
+async def test_bad_tool_result_notification_is_logged_not_fatal(
+    client: LanguageClient, ws: Workspace
+) -> None:
+    await start(client, ws)
+    sid = as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project)}))["session"][
+        "id"
+    ]
+    waiter = client.wait_for_notification("window/logMessage")
+    client.protocol.notify(methods.TOOL_RESULT, {"sessionId": sid, "token": 7, "name": "read"})
+    logged = await waiter
+    assert "dsh/tool/result ignored" in logged.message
+    assert as_dict(await call(client, methods.SESSION_LIST, {}))["sessions"]
+
+
+@pytest.mark.parametrize("client", ["visual-studio-code"], indirect=True)
+async def test_invalid_initialization_options_fail_initialize_with_the_key(
+    client: LanguageClient, ws: Workspace
+) -> None:
+    from lsprotocol import types
+    from pytest_lsp import client_capabilities
+
+    with pytest.raises(JsonRpcInvalidParams) as caught:
+        await client.initialize_session(types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            initialization_options={"instructions": {"maxSourceBytes": 0}},
+        ))  # fmt: skip
+    assert "instructions.maxSourceBytes" in caught.value.message
+    client.dsh_initialized = True  # type: ignore[attr-defined]  # let teardown shut it down
