@@ -3,7 +3,8 @@ the real sidecar + a scripted OpenAI-compatible model, driven by Debian's Chromi
 playwright-core.
 
 The model's first reply calls `read` on pkg/src/x.txt, whose package holds an AGENTS.md the
-session has not seen; its second reply answers. The second model request must carry that
+session has not seen; its second reply answers; a third request, without tools, is the
+summary that "DSH: Compact Chat Session" asks for. The second model request must carry that
 AGENTS.md as a `<system-reminder>` user message right after the tool result, the inspector must
 show it, and a screenshot is saved under this test's tmp dir.
 
@@ -13,6 +14,7 @@ code-server's whole process group is killed in teardown.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -113,8 +115,18 @@ class FakeModel:
                 delta({"tool_calls": [{"index": 0, "function": {"arguments": '"pkg/src/x.txt"}'}}]}),
                 delta({}, "tool_calls"),
             ]  # fmt: skip
+        if "tools" not in body:
+            # DSH: Compact Chat Session asks for a summary, offering no tools.
+            return [
+                delta({"role": "assistant", "content": "Summary: read pkg/src/x.txt."}),
+                delta({}, "stop"),
+            ]
         tool_text = next(
-            (m.get("content") for m in reversed(body.get("messages", [])) if m.get("role") == "tool"),
+            (
+                m.get("content")
+                for m in reversed(body.get("messages", []))
+                if m.get("role") == "tool"
+            ),
             "(no tool result)",
         )
         answer = f"The file says: {str(tool_text).strip()}"
@@ -245,7 +257,9 @@ def code_server(tmp_path: Path, workspace: Path, fake_model: FakeModel) -> Itera
             except OSError:
                 pass
             assert proc.poll() is None, f"code-server exited:\n{log.read_text()[-3000:]}"
-            assert time.monotonic() < deadline, f"code-server not up in 30 s:\n{log.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, (
+                f"code-server not up in 30 s:\n{log.read_text()[-3000:]}"
+            )
             time.sleep(0.2)
         yield CodeServer(f"http://127.0.0.1:{port}", proc, log)
     finally:
@@ -259,15 +273,11 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGTERM)
     except ProcessLookupError:
         return
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(5)
-    except subprocess.TimeoutExpired:
-        pass
     time.sleep(0.5)  # let the group's stragglers take their SIGTERM
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait(5)
 
 
@@ -318,10 +328,15 @@ def test_chat_turn_gets_nested_instructions_after_tool_result(
     print(details)
     assert code == 0, details
 
-    # The model saw exactly two requests: the tool call, then the answer.
-    assert len(fake_model.requests) == 2, details
-    first, second = (r["body"] for r in fake_model.requests)
-    assert all(r["headers"].get("authorization") == "Bearer test-key-e2e" for r in fake_model.requests)
+    # The model saw the tool call request, the answer request, then the compaction summary.
+    assert len(fake_model.requests) == 3, details
+    first, second, summary = (r["body"] for r in fake_model.requests)
+    assert "tools" not in summary
+    assert summary["messages"][-1]["role"] == "user"
+    assert summary["messages"][-1]["content"].startswith("Summarize the conversation so far")
+    assert all(
+        r["headers"].get("authorization") == "Bearer test-key-e2e" for r in fake_model.requests
+    )
     assert first["model"] == "fake-model" and first["stream"] is True
     assert {t["function"]["name"] for t in first["tools"]} == {"read", "write", "edit"}
 
@@ -352,7 +367,7 @@ def test_chat_turn_gets_nested_instructions_after_tool_result(
     assert "2 instruction files apply to x.txt" in ui["statusLabel"]
 
     # `@` completion inserted a mention (the suite checked it names the first session) and the
-    # panel sent nothing for it: still exactly two model requests.
+    # panel sent nothing for it (the request count above).
     mention = json.loads((e2e_dir / "mention-done").read_text())
     assert mention["prompt"].startswith("Compare with @[ws](dsh-session:"), mention
     assert mention["prompt"].endswith(") "), mention

@@ -68,7 +68,9 @@ def test_method_constants_match() -> None:
     only_ts = sorted(set(ts_methods) - set(py_methods))
     assert not only_py, f"in methods.py but not methods.ts: {only_py}"
     assert not only_ts, f"in methods.ts but not methods.py: {only_ts}"
-    differing = {k: (py_methods[k], ts_methods[k]) for k in py_methods if py_methods[k] != ts_methods[k]}
+    differing = {
+        k: (py_methods[k], ts_methods[k]) for k in py_methods if py_methods[k] != ts_methods[k]
+    }
     assert not differing, f"different method strings (python, typescript): {differing}"
     assert py_consts.get("PROTOCOL_VERSION") == ts_consts.get("PROTOCOL_VERSION")
 

@@ -39,7 +39,10 @@ def test_vsce_packages_a_vsix(tmp_path: Path) -> None:
     ):
         assert required in names, f"{required} missing from the .vsix"
     # Sources, tests and node_modules stay out: the bundle is self-contained.
-    assert not any(n.startswith(("extension/src/", "extension/test/", "extension/node_modules/")) for n in names)
+    assert not any(
+        n.startswith(("extension/src/", "extension/test/", "extension/node_modules/"))
+        for n in names
+    )
     assert not any(n.endswith(".map") for n in names)
     assert manifest["name"] == "dsh-sidecar" and manifest["engines"]["vscode"] == "^1.82.0"
     assert manifest["main"] == "./dist/extension.js"

@@ -38,7 +38,9 @@ def test_vitest_unit_tests_pass() -> None:
     m = re.search(r"Tests\s+(\d+) passed(?: \((\d+)\))?", output)
     assert m, f"no vitest summary in the output:\n{output[-3000:]}"
     assert int(m.group(1)) >= 50, f"suspiciously few tests ran: {m.group(0)}"
-    assert "skipped" not in output.split("Tests", 1)[-1].splitlines()[0], "a vitest test was skipped"
+    assert "skipped" not in output.split("Tests", 1)[-1].splitlines()[0], (
+        "a vitest test was skipped"
+    )
     print(m.group(0))
 
 

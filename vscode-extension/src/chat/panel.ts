@@ -104,11 +104,13 @@ export class ChatPanel implements vscode.Disposable {
     this.setBusy(true);
     this.abort = new AbortController();
     try {
-      const session = await this.deps.sessions.ensure(this.folder);
-      const model = await createChatModel(readClientSettings(vscode.workspace.getConfiguration('dsh')), this.deps.secrets);
-      const history = surfaceToMessages((await this.deps.sessions.surface(session)).events);
-      const turn = session.nextTurn++;
       const settings = readClientSettings(vscode.workspace.getConfiguration('dsh'));
+      const session = await this.deps.sessions.ensure(this.folder);
+      const model = await createChatModel(settings, this.deps.secrets);
+      const history = surfaceToMessages((await this.deps.sessions.surface(session)).events);
+      // Taken even if the turn fails to start: a gap in turn numbers is harmless, reusing a
+      // number that a half-finished step/prepare may have written is not.
+      const turn = session.nextTurn++;
       let streaming = false;
       const outcome = await this.loop.runTurn({
         sessionId: session.header.id,

@@ -128,6 +128,16 @@ exports.run = async function run() {
     assert(again.events.length === surface.events.length, 'the resumed surface is the same');
     log('restart resumed the session');
 
+    // Compaction: the model summarizes the visible history, which the checkpoint replaces.
+    const compacted = await vscode.commands.executeCommand('dsh.session.compact');
+    assert(compacted === true, 'DSH: Compact Chat Session succeeded');
+    const after = await api.sidecar.request('dsh/session/surface', { sessionId: before });
+    assert(after.events.length === 1, `one checkpoint is left on the surface (${after.events.length})`);
+    const checkpoint = after.events[0].data;
+    assert(checkpoint.source.kind === 'plugin' && checkpoint.source.plugin === 'compact', 'the checkpoint is a compact summary');
+    assert(text(checkpoint).startsWith('Summary:'), `the summary is the model's: ${text(checkpoint)}`);
+    log('compaction replaced the history with the summary');
+
     // Mentions: the browser starts a new session and completes `@` in its prompt; the
     // candidate it inserts must be the session of the turn above.
     fs.writeFileSync(path.join(dir, 'suite-checked'), '{}');
