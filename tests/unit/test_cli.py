@@ -427,10 +427,12 @@ def test_doctor_unwritable_store_is_unhealthy(env: Path, capsysbinary: Capture) 
 
 
 def test_doctor_store_that_is_a_directory_is_unhealthy(env: Path, capsysbinary: Capture) -> None:
-    write_tree(env, {"home/sessions.sqlite3/": ""})
-    code, out, _ = run(capsysbinary, "doctor")
+    # Not named *.sqlite3: the suite's store sweep (tests/conftest.py) opens every such path.
+    write_tree(env, {"store.d/": ""})
+    path = settings_file(env, {"store": {"path": str(env / "store.d")}})
+    code, out, _ = run(capsysbinary, "doctor", "--settings", path)
     assert code == 1
-    assert doctor_rows(out)["store"].endswith("(not writable: it is a directory)")
+    assert doctor_rows(out)["store"] == f"{env / 'store.d'} (not writable: it is a directory)"
 
 
 def test_doctor_finds_tmux(env: Path, capsysbinary: Capture) -> None:
