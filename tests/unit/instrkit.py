@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -52,3 +57,36 @@ def load(
 def states(result: BaselineLoad) -> list[tuple[str, str]]:
     """(display path, state) for every chain entry, in chain order."""
     return [(e.candidate.display_path, e.state) for e in result.entries]
+
+
+@contextmanager
+def shared_tmp() -> Iterator[Path]:
+    """A directory under /tmp that ``nobody`` can reach (pytest's own tmp dir is root-only)."""
+    root = Path(tempfile.mkdtemp(prefix="dsh-nobody-", dir="/tmp"))
+    try:
+        root.chmod(0o755)
+        yield root
+    finally:
+        shutil.rmtree(root)
+
+
+def run_as_nobody(code: str, *args: str) -> str:
+    """Run a Python snippet as uid/gid 65534 and return its stdout.
+
+    The tests run as root, which permissions deny nothing, so EACCES needs a real unprivileged
+    process.
+    """
+    setpriv = shutil.which("setpriv")
+    # A missing tool must fail the test: skipping would hide that EACCES went untested.
+    assert setpriv is not None, "setpriv (util-linux) is required to test EACCES as nobody"
+    drop = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+    done = subprocess.run(
+        [setpriv, *drop, sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from instrkit import INTRO, write_tree
+from instrkit import INTRO, run_as_nobody, shared_tmp, write_tree
 
 from dsh_sidecar.cli import main
 from dsh_sidecar.config import InstructionSettings
@@ -433,6 +433,24 @@ def test_doctor_store_that_is_a_directory_is_unhealthy(env: Path, capsysbinary: 
     code, out, _ = run(capsysbinary, "doctor", "--settings", path)
     assert code == 1
     assert doctor_rows(out)["store"] == f"{env / 'store.d'} (not writable: it is a directory)"
+
+
+def test_doctor_store_permission_denied_as_nobody() -> None:
+    # Root may write anywhere, so permission problems need a real unprivileged process.
+    with shared_tmp() as shared:
+        write_tree(shared, {"taken/sessions.sqlite3": b"", "empty/": ""})
+        code = "import sys\nfrom dsh_sidecar.cli import store_writable\n" + (
+            "print(repr([store_writable(p) for p in sys.argv[1:]]))"
+        )
+        out = run_as_nobody(
+            code, str(shared / "taken/sessions.sqlite3"), str(shared / "empty/sub/s.sqlite3")
+        )
+    assert out.strip() == repr(
+        [
+            (False, "not writable: permission denied"),
+            (False, f"not writable: cannot create files under {shared / 'empty'}"),
+        ]
+    )
 
 
 def test_doctor_finds_tmux(env: Path, capsysbinary: Capture) -> None:

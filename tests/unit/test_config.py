@@ -235,6 +235,16 @@ def test_session_reference_errors_carry_their_key(key: str) -> None:
     assert key in info.value.message
 
 
+def test_integers_beyond_double_range_are_refused_not_a_crash() -> None:
+    # math.isfinite(10**400) raises OverflowError; the safe-integer checks must not reach it.
+    with pytest.raises(DshError) as info:
+        Settings.from_json({"sessionReference": {"maxReferences": 10**400}})
+    assert info.value.data == {"key": "sessionReference.maxReferences"}
+    with pytest.raises(ConfigError) as config_info:
+        Settings.from_json({"tmuxContext": {"refreshIntervalMs": 10**400}})
+    assert config_info.value.key == "tmuxContext.refreshIntervalMs"
+
+
 def test_settings_must_be_an_object() -> None:
     with pytest.raises(ConfigError, match="settings must be an object"):
         Settings.from_json(["instructions"])

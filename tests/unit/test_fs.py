@@ -10,15 +10,12 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from instrkit import run_as_nobody, shared_tmp
 
 from dsh_sidecar.fs import (
     LOCAL_FS,
@@ -197,30 +194,8 @@ print(json.dumps(out))
 
 @pytest.fixture
 def shared_tree() -> Iterator[Path]:
-    """A tree under /tmp that ``nobody`` can reach (pytest's own tmp dir is root-only)."""
-    root = Path(tempfile.mkdtemp(prefix="dsh-eacces-", dir="/tmp"))
-    try:
-        root.chmod(0o755)
+    with shared_tmp() as root:
         yield root
-    finally:
-        shutil.rmtree(root)
-
-
-def run_as_nobody(code: str, *args: str) -> str:
-    setpriv = shutil.which("setpriv")
-    # A missing tool must fail the test: skipping would hide that EACCES went untested.
-    assert setpriv is not None, "setpriv (util-linux) is required to test EACCES as nobody"
-    drop = ["--reuid=65534", "--regid=65534", "--clear-groups"]
-    done = subprocess.run(
-        [setpriv, *drop, sys.executable, "-c", code, *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd="/",
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def test_eacces_probe_unavailable_and_read_failure_as_nobody(shared_tree: Path) -> None:
