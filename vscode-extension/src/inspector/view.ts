@@ -56,7 +56,9 @@ export class InspectorView implements vscode.WebviewViewProvider, vscode.Disposa
       style: 'inspector.css',
       body: '<main id="root"><p class="muted">Loading…</p></main>',
     });
-    this.disposables.push(
+    // The editor may dispose and re-resolve the view (moved, hidden, reloaded): these live
+    // exactly as long as this instance of it.
+    const subscriptions = [
       view.webview.onDidReceiveMessage((m: FromInspector) => {
         if (m.type === 'ready' || m.type === 'refresh') void this.refresh();
         else if (m.type === 'openChat') this.openChat();
@@ -64,8 +66,11 @@ export class InspectorView implements vscode.WebviewViewProvider, vscode.Disposa
       view.onDidChangeVisibility(() => {
         if (view.visible) this.schedule(0);
       }),
+    ];
+    subscriptions.push(
       view.onDidDispose(() => {
         if (this.view === view) this.view = undefined;
+        for (const d of subscriptions) d.dispose();
       }),
     );
   }

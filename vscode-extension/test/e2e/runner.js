@@ -53,10 +53,15 @@ async function runCommand(page, label) {
   await page.keyboard.press('Enter');
 }
 
+/** The extension-host suite's result, once the workbench reports it. */
+let exitCode = null;
+
 async function waitForFile(name, ms) {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     if (fs.existsSync(path.join(dir, name))) return;
+    // The suite ended (it failed, or never got this far): nobody will write the file.
+    if (exitCode !== null) throw new Error(`the extension-host suite ended (exit ${exitCode}) before ${name}`);
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`timed out waiting for ${name} from the extension host`);
@@ -69,7 +74,6 @@ async function main() {
     args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
-  let exitCode = null;
   try {
     const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
     await page.exposeFunction('codeAutomationLog', (type, args) => console.log('[vscode]', type, JSON.stringify(args).slice(0, 500)));
