@@ -125,4 +125,24 @@ async def test_invalid_initialization_options_fail_initialize_with_the_key(
             initialization_options={"instructions": {"maxSourceBytes": 0}},
         ))  # fmt: skip
     assert "instructions.maxSourceBytes" in caught.value.message
+    assert caught.value.data == {"code": "invalid-config", "key": "instructions.maxSourceBytes"}
     client.dsh_initialized = True  # type: ignore[attr-defined]  # let teardown shut it down
+
+
+@pytest.mark.parametrize("client", ["visual-studio-code"], indirect=True)
+async def test_unopenable_store_fails_initialize_naming_the_file(
+    client: LanguageClient, ws: Workspace
+) -> None:
+    from lsprotocol import types
+    from pytest_lsp import client_capabilities
+
+    blocker = ws.base / "not-a-dir"
+    blocker.write_text("a file where the store's directory should be")
+    with pytest.raises(JsonRpcInvalidParams) as caught:
+        await client.initialize_session(types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            initialization_options={"store": {"path": str(blocker / "sessions.sqlite3")}},
+        ))  # fmt: skip
+    assert str(blocker / "sessions.sqlite3") in caught.value.message
+    assert caught.value.data == {"code": "invalid-config", "key": "store.path"}
+    client.dsh_initialized = True  # type: ignore[attr-defined]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -18,6 +19,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcServ
 from pygls.lsp.server import LanguageServer
 
 import dsh_sidecar
+from dsh_sidecar import errors
 from dsh_sidecar.config import Settings
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.protocol import methods
@@ -120,13 +122,18 @@ def _register_lifecycle(server: DshServer) -> None:
     def initialize(ls: DshServer, params: types.InitializeParams) -> None:
         try:
             settings = parse_settings(params.initialization_options)
-            ls.start_service(settings)
         except DshError as exc:
             raise JsonRpcInvalidParams(
-                f"dsh-sidecar settings: {exc.message}", data={"code": exc.code}
+                f"dsh-sidecar settings: {exc.message}", data={"code": exc.code, **exc.data}
             ) from exc
-        except OSError as exc:
-            raise JsonRpcException(f"dsh-sidecar cannot open its session store: {exc}") from exc
+        try:
+            ls.start_service(settings)
+        except (OSError, sqlite3.Error) as exc:
+            path = settings.store_path()
+            raise JsonRpcInvalidParams(
+                f"dsh-sidecar cannot open its session store {path}: {exc}",
+                data={"code": errors.INVALID_CONFIG, "key": "store.path"},
+            ) from exc
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: DshServer, *_: Any) -> None:
@@ -256,6 +263,14 @@ def _register_context(server: DshServer) -> None:
     _register_request(server, methods.SESSION_REFERENCE_CANDIDATES, wt.CandidatesParams, candidates)
 
 
+class _QuietBadParams(logging.Filter):
+    """pygls logs every error response with a traceback; bad client input is not a server fault."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, JsonRpcInvalidParams)
+
+
 def configure_logging(log_file: str | None, verbose: bool) -> None:
     handler: logging.Handler = (
         logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
@@ -266,6 +281,7 @@ def configure_logging(log_file: str | None, verbose: bool) -> None:
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     if not verbose:
         logging.getLogger("pygls").setLevel(logging.WARNING)
+        handler.addFilter(_QuietBadParams())
 
 
 def serve(
