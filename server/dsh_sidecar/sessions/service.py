@@ -57,6 +57,7 @@ from dsh_sidecar.zones import validate_client_time_zone
 from .inbox import same_inbox, splice_draft
 from .pipeline import SourceHooks, StepInputs, run_pre_step
 from .store import EventDraft, Store, now_ms
+from .surface import SurfaceOpError
 from .touches import ExecutionTouches, own_touch
 from .validation import validate_append
 
@@ -284,20 +285,13 @@ class SessionService:
         cid = compaction_id or str(uuid.uuid4())
 
         def work() -> int:
-            nodes = self.store.surface_seqs(header.id)
-            if not start <= end < len(nodes):
-                raise DshError(
-                    errors.INVALID_EVENT,
-                    f"compact range {start}..{end} is outside the surface of {len(nodes)} nodes",
-                )
             checkpoint = Message.user(
                 [summary], {"kind": "plugin", "plugin": "compact", "compactionId": cid}
             )
-            draft = EventDraft(
-                USER_MESSAGE, checkpoint.to_json(), {"op": "replace", "start": start, "end": end},
-                tuple(nodes[start : end + 1]),
-            )  # fmt: skip
-            return self.store.append(header.id, [draft])[0].seq
+            try:
+                return self.store.compact(header.id, checkpoint, start, end).seq
+            except SurfaceOpError as exc:
+                raise DshError(errors.INVALID_EVENT, str(exc)) from exc
 
         live = self.live.get(header.id)
         if live is None:
@@ -325,7 +319,10 @@ class SessionService:
                 outcome = await asyncio.shield(work)
             except asyncio.CancelledError:
                 cancelled.set()
-                outcome = await work  # the commit either saw the flag or had already landed
+                # The worker keeps running in its thread: hold the session lock until it is done
+                # (even through a second cancel), so nothing else interleaves with a commit that
+                # had already passed the flag check. That commit, if any, is then the answer.
+                outcome = await _uncancellable(work)
                 if outcome is None:
                     raise
         assert outcome is not None
@@ -612,6 +609,18 @@ class SessionService:
                 await asyncio.gather(live.tail, return_exceptions=True)
         self.live.clear()
         self.store.close()
+
+
+async def _uncancellable(work: asyncio.Future[T]) -> T:
+    """The result of ``work``, waiting it out however often the caller is cancelled meanwhile."""
+    while True:
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            if work.cancelled():
+                raise
+            # Swallowed on purpose: the caller decides what the cancel means once the worker
+            # has finished (nothing written: re-raise; already committed: that is the answer).
 
 
 def parse_file_uri(value: Any) -> str:

@@ -23,6 +23,7 @@ import attrs
 from dsh_sidecar.model import (
     INBOX_SPLICED,
     SESSION_TITLE,
+    SURFACE_EVENT_TYPES,
     USER_MESSAGE,
     Event,
     JsonObject,
@@ -30,7 +31,7 @@ from dsh_sidecar.model import (
     SessionHeader,
 )
 
-from .surface import apply_op, replace_range
+from .surface import SurfaceOpError, apply_op, replace_range
 
 BUSY_TIMEOUT_MS = 30_000
 SCHEMA_VERSION = 1
@@ -75,6 +76,26 @@ CREATE TABLE IF NOT EXISTS inbox (
     PRIMARY KEY (session_id, pos)
 ) WITHOUT ROWID;
 """
+
+# Kept as a constant so a test can ask SQLite for its plan. Without statistics the planner
+# prefers walking the session's primary key backwards (it avoids a sort), which scans the whole
+# log when the source last spoke long ago; INDEXED BY pins the one index that answers this with a
+# single seek, and makes SQLite fail loudly rather than scan if that index ever goes missing. The
+# partial index is usable because ``source_kind = ?`` implies ``source_kind IS NOT NULL``.
+LATEST_OF_SOURCE_SQL = (
+    "SELECT * FROM events INDEXED BY events_by_source"
+    " WHERE session_id = ? AND source_kind = ? AND source_plugin IS ?"
+    " ORDER BY seq DESC LIMIT 1"
+)
+
+# Runs at every step and projection: reading the source's own events through the index and
+# probing the surface for each keeps it proportional to that source's messages, where the
+# planner's default (walk the session's log, join the surface) grows with the whole log.
+VISIBLE_OF_SOURCE_SQL = (
+    "SELECT e.* FROM events e INDEXED BY events_by_source"
+    " JOIN surface s ON s.session_id = e.session_id AND s.seq = e.seq"
+    " WHERE e.session_id = ? AND e.source_kind = ? ORDER BY e.seq"
+)
 
 T = TypeVar("T")
 
@@ -137,7 +158,12 @@ class Store:
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._conn.row_factory = sqlite3.Row
         self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        self._conn.execute("PRAGMA journal_mode = WAL")
+        # Switching a fresh file to WAL needs an exclusive lock, and SQLite reports a clash with
+        # another process opening the same new file as "locked" without calling the busy handler.
+        mode = self._retrying("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            # Concurrent processes are only safe with WAL; never fall back silently.
+            raise sqlite3.OperationalError(f"{self.path}: cannot use WAL journal mode (got {mode})")
         # FULL: an append the client was told is durable survives power loss, not only a crash.
         self._conn.execute("PRAGMA synchronous = FULL")
         self._conn.execute("PRAGMA foreign_keys = ON")
@@ -167,14 +193,16 @@ class Store:
             self._conn.execute("COMMIT")
 
     def _begin_immediate(self) -> None:
+        self._retrying("BEGIN IMMEDIATE")
+
+    def _retrying(self, statement: str) -> sqlite3.Cursor:
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
         while True:
             try:
-                self._conn.execute("BEGIN IMMEDIATE")
-                return
+                return self._conn.execute(statement)
             except sqlite3.OperationalError as exc:
-                # busy_timeout covers ordinary contention; this loop covers the rare BUSY that
-                # SQLite returns without calling the busy handler (e.g. during WAL recovery).
+                # busy_timeout covers ordinary contention; this loop covers the BUSY that SQLite
+                # returns without calling the busy handler (a journal-mode switch, WAL recovery).
                 if (
                     "locked" not in str(exc) and "busy" not in str(exc)
                 ) or time.monotonic() > deadline:
@@ -236,6 +264,10 @@ class Store:
         out: list[Event] = []
         for draft in drafts:
             if draft.surface_op is not None:
+                if draft.type not in SURFACE_EVENT_TYPES:
+                    # fold_surface ignores ops on other types; materializing one would make the
+                    # stored surface disagree with the log it is derived from.
+                    raise SurfaceOpError(f"{draft.type} events cannot carry a surfaceOp")
                 ord_ = self._apply_surface_op(db, session_id, seq, draft.surface_op, ord_)
             kind, plugin = _source_of(draft)
             db.execute(
@@ -278,11 +310,15 @@ class Store:
             )
             return next_ord + 1
         start, end = span
-        rows = db.execute(
-            "SELECT ord FROM surface WHERE session_id = ? ORDER BY ord LIMIT ? OFFSET ?",
-            (session_id, end - start + 1, start),
-        ).fetchall()
-        if start < 0 or len(rows) != end - start + 1:
+        rows = (
+            db.execute(
+                "SELECT ord FROM surface WHERE session_id = ? ORDER BY ord LIMIT ? OFFSET ?",
+                (session_id, end - start + 1, start),
+            ).fetchall()
+            if 0 <= start <= end
+            else []  # SQLite reads LIMIT -1 as "no limit" and a negative OFFSET as 0
+        )
+        if not 0 <= start <= end or len(rows) != end - start + 1:
             count = db.execute(
                 "SELECT COUNT(*) FROM surface WHERE session_id = ?", (session_id,)
             ).fetchone()[0]
@@ -297,6 +333,38 @@ class Store:
             "INSERT INTO surface (session_id, ord, seq) VALUES (?, ?, ?)", (session_id, first, seq)
         )
         return next_ord
+
+    def compact(self, session_id: str, checkpoint: Message, start: int, end: int) -> Event:
+        """Append ``checkpoint`` replacing surface positions ``start..end`` in one transaction.
+
+        The shadowed seqs are read inside the same transaction as the append, so another
+        process compacting or appending in between cannot make ``sourceEventSeqs`` name nodes
+        other than the ones actually replaced.
+        """
+        with self.transaction() as db:
+            nodes = [
+                int(r[0])
+                for r in db.execute(
+                    "SELECT seq FROM surface WHERE session_id = ? ORDER BY ord", (session_id,)
+                ).fetchall()
+            ]
+            if not 0 <= start <= end < len(nodes):
+                raise SurfaceOpError(
+                    f"compact range {start}..{end} is outside the surface of {len(nodes)} nodes"
+                )
+            draft = EventDraft(
+                USER_MESSAGE, checkpoint.to_json(), {"op": "replace", "start": start, "end": end},
+                tuple(nodes[start : end + 1]),
+            )  # fmt: skip
+            return self._append_in(db, session_id, [draft], None)[0]
+
+    def pragma(self, name: str) -> Any:
+        """The value of a read-only ``PRAGMA`` on this connection (diagnostics and tests)."""
+        if not name.isidentifier():
+            raise ValueError(f"not a pragma name: {name!r}")
+        with self._lock:
+            row = self._conn.execute(f"PRAGMA {name}").fetchone()
+        return None if row is None else row[0]
 
     def surface_size(self, session_id: str) -> int:
         with self._lock:
@@ -348,11 +416,7 @@ class Store:
     def visible_events_of_source(self, session_id: str, kind: str) -> list[Event]:
         """Surface-visible ``user/message`` events of one source kind, in log order."""
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT e.* FROM events e JOIN surface s ON s.session_id = e.session_id AND s.seq = e.seq"
-                " WHERE e.session_id = ? AND e.source_kind = ? ORDER BY e.seq",
-                (session_id, kind),
-            ).fetchall()
+            rows = self._conn.execute(VISIBLE_OF_SOURCE_SQL, (session_id, kind)).fetchall()
         return [_row_to_event(r) for r in rows]
 
     def latest_of_source(
@@ -360,11 +424,7 @@ class Store:
     ) -> Event | None:
         """The latest raw ``user/message`` of a source (shadowed ones count), via the index."""
         with self._lock:
-            row = self._conn.execute(
-                "SELECT * FROM events WHERE session_id = ? AND source_kind = ? AND source_plugin IS ?"
-                " ORDER BY seq DESC LIMIT 1",
-                (session_id, kind, plugin),
-            ).fetchone()
+            row = self._conn.execute(LATEST_OF_SOURCE_SQL, (session_id, kind, plugin)).fetchone()
         return _row_to_event(row) if row else None
 
     def latest_of_types(
@@ -404,6 +464,35 @@ def replay_inbox(events: Sequence[Event]) -> list[JsonObject]:
 
 
 def _create_private_file(path: str) -> None:
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    fd = os.open(path, os.O_CREAT | os.O_RDWR | getattr(os, "O_CLOEXEC", 0), 0o600)
-    os.close(fd)
+    """Create the store file 0600 (and every missing directory 0700) unless it already exists.
+
+    Session logs hold prompts and file contents, so nobody else may read them. ``os.makedirs``
+    would give intermediate directories the default mode and the umask could leave the file
+    unwritable for its owner, so modes are set explicitly, on creation only: an existing file or
+    directory keeps the mode its owner chose. SQLite gives ``-wal`` and ``-shm`` the file's mode.
+    """
+    _make_private_dirs(os.path.dirname(path))
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except FileExistsError:
+        return
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
+def _make_private_dirs(directory: str) -> None:
+    missing: list[str] = []
+    while directory and not os.path.isdir(directory):
+        missing.append(directory)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    for created in reversed(missing):
+        try:
+            os.mkdir(created, 0o700)
+        except FileExistsError:
+            continue  # another process made it first; its mode is theirs to choose
+        os.chmod(created, 0o700)

@@ -83,13 +83,14 @@ def compose(
     )
     blocks: list[str] = []
     baseline_changes: list[Change] = []
+    next_preparation: Preparation | None = None
     if previous is None or not keep or prep is None or prep.identity != identity:
         load = load_baseline(
             env.cwd, settings, fs, dsh_home=env.dsh_home,
             replace_previous=previous is not None and not keep, os_home=env.os_home,
         )  # fmt: skip
         excluded = load.excluded_scopes
-        state.preparation = Preparation(identity, excluded)
+        next_preparation = Preparation(identity, excluded)
         for f in load.retained:
             assert f.probe.version is not None
             state.cache[f.candidate.scope] = CacheEntry(
@@ -133,6 +134,10 @@ def compose(
         excluded=excluded if keep else frozenset(),
         cache=state.cache,
     )
+    if next_preparation is not None:
+        # Saved only once the whole compose has run (as upstream does): a cancelled or failed
+        # compose must not leave a preparation that skips the next baseline load.
+        state.preparation = next_preparation
     changes = list(baseline_changes)
     if update is not None:
         blocks.append(update.text)
