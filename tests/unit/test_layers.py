@@ -1,0 +1,95 @@
+"""The import direction of docs/architecture.md: fs, config ← sources ← sessions ← lsp;
+protocol ← lsp; nothing below lsp/ imports pygls."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "server" / "dsh_sidecar"
+BOTTOM = {"fs", "config", "errors", "jsutil", "model", "zones", "__init__"}
+# What each layer may import from inside the package (by top-level module name).
+ALLOWED = {
+    "bottom": BOTTOM,
+    "sources": BOTTOM | {"sources"},
+    "invariants": BOTTOM | {"sources", "invariants"},
+    "sessions": BOTTOM | {"sources", "invariants", "sessions"},
+    "protocol": {"protocol", "__init__"},
+    "lsp": BOTTOM | {"sources", "invariants", "sessions", "protocol", "lsp"},
+    "cli": BOTTOM | {"sources", "sessions", "lsp", "cli"},
+}
+MAY_USE_PYGLS = {"lsp", "cli"}
+
+
+def layer_of(path: Path, package: Path) -> str:
+    top = path.relative_to(package).parts[0].removesuffix(".py")
+    if top == "__main__":
+        return "cli"
+    return "bottom" if top in BOTTOM else top
+
+
+def imported_names(path: Path, package: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against the module's own package
+                parts = list(path.relative_to(package).parent.parts)
+                parts = parts[: len(parts) - (node.level - 1)]
+                names.append(".".join(["dsh_sidecar", *parts, *filter(None, [node.module])]))
+            elif node.module:
+                names.append(node.module)
+    return names
+
+
+def violations(path: Path, package: Path) -> list[str]:
+    layer = layer_of(path, package)
+    found = []
+    for name in imported_names(path, package):
+        root, *rest = name.split(".")
+        if root in ("pygls", "pytest_lsp") and layer not in MAY_USE_PYGLS:
+            found.append(f"{path.name} imports {name}: only lsp/ may use pygls")
+        if root == "dsh_sidecar" and rest and rest[0] not in ALLOWED[layer]:
+            found.append(f"{layer} module {path.name} imports {name}")
+    return found
+
+
+@pytest.mark.parametrize(
+    "path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE))
+)
+def test_module_respects_the_import_direction(path: Path) -> None:
+    assert violations(path, PACKAGE) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        (
+            "sessions/bad.py",
+            "from dsh_sidecar.lsp.server import serve\n",
+            "sessions module bad.py imports dsh_sidecar.lsp.server",
+        ),
+        (
+            "sources/bad.py",
+            "from ..sessions import service\n",
+            "sources module bad.py imports dsh_sidecar.sessions",
+        ),
+        ("fs.py", "import pygls.uris\n", "fs.py imports pygls.uris: only lsp/ may use pygls"),
+        (
+            "protocol/bad.py",
+            "from dsh_sidecar.config import Settings\n",
+            "protocol module bad.py imports dsh_sidecar.config",
+        ),
+    ],
+)
+def test_the_checker_reports_an_upward_import(
+    tmp_path: Path, module: str, source: str, expected: str
+) -> None:
+    path = tmp_path / module
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source)
+    assert violations(path, tmp_path) == [expected]
