@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editors" / "nvim"
 SCENARIOS = PLUGIN / "tests" / "scenarios.lua"
 # Whole-run deadline for one Neovim; the Lua side waits at most DSH_TEST_TIMEOUT_MS per step.
-RUN_TIMEOUT_S = 90
+RUN_TIMEOUT_S = 180
 
 NVIMS = {
     "debian": Path("/usr/bin/nvim"),

@@ -13,7 +13,7 @@ local function env(name)
   return assert(os.getenv(name), name .. ' is not set')
 end
 
-local TIMEOUT = tonumber(os.getenv('DSH_TEST_TIMEOUT_MS') or '') or 15000
+local TIMEOUT = tonumber(os.getenv('DSH_TEST_TIMEOUT_MS') or '') or 30000
 
 local function wait_for(what, predicate)
   if not vim.wait(TIMEOUT, predicate, 10) then
