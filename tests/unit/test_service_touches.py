@@ -76,7 +76,22 @@ async def test_a_successful_parent_adds_its_own_touch_after_its_children(kit: Ki
     assert all_changes(await svc.pending(sid)) == [
         ("set", "pkg/AGENTS.md"), ("set", "other/AGENTS.md"),
     ]  # fmt: skip
-    assert svc.executions.staged == {}
+    assert svc.live[sid].executions.staged == {}
+
+
+async def test_tokens_belong_to_their_session(kit: Kit) -> None:
+    svc = kit.service()
+    a = await opened(kit, svc)
+    b = await opened(kit, svc)
+    for sid in (a, b):
+        await start(svc, sid)
+    # Two panels numbering their tool calls the same way must not trade staged touches.
+    svc.tool_result(a, "call-2", "call-1", "read", {"file_path": "pkg/a.ts"}, False)
+    svc.tool_result(b, "call-1", None, "bash", {}, False)
+    assert await svc.pending(b) == []
+    svc.tool_result(a, "call-1", None, "bash", {}, False)
+    assert all_changes(await svc.pending(a)) == [("set", "pkg/AGENTS.md")]
+    assert await svc.pending(b) == []
 
 
 async def test_touches_during_an_open_step_wait_for_its_end(kit: Kit) -> None:

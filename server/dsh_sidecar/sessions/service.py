@@ -95,6 +95,9 @@ class LiveSession:
     instructions: SessionInstructionState = attrs.field(factory=SessionInstructionState)
     open_step: tuple[int, int] | None = None
     staged: list[str] = attrs.field(factory=list)
+    # Tool-call tokens are the client's, so they are only unique within a session: two panels
+    # numbering their calls alike must not hand each other a child's staged touches.
+    executions: ExecutionTouches = attrs.field(factory=ExecutionTouches)
     tail: asyncio.Future[None] | None = None
     project_root: str | None = None
 
@@ -121,7 +124,6 @@ class SessionService:
         self.on_warning = on_warning
         self.tmux_pid = tmux_pid
         self.live: dict[str, LiveSession] = {}
-        self.executions = ExecutionTouches()
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -486,7 +488,7 @@ class SessionService:
         ):
             raise DshError(errors.INVALID_PARAMS, "token and parentToken must be strings")
         own = own_touch(name, arguments, is_error, aborted)
-        for path in self.executions.settle(token, parent_token, own):
+        for path in live.executions.settle(token, parent_token, own):
             self.touch(live, path)
 
     def touch(self, live: LiveSession, path: str) -> None:
