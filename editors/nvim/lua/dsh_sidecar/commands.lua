@@ -87,32 +87,42 @@ local function text_of(message)
   return table.concat(parts, '\n')
 end
 
+-- JSON null may arrive as nil or vim.NIL depending on the Neovim version.
+local function present(value)
+  return value ~= nil and value ~= vim.NIL
+end
+
+local function change_labels(changes)
+  local labels = {}
+  for _, change in ipairs(changes or {}) do
+    table.insert(labels, change.action .. ' ' .. change.path)
+  end
+  return labels
+end
+
 local function describe_source(source)
   source = source or {}
   local label = source.kind == 'plugin' and source.plugin or source.kind or '?'
-  local changes = {}
-  for _, change in ipairs(source.changes or {}) do
-    table.insert(changes, change.action .. ' ' .. change.path)
-  end
+  local changes = change_labels(source.changes)
   if source.baseline then
     table.insert(changes, 1, 'baseline')
   end
   return #changes > 0 and (label .. ' (' .. table.concat(changes, ', ') .. ')') or label
 end
 
--- Scope keys are "<dir>\0<name>"; a NUL would show as ^@.
-local function scope_label(scope)
-  return scope and (scope:gsub('%z', '/')) or ''
-end
-
-local function file_lines(files)
+-- One row per ScopeFile: state, size, display path, then (for :DshScopes) the scope, whose key
+-- "<dir>\0<name>" is shown with a slash because a NUL would show as ^@.
+local function file_lines(files, with_scope)
   local lines = {}
   for _, f in ipairs(files or {}) do
-    local line = ('%-10s %8s B  %s'):format(f.state, tostring(f.bytes), f.displayPath or f.path)
-    if f.reason and f.reason ~= vim.NIL then
+    local line = ('%-10s %8s B  %-30s'):format(f.state, present(f.bytes) and tostring(f.bytes) or '?', f.displayPath or f.path)
+    if with_scope and present(f.scope) then
+      line = line .. ' scope ' .. (f.scope:gsub('%z', '/'))
+    end
+    if present(f.reason) then
       line = line .. '  (' .. tostring(f.reason) .. ')'
     end
-    table.insert(lines, line)
+    table.insert(lines, (line:gsub('%s+$', '')))
   end
   if #lines == 0 then
     lines = { '(none)' }
@@ -164,24 +174,10 @@ function M.scopes(bufnr)
       '',
       '## Chain (broadest first)',
     }
-    for _, f in ipairs(result.files or {}) do
-      local line = ('%-10s %8s B  %-30s scope %s'):format(
-        f.state,
-        tostring(f.bytes),
-        f.displayPath or f.path,
-        scope_label(f.scope)
-      )
-      if f.reason and f.reason ~= vim.NIL then
-        line = line .. '  (' .. tostring(f.reason) .. ')'
-      end
-      table.insert(lines, line)
-    end
+    vim.list_extend(lines, file_lines(result.files, true))
     vim.list_extend(lines, { '', '## Live sessions' })
     for _, s in ipairs(result.sessions or {}) do
-      local active = {}
-      for _, change in ipairs(s.active or {}) do
-        table.insert(active, change.action .. ' ' .. change.path)
-      end
+      local active = change_labels(s.active)
       table.insert(lines, s.sessionId .. ': ' .. (#active > 0 and table.concat(active, ', ') or '(nothing active)'))
     end
     return lines
