@@ -237,12 +237,54 @@ def test_a_writer_killed_mid_stream_loses_no_acknowledged_event(tmp_path: Path) 
         store = Store(path)  # the next writer's view, after WAL recovery
         check_session(store, "victim")
         log = {e.seq: e for e in store.events("victim")}
-        for seq, text in acked.items():
-            event = log[seq]
-            shown = event.message().text if event.type == USER_MESSAGE else event.type  # type: ignore[union-attr]
-            assert shown == text, seq
+        for acked_seq, acked_text in acked.items():
+            event = log[acked_seq]
+            message = event.message()
+            shown = message.text if message is not None else event.type
+            assert shown == acked_text, acked_seq
         title_events = [e for e in log.values() if e.type == SESSION_TITLE]
         header = store.get_session("victim")
         assert header is not None
         assert header.title == (title_events[-1].data["title"] if title_events else None)
         store.close()
+
+
+FULL_DISK = textwrap.dedent(
+    """
+    import os, resource, signal, sys
+    from dsh_sidecar.model import Message, SessionHeader, USER_MESSAGE
+    from dsh_sidecar.sessions.store import EventDraft, Store
+
+    path = sys.argv[1]
+    store = Store(path)
+    store.create_session(SessionHeader("s", 0, "/w"))
+    said = lambda text: EventDraft(USER_MESSAGE, Message.user([text], {"kind": "user"}).to_json(), "append")
+    store.append("s", [said("before")])
+    # Past the file-size limit write() fails with EFBIG instead of killing us: a full disk.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    room = max(os.path.getsize(path), os.path.getsize(path + "-wal")) + 4096
+    resource.setrlimit(resource.RLIMIT_FSIZE, (room, hard))
+    try:
+        store.append("s", [said("big " + "x" * 300_000), said("lost")], inbox=[])
+    except Exception as exc:
+        print("refused", type(exc).__name__, flush=True)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    print("after", [e.seq for e in store.append("s", [said("after")])][0], flush=True)
+    store.close()
+    """
+)
+
+
+def test_a_commit_that_runs_out_of_disk_leaves_nothing_and_the_store_usable(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "s.sqlite3")
+    proc = child(FULL_DISK, path)
+    out, err = proc.communicate()
+    assert (proc.returncode, err) == (0, "")
+    assert out.splitlines() == ["refused OperationalError", "after 1"]
+    store = Store(path)
+    texts = [m.text for m in check_session(store, "s")]
+    assert texts == ["before", "after"]
+    store.close()

@@ -18,7 +18,7 @@ from dsh_sidecar.config import Settings
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem, Probe, ReadResult
 from dsh_sidecar.model import INBOX_SPLICED, USER_MESSAGE, Event, Message
 from dsh_sidecar.sessions.service import Prompt, SessionService
-from dsh_sidecar.sessions.store import replay_inbox
+from dsh_sidecar.sessions.store import now_ms, replay_inbox
 from dsh_sidecar.sessions.surface import fold_surface
 from dsh_sidecar.sources.agent_instructions.state import SOURCE_KIND
 
@@ -63,14 +63,14 @@ class Kit:
     def service(
         self,
         fs: LocalFileSystem = LOCAL_FS,
-        clock: Callable[[], int] | None = None,
+        clock: Callable[[], int] = now_ms,
         **instructions: Any,
     ) -> SessionService:
         """A new service over the same store file: what a restarted sidecar would be."""
         svc = SessionService(
             self.settings(**instructions), fs=fs, env={},
             on_inbox_changed=lambda sid, n: self.notes.append((sid, n)),
-            on_warning=self.warnings.append, **({"clock": clock} if clock else {}),
+            on_warning=self.warnings.append, clock=clock,
         )  # fmt: skip
         self.services.append(svc)
         return svc

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from sessionkit import Kit, Prompt, check_store_consistent, opened, start
@@ -28,7 +28,7 @@ def user(text: str) -> dict[str, Any]:
 
 
 def reply(text: str, kind: str = "assistant/message") -> dict[str, Any]:
-    role = "assistant" if kind == "assistant/message" else "user"
+    role: Literal["user", "assistant"] = "assistant" if kind == "assistant/message" else "user"
     message = Message(
         id=f"m-{text}",
         role=role,

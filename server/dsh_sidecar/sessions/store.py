@@ -187,10 +187,14 @@ class Store:
             self._begin_immediate()
             try:
                 yield self._conn
+                self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                # SQLite rolls some failed COMMITs back itself (I/O error, full disk) and leaves
+                # others open; either way the connection must leave here outside a transaction,
+                # or every later write would fail to begin.
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
 
     def _begin_immediate(self) -> None:
         self._retrying("BEGIN IMMEDIATE")
