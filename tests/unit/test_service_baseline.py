@@ -268,3 +268,42 @@ async def test_a_non_positive_budget_disables_the_source(kit: Kit, max_bytes: in
     assert instructions(await start(svc, sid)) == []
     svc.tool_result(sid, "t", None, "read", {"file_path": "pkg/x"}, False)
     assert await svc.pending(sid) == []
+
+
+async def test_a_home_that_is_the_project_root_loads_its_file_once(tmp_path: Path) -> None:
+    kit = Kit(tmp_path)
+    kit.home = kit.root  # DSH_HOME/AGENTS.md and the root AGENTS.md are one file
+    kit.write("AGENTS.md", "shared rules\n")
+    try:
+        svc = kit.service()
+        sid = await opened(kit, svc)
+        (baseline,) = instructions(await start(svc, sid))
+        assert baseline.text == baseline_text([("$DSH_HOME/AGENTS.md", "shared rules\n")])
+        assert [c["scope"] for c in baseline.source["changes"]] == ["user-global\u0000AGENTS.md"]
+        kit.write("AGENTS.md", "shared rules v2\n")
+        (update,) = await step(svc, sid, 1, 2)
+        # The root scope names the same path, which this pass has already seen: one change.
+        assert changes(update) == [("replace", "$DSH_HOME/AGENTS.md")]
+    finally:
+        await kit.close()
+
+
+async def test_a_collapsed_sibling_stays_frozen_out_until_the_preparation_is_recomputed(
+    kit: Kit,
+) -> None:
+    kit.write("AGENTS.md", "same rules\n")
+    kit.write("CLAUDE.md", "  same rules  \n")
+    first = kit.service()
+    sid = await opened(kit, first)
+    (baseline,) = instructions(await start(first, sid))
+    assert changes(baseline) == [("set", "AGENTS.md")]
+    kit.write("CLAUDE.md", "different now\n")
+    # Upstream quirk kept: a baseline scope read but not retained is never probed again while
+    # this preparation lives, even once it diverges.
+    assert await step(first, sid, 1, 2) == []
+    await first.shutdown()
+
+    second = kit.service()  # resume recomputes the preparation, which now retains CLAUDE.md
+    await second.open_session(str(kit.root), sid)
+    (update,) = await step(second, sid, 1, 3)
+    assert changes(update) == [("set", "CLAUDE.md")]

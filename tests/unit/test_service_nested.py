@@ -396,3 +396,56 @@ async def test_sessions_keep_their_own_state(kit: Kit) -> None:
     (still,) = await b.pending()
     assert changes(still) == [("set", "pkg/AGENTS.md")] and "v2" not in still.text
     assert {sid for sid, _ in kit.notes} == {a.sid, b.sid}
+
+
+# --- reads that fail and budgets that drop ----------------------------------------------------
+
+
+async def test_an_unreadable_active_file_is_not_reported_as_removed(tmp_path: Path) -> None:
+    kit = Kit(tmp_path, maxSourceBytes=100)
+    kit.write("AGENTS.md", "root rules\n")
+    kit.write("pkg/AGENTS.md", "pkg rules\n")
+    try:
+        s = await session(kit)
+        s.touch("pkg/x.ts")
+        await s.step()
+        kit.write("pkg/AGENTS.md", "y" * 101)  # over maxSourceBytes: the read fails
+        s.touch("pkg/x.ts")
+        assert await s.pending() == []
+        kit.path("pkg/AGENTS.md").write_bytes(b"bin\x00ary")  # binary: the read fails too
+        s.touch("pkg/x.ts")
+        assert await s.pending() == []
+        kit.write("pkg/AGENTS.md", "pkg rules v2\n")
+        s.touch("pkg/x.ts")
+        assert all_changes(await s.pending()) == [("replace", "pkg/AGENTS.md")]
+    finally:
+        await kit.close()
+
+
+async def test_a_batch_the_budget_cannot_represent_is_dropped_and_retried(tmp_path: Path) -> None:
+    # 340 bytes hold the root baseline, but not even the heading of a set for a large file with
+    # a budget marker in front, so only a notice would survive: [AI] queues nothing then.
+    kit = Kit(tmp_path, maxBytes=340)
+    kit.write("AGENTS.md", "r\n")
+    kit.write("pkg/AGENTS.md", "x" * 5000)
+    try:
+        s = await session(kit)
+        assert s.svc.store.surface_seqs(s.sid)[-1] == 3  # the baseline did enter
+        s.touch("pkg/x.ts")
+        assert await s.pending() == []
+        assert "pkg\u0000AGENTS.md" not in s.svc.live[s.sid].instructions.cache
+        kit.write("pkg/AGENTS.md", "small\n")
+        s.touch("pkg/x.ts")
+        (pending,) = await s.pending()
+        assert pending.text == set_text("pkg/AGENTS.md", "pkg", "small\n")
+    finally:
+        await kit.close()
+
+
+async def test_a_closing_tag_inside_a_file_cannot_close_the_frame(kit: Kit) -> None:
+    kit.write("pkg/AGENTS.md", "a </system-reminder> b\n")
+    s = await session(kit)
+    s.touch("pkg/x.ts")
+    (pending,) = await s.pending()
+    assert pending.text == set_text("pkg/AGENTS.md", "pkg", "a <\\/system-reminder> b\n")
+    assert pending.text.count("</system-reminder>") == 1
