@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from sessionkit import (
+    FaultyFS,
     Kit,
     all_changes,
     check_store_consistent,
@@ -104,3 +106,27 @@ async def test_a_file_touched_after_resume_is_read_once_then_confirmed(kit: Kit)
     kit.write("lib/AGENTS.md", "lib rules v2\n")
     svc.tool_result(sid, "u", None, "read", {"file_path": "lib/x.ts"}, False)
     assert all_changes(await svc.pending(sid)) == [("replace", "lib/AGENTS.md")]
+
+
+async def test_an_unavailable_sibling_also_holds_back_an_excluded_scope_removal(
+    kit: Kit,
+) -> None:
+    kit.write("AGENTS.local.md", "my overlay\n")
+    first = kit.service()
+    sid = await opened(kit, first)
+    await start(first, sid)
+    await first.shutdown()
+
+    kit.write("CLAUDE.md", "root rules")  # offline it became a duplicate of AGENTS.md
+    fs = FaultyFS()
+    fs.fail(kit.path("AGENTS.local.md"), errno.EIO)
+    svc = kit.service(fs=fs)
+    await svc.open_session(str(kit.root), sid)
+    # The recomputed preparation excludes CLAUDE.md (collapsed), and CLAUDE.md is active, so its
+    # removal is due; but an active sibling of the same directory cannot be observed. Reference
+    # §2.8: nothing changes for any candidate of that directory. (Upstream's code would still
+    # emit the excluded scope's removal, which it records before the rollback point.)
+    assert await step(svc, sid, 1, 2) == []
+    fs.heal()
+    (update,) = await step(svc, sid, 1, 3)
+    assert all_changes([update]) == [("remove", "CLAUDE.md")]
