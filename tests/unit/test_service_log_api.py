@@ -115,6 +115,10 @@ def message_data(**changes: Any) -> dict[str, Any]:
     return {**Message.user(["x"], {"kind": "user"}).to_json(), **changes}
 
 
+def user_with(**source: Any) -> dict[str, Any]:
+    return {"type": "user/message", "data": message_data(source={"kind": "user", **source})}
+
+
 BAD_EVENTS: list[tuple[str, Any]] = [
     ("not an object", "user/message"),
     ("lifecycle turn/start", {"type": "turn/start", "data": {"turn": 1}}),
@@ -138,6 +142,10 @@ BAD_EVENTS: list[tuple[str, Any]] = [
         {"type": "user/message", "data": message_data(content=[{"type": "text"}])},
     ),
     ("source without kind", {"type": "user/message", "data": message_data(source={})}),
+    ("unknown time zone", user_with(rpcId="r", clientTimeZone="Mars/Olympus_Mons")),
+    ("alias time zone", user_with(rpcId="r", clientTimeZone="US/Eastern")),
+    ("padded time zone", user_with(clientTimeZone=" UTC")),
+    ("rpcId not a string", user_with(rpcId=7)),
     (
         "context forged by a client",
         {
@@ -185,6 +193,12 @@ async def test_one_bad_event_rejects_the_whole_call(kit: Kit, why: str, bad: Any
     assert failure.value.message.startswith("events[2]: ")
     assert [e.seq for e in svc.store.events(sid)] == [0]
     assert svc.store.surface_seqs(sid) == [0]
+
+
+async def test_a_canonical_client_time_zone_is_accepted(kit: Kit) -> None:
+    svc, sid = await fresh(kit)
+    event = user_with(rpcId="r1", clientTimeZone="America/New_York")
+    assert await svc.append(sid, [event, user_with(clientTimeZone="UTC")]) == [0, 1]
 
 
 @pytest.mark.parametrize("events", [[], None, {"type": "user/message"}, "x"])

@@ -12,6 +12,7 @@ from typing import Any
 from dsh_sidecar import errors
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.model import ASSISTANT_MESSAGE, SESSION_TITLE, TOOL_RESULT, USER_MESSAGE, Message
+from dsh_sidecar.zones import validate_client_time_zone
 
 from .store import EventDraft
 from .surface import SurfaceOpError, replace_range
@@ -92,6 +93,7 @@ def _draft(kind: str, data: dict[str, Any], op: Any) -> EventDraft:
             raise ValueError(
                 "a user/message appended directly must have source.kind 'user' (context comes from dsh/step/prepare)"
             )
+        _check_user_source(message.source)
         return EventDraft(kind, data, op)
     for key in ("turn", "step"):
         if not _positive_int(data.get(key)):
@@ -100,3 +102,24 @@ def _draft(kind: str, data: dict[str, Any], op: Any) -> EventDraft:
         data.get("message"), "assistant" if kind == ASSISTANT_MESSAGE else "user", "data.message"
     )
     return EventDraft(kind, data, op)
+
+
+def _check_user_source(source: Mapping[str, Any]) -> None:
+    """The fields of a direct user source that later steps read back.
+
+    time-context trusts a logged prompt's ``clientTimeZone`` and rejects every later step of the
+    turn when it is not canonical, so an appended message must pass the check ``prepare`` applies
+    (and already be in the canonical spelling ``prepare`` would have stored).
+    """
+    if "rpcId" in source and not isinstance(source["rpcId"], str):
+        raise ValueError("data.source.rpcId must be a string")
+    if "clientTimeZone" in source:
+        zone = source["clientTimeZone"]
+        try:
+            canonical: str | None = validate_client_time_zone(zone)
+        except DshError:
+            canonical = None
+        if canonical is None or canonical != zone:
+            raise ValueError(
+                f"data.source.clientTimeZone must be UTC or a canonical IANA Area/Location zone, got {zone!r}"
+            )
