@@ -16,6 +16,7 @@ from dsh_sidecar.model import (
     SESSION_TITLE,
     STEP_START,
     USER_MESSAGE,
+    Event,
     Message,
     SessionHeader,
 )
@@ -281,3 +282,30 @@ def test_reopening_the_file_sees_everything(tmp_path: Path) -> None:
     assert again.surface_seqs("s") == [2, 1]
     assert [e.seq for e in again.append("s", [said("c")])] == [3]
     again.close()
+
+
+class RacedStore(Store):
+    """Another connection commits an append between the reads of every surface snapshot."""
+
+    other: Store | None = None
+
+    def surface_events(self, session_id: str) -> list[Event]:
+        if self.other is not None:
+            self.other.append(session_id, [said("sneaked in")])
+        return super().surface_events(session_id)
+
+
+def test_a_surface_snapshot_is_one_state_of_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    store = RacedStore(str(path))
+    store.create_session(SessionHeader("s", 1, "/w"))
+    store.append("s", [said("a")])
+    store.other = Store(str(path))  # what another sidecar process would hold
+    for expected_last in (0, 1, 2):
+        snapshot = store.surface_snapshot("s")
+        assert snapshot is not None
+        assert snapshot.captured_through_seq == expected_last
+        assert [e.seq for e in snapshot.events] == list(range(expected_last + 1))
+    assert store.surface_snapshot("nope") is None
+    store.other.close()
+    store.close()

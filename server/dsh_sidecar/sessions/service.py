@@ -237,12 +237,12 @@ class SessionService:
 
     def read_surface(self, session_id: str) -> SurfaceSnapshot:
         """Synchronous ``readSurface`` (also the session-reference seam); raises if unknown."""
-        header = self.store.get_session(session_id)
-        if header is None:
+        # One read transaction: capturedThroughSeq must describe exactly the events returned,
+        # even while this session is being appended to by another thread or process.
+        snapshot = self.store.surface_snapshot(session_id)
+        if snapshot is None:
             raise DshError(errors.UNKNOWN_SESSION, f"SESSION_QUERY_SESSION_NOT_FOUND: {session_id}")
-        return SurfaceSnapshot(
-            header, self.store.last_seq(session_id), tuple(self.store.surface_events(session_id))
-        )
+        return snapshot
 
     async def events(
         self, session_id: Any, after_seq: Any = None, limit: Any = None

@@ -29,6 +29,7 @@ from dsh_sidecar.model import (
     JsonObject,
     Message,
     SessionHeader,
+    SurfaceSnapshot,
 )
 
 from .surface import SurfaceOpError, apply_op, replace_range
@@ -195,6 +196,33 @@ class Store:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
                 raise
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Run several reads against one state of the file.
+
+        A read transaction pins a WAL snapshot, so what another process commits meanwhile stays
+        invisible until the block ends (and the lock keeps this process's writers out).
+        """
+        with self._lock:
+            if self._conn.in_transaction:  # already inside a write: that is one state already
+                yield
+                return
+            self._conn.execute("BEGIN")
+            try:
+                yield
+            finally:
+                self._conn.execute("COMMIT")
+
+    def surface_snapshot(self, session_id: str) -> SurfaceSnapshot | None:
+        """``readSurface``: header, last seq and visible events, all from the same state."""
+        with self.snapshot():
+            header = self.get_session(session_id)
+            if header is None:
+                return None
+            return SurfaceSnapshot(
+                header, self.last_seq(session_id), tuple(self.surface_events(session_id))
+            )
 
     def _begin_immediate(self) -> None:
         self._retrying("BEGIN IMMEDIATE")
