@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import zoneinfo
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC as _UTC
 from datetime import datetime, timedelta
 from functools import cache
@@ -34,8 +34,8 @@ from dsh_sidecar.model import (
     USER_MESSAGE,
     Event,
     Message,
-    new_message_id,
 )
+from dsh_sidecar.sources.snapshot import snapshot_message, snapshot_source
 from dsh_sidecar.zones import CLIENT_TIME_ZONE_PATTERN, UTC, canonical_time_zone
 
 PLUGIN = "time-context"
@@ -307,21 +307,11 @@ def render_reading(*, turn: int, step: int, timestamp: str, browser_line: str, e
 
 
 def reading_source(text: str) -> dict[str, Any]:
-    return {
-        "kind": "plugin",
-        "plugin": PLUGIN,
-        "form": "snapshot",
-        "sections": [{"name": PLUGIN, "text": text}],
-    }
+    return snapshot_source(PLUGIN, text)
 
 
-def reading_message(text: str, *, message_id: Callable[[], str] = new_message_id) -> Message:
-    return Message(
-        id=message_id(),
-        role="user",
-        content=({"type": "text", "text": text},),
-        source=reading_source(text),
-    )
+def reading_message(text: str) -> Message:
+    return snapshot_message(PLUGIN, text)
 
 
 def time_reading(

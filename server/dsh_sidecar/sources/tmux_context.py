@@ -34,7 +34,8 @@ import attrs
 from dsh_sidecar.config import TmuxContextSettings
 from dsh_sidecar.errors import Cancelled, DshError
 from dsh_sidecar.jsutil import js_json_string
-from dsh_sidecar.model import USER_MESSAGE, Event, Message, new_message_id
+from dsh_sidecar.model import USER_MESSAGE, Event, Message
+from dsh_sidecar.sources.snapshot import snapshot_message, snapshot_source
 
 PLUGIN = "tmux-context"
 
@@ -129,21 +130,11 @@ def render_tmux_reading(turn: int, location: TmuxLocation) -> str:
 
 
 def reading_source(text: str) -> dict[str, Any]:
-    return {
-        "kind": "plugin",
-        "plugin": PLUGIN,
-        "form": "snapshot",
-        "sections": [{"name": PLUGIN, "text": text}],
-    }
+    return snapshot_source(PLUGIN, text)
 
 
 def reading_message(text: str) -> Message:
-    return Message(
-        id=new_message_id(),
-        role="user",
-        content=({"type": "text", "text": text},),
-        source=reading_source(text),
-    )
+    return snapshot_message(PLUGIN, text)
 
 
 def query_tmux(
