@@ -1,0 +1,12 @@
+"""The unit suite's session scaffolding, imported from its own directory."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "unit"))
+
+from sessionkit import Kit, Prompt, opened, start  # noqa: E402
+
+__all__ = ["Kit", "Prompt", "opened", "start"]
