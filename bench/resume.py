@@ -26,9 +26,8 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _common import median, ms, report
-
 from dsh_sidecar.config import Settings
-from dsh_sidecar.model import Message, SessionHeader
+from dsh_sidecar.model import SessionHeader
 from dsh_sidecar.sessions.service import Prompt, SessionService
 from dsh_sidecar.sessions.store import EventDraft, Store
 from dsh_sidecar.sources.agent_instructions.render import BASELINE_INTRO
@@ -56,21 +55,48 @@ def turn_drafts(turn: int) -> list[EventDraft]:
     if turn == 1 or turn % 50 == 0:
         text = f"<system-reminder>\n{BASELINE_INTRO}\n\nInstructions from: AGENTS.md\n\nrule\n</system-reminder>"
         source = {
-            "kind": "agent-instructions", "form": "instructions",
+            "kind": "agent-instructions",
+            "form": "instructions",
             **({"baseline": True, "baselineIdentity": "{}"} if turn == 1 else {}),
-            "changes": [{"action": "set" if turn == 1 else "replace", "scope": ".\u0000AGENTS.md",
-                         "path": "AGENTS.md", "digest": f"{turn:040x}"}],
-        }  # fmt: skip
+            "changes": [
+                {
+                    "action": "set" if turn == 1 else "replace",
+                    "scope": ".\u0000AGENTS.md",
+                    "path": "AGENTS.md",
+                    "digest": f"{turn:040x}",
+                }
+            ],
+        }
         drafts.append(EventDraft("user/message", _message("user", text, source), "append"))
     else:
-        drafts.append(EventDraft("agent/inbox/spliced", {"target": "next-step", "start": 0, "inserted": []}))  # fmt: skip
+        drafts.append(
+            EventDraft("agent/inbox/spliced", {"target": "next-step", "start": 0, "inserted": []})
+        )
     call = {"kind": "model"}
     drafts += [
-        EventDraft("assistant/message", {"turn": turn, "step": 1, "message": _message("assistant", "let me look " * 20, call)}, "append"),  # fmt: skip
-        EventDraft("tool/result", {"turn": turn, "step": 1, "message": _message("user", "file contents " * 40, {"kind": "tool", "callId": f"c{turn}"})}, "append"),  # fmt: skip
+        EventDraft(
+            "assistant/message",
+            {"turn": turn, "step": 1, "message": _message("assistant", "let me look " * 20, call)},
+            "append",
+        ),
+        EventDraft(
+            "tool/result",
+            {
+                "turn": turn,
+                "step": 1,
+                "message": _message(
+                    "user", "file contents " * 40, {"kind": "tool", "callId": f"c{turn}"}
+                ),
+            },
+            "append",
+        ),
         EventDraft("step/end", {"turn": turn, "step": 1}),
         EventDraft("step/start", {"turn": turn, "step": 2}),
-        EventDraft("assistant/message", {"turn": turn, "step": 2, "message": _message("assistant", "done", call)}, "append"),  # fmt: skip
+        EventDraft(
+            "assistant/message",
+            {"turn": turn, "step": 2, "message": _message("assistant", "done", call)},
+            "append",
+        ),
         EventDraft("turn/end", {"turn": turn, "reason": "completed"}),
     ]
     return drafts[:EVENTS_PER_TURN] if len(drafts) > EVENTS_PER_TURN else drafts
@@ -95,7 +121,7 @@ async def resume(settings: Settings, sid: str, cwd: str, turn: int) -> float:
     service = SessionService(settings, env={})
     try:
         start = time.perf_counter()
-        header, resumed = await service.open_session(cwd, sid)
+        _header, resumed = await service.open_session(cwd, sid)
         assert resumed
         prepared = await service.prepare_step(sid, turn, 1, Prompt("next task"))
         elapsed = time.perf_counter() - start
@@ -137,14 +163,23 @@ async def run(args: argparse.Namespace) -> None:
     report(
         "resume",
         [
-            ("log sizes", f"{(sizes[small] or 0) + 1:,} and {(sizes[large] or 0) + 1:,} events (built in {build:.1f} s)"),  # fmt: skip
+            (
+                "log sizes",
+                f"{(sizes[small] or 0) + 1:,} and {(sizes[large] or 0) + 1:,} events (built in {build:.1f} s)",
+            ),
             ("open + first prepare, small", ms(t_small)),
             ("open + first prepare, large", ms(t_large)),
             ("large / small", f"{ratio:.2f}x  (target <= 1.5)"),
         ],
-        {"small_events": args.small, "large_events": args.large, "small_s": t_small,
-         "large_s": t_large, "ratio": ratio, "rounds": args.rounds},
-    )  # fmt: skip
+        {
+            "small_events": args.small,
+            "large_events": args.large,
+            "small_s": t_small,
+            "large_s": t_large,
+            "ratio": ratio,
+            "rounds": args.rounds,
+        },
+    )
 
 
 def main() -> None:

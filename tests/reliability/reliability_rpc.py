@@ -108,7 +108,9 @@ class Server:
         self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
         return msg_id, waiting
 
-    def wait(self, msg_id: int, waiting: queue.Queue[dict[str, Any]], timeout: float = HANG_GUARD) -> Any:
+    def wait(
+        self, msg_id: int, waiting: queue.Queue[dict[str, Any]], timeout: float = HANG_GUARD
+    ) -> Any:
         try:
             response = waiting.get(timeout=timeout)
         except queue.Empty:
@@ -131,7 +133,12 @@ class Server:
     def initialize(self, options: dict[str, Any]) -> Any:
         result = self.request(
             "initialize",
-            {"processId": None, "rootUri": None, "capabilities": {}, "initializationOptions": options},
+            {
+                "processId": None,
+                "rootUri": None,
+                "capabilities": {},
+                "initializationOptions": options,
+            },
         )
         self.notify("initialized", {})
         return result

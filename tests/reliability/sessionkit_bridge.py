@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "unit"))
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "unit")
+)
 
-from sessionkit import Kit, Prompt, opened, start  # noqa: E402
+from sessionkit import Kit, Prompt, opened, start
 
 __all__ = ["Kit", "Prompt", "opened", "start"]

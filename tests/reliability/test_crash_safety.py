@@ -61,9 +61,13 @@ def _drive_until_killed(
                         "arguments": {"file_path": str(root / "pkg" / "x.py")}})  # fmt: skip
                 prepared = server.request("dsh/step/prepare", {
                     "sessionId": sid, "turn": turn[0], "step": 1, "prompt": {"text": f"turn {turn[0]}"}})  # fmt: skip
-                acked.update(zip(prepared["seqs"], (m["id"] for m in prepared["messages"]), strict=True))
+                acked.update(
+                    zip(prepared["seqs"], (m["id"] for m in prepared["messages"]), strict=True)
+                )
                 server.request("dsh/step/end", {"sessionId": sid, "turn": turn[0], "step": 1})
-                server.request("dsh/turn/end", {"sessionId": sid, "turn": turn[0], "reason": "done"})
+                server.request(
+                    "dsh/turn/end", {"sessionId": sid, "turn": turn[0], "reason": "done"}
+                )
     except (ServerGone, BrokenPipeError, ConnectionResetError):
         return
 
