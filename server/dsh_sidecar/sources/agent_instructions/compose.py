@@ -9,6 +9,7 @@ for upstream's deliberate "excluded scopes stay frozen out until the preparation
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import attrs
 
@@ -19,7 +20,7 @@ from dsh_sidecar.model import Message
 from .baseline import load_baseline
 from .discovery import baseline_identity, find_project_root
 from .gitignore import IgnoreMatcher
-from .reconcile import CacheEntry, ReconcileContext, VersionCache, reconcile
+from .reconcile import CacheEntry, PlanCache, ReconcileContext, VersionCache, reconcile
 from .render import EMPTY_REPLACEMENT_INTRO, render
 from .state import (
     Change,
@@ -29,6 +30,10 @@ from .state import (
     make_source,
     visible_baseline,
 )
+
+# A pure function of strings and frozen settings that JSON-encodes with JS rules on every
+# compose; the same few (root, cwd, settings) come back touch after touch.
+_baseline_identity = lru_cache(maxsize=256)(baseline_identity)
 
 
 @attrs.define
@@ -44,6 +49,25 @@ class SessionInstructionState:
     cache: VersionCache = attrs.field(factory=dict)
     preparation: Preparation | None = None
     ignore: IgnoreMatcher | None = None
+    plans: PlanCache = attrs.field(factory=PlanCache)
+    # The visible messages of the last compose (the very objects) and their folded changes.
+    _visible_memo: tuple[tuple[Message, ...], dict[str, Change]] | None = None
+
+    def visible_effective(self, visible: Sequence[Message]) -> dict[str, Change]:
+        """``effective_changes(visible, ())``, reused while the caller passes the same message
+        objects (the session service keeps its parsed log messages): folding every change of
+        every visible message is a tenth of a warm touch otherwise. Holding the objects keeps
+        their ids from being reused, so identity is a safe key for immutable log messages."""
+        memo = self._visible_memo
+        if (
+            memo is not None
+            and len(memo[0]) == len(visible)
+            and all(a is b for a, b in zip(memo[0], visible, strict=True))
+        ):
+            return memo[1]
+        folded = effective_changes(visible, ())
+        self._visible_memo = (tuple(visible), folded)
+        return folded
 
 
 @attrs.frozen
@@ -73,7 +97,7 @@ def compose(
     fs = env.fs
     root = find_project_root(env.cwd, settings.project_root_markers, fs)
     cwd = fs.resolve(env.cwd)
-    identity = baseline_identity(root, cwd, settings)
+    identity = _baseline_identity(root, cwd, settings)
     authority = [m for m in claimed if is_instructions_message(m)]
     previous = visible_baseline(visible, authority)
     keep = previous is not None and previous.source.get("baselineIdentity") == identity
@@ -124,10 +148,12 @@ def compose(
         authority.append(synthetic)
     if state.ignore is None or state.ignore.project_root != root:
         state.ignore = IgnoreMatcher(root, settings, fs)
-    ctx = ReconcileContext(root, cwd, settings, env.dsh_home, fs, state.ignore, env.os_home)
+    ctx = ReconcileContext(
+        root, cwd, settings, env.dsh_home, fs, state.ignore, env.os_home, state.plans
+    )
     update = reconcile(
         ctx,
-        effective=effective_changes(visible, authority),
+        effective=_effective(state, visible, authority),
         scope_messages=pending,
         touched=touched,
         include_baseline_scopes=keep,
@@ -148,6 +174,18 @@ def compose(
         changes, baseline=baseline_emitted, identity=identity if baseline_emitted else None
     )
     return Message.user(blocks, source)
+
+
+def _effective(
+    state: SessionInstructionState, visible: Sequence[Message], authority: Sequence[Message]
+) -> dict[str, Change]:
+    """``effective_changes(visible, authority)``: the memoized visible fold, authority on top
+    (an overridden scope keeps its place in the order, as in one fold)."""
+    effective = dict(state.visible_effective(visible))
+    for message in authority:
+        for change in changes_of(message):
+            effective[change.scope] = change
+    return effective
 
 
 def sync_inbox(

@@ -11,15 +11,64 @@ filtered; callers only ask about touch-discovered scopes.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import NamedTuple
 
 import attrs
 import pathspec
 
 from dsh_sidecar.config import InstructionSettings
-from dsh_sidecar.fs import LocalFileSystem
+from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState, version_of
 
 EXCLUDE_SOURCE = "settings: dsh.instructions.exclude"
+_ABSENT_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR})
+
+
+def quick_probe(fs: LocalFileSystem, path: str) -> Probe:
+    """``fs.probe(path)`` without the real path of a present file (``target`` is None).
+
+    Reconciliation and ignore checks use only a probe's state, version and size. The real path
+    costs one ``lstat`` per path component, which for a deep tree is ten times the ``stat`` that
+    decides everything, so we skip it when the filesystem is the plain local one; a seam that
+    overrides ``probe`` or ``resolve`` (tests injecting faults) is always asked through ``probe``.
+    Absent and unavailable keep reference §2.4's meaning: ENOENT/ENOTDIR or not a regular file is
+    absent; any other failure is whatever ``fs.probe`` says (it is asked again, so its wording of
+    the error is kept).
+    """
+    found = stat_probe(fs, path)
+    if isinstance(found, Probe):
+        return found
+    return Probe(ProbeState.PRESENT, path, None, found[0], found[1])
+
+
+_PLAIN_PROBE = LocalFileSystem.probe
+_PLAIN_RESOLVE = LocalFileSystem.resolve
+_PLAIN_STAT = LocalFileSystem.stat
+
+
+def stat_probe(fs: LocalFileSystem, path: str) -> Probe | tuple[str, int]:
+    """``quick_probe`` for hot loops: a present file on the plain local filesystem comes back as
+    just ``(version, size)``, so a scope confirmed by its version builds no object at all."""
+    kind = type(fs)
+    if kind.probe is not _PLAIN_PROBE or kind.resolve is not _PLAIN_RESOLVE:
+        return fs.probe(path)
+    try:
+        # The plain stat is called directly (a Python frame less per scope); an overridden
+        # one, as fault-injecting tests use, is honoured.
+        st = os.stat(path) if kind.stat is _PLAIN_STAT else fs.stat(path)
+    except OSError as exc:
+        if exc.errno in _ABSENT_ERRNOS:
+            return Probe(ProbeState.ABSENT, path)
+        return fs.probe(path)
+    except ValueError:
+        return fs.probe(path)
+    if not stat.S_ISREG(st.st_mode):
+        return Probe(ProbeState.ABSENT, path)
+    return version_of(st), st.st_size
 
 
 @attrs.frozen
@@ -34,6 +83,39 @@ class IgnoreHit:
         return f"{self.matched} ignored by {self.pattern!r} ({self.source})"
 
 
+_Verdict = tuple[bool | None, int | None]  # pathspec's CheckResult (include, index)
+
+
+@attrs.define(eq=False)
+class _Spec:
+    """A parsed .gitignore and its answers so far: pathspec runs every pattern's regex per
+    question, and a warm touch asks the same few questions each time."""
+
+    spec: pathspec.GitIgnoreSpec
+    verdicts: dict[str, _Verdict] = attrs.field(factory=dict)
+
+    def check(self, rel: str) -> _Verdict:
+        verdict = self.verdicts.get(rel)
+        if verdict is None:
+            if len(self.verdicts) >= _VERDICT_LIMIT:
+                self.verdicts.clear()
+            result = self.spec.check_file(rel)
+            verdict = self.verdicts[rel] = (result.include, result.index)
+        return verdict
+
+
+_VERDICT_LIMIT = 4096
+_Found = tuple[int, str, _Spec]  # (index into the parts, path, parsed .gitignore)
+
+
+class _ChainState(NamedTuple):
+    """Where a walk down from the root stands after one directory."""
+
+    hit: IgnoreHit | None  # the first ignored directory so far (nothing below can come back)
+    found: tuple[_Found, ...]  # the .gitignore files above the next directory, shallowest first
+    base: str  # this directory's absolute path
+
+
 class IgnoreMatcher:
     """Ignore decisions for one project root; ``.gitignore`` parses are cached by file version."""
 
@@ -46,7 +128,51 @@ class IgnoreMatcher:
         self._exclude = (
             pathspec.GitIgnoreSpec.from_lines(settings.exclude) if settings.exclude else None
         )
-        self._specs: dict[str, tuple[str, pathspec.GitIgnoreSpec]] = {}
+        self._specs: dict[str, tuple[str, _Spec]] = {}
+        # Inside ``one_pass``: .gitignore path -> spec (or None), rel dir -> its chain state,
+        # abs dir -> check_directory's answer.
+        self._pass_specs: dict[str, _Spec | None] | None = None
+        self._pass_dirs: dict[str, _ChainState] | None = None
+        self._pass_answers: dict[str, IgnoreHit | None] | None = None
+        # Inside ``one_pass``: every .gitignore consulted and what its probe said (None once one
+        # was present but unreadable, which a later pass might read differently).
+        self._pass_seen: dict[str, tuple[ProbeState, str | None]] | None = None
+        self._pass_stable = True
+
+    @contextmanager
+    def one_pass(self) -> Iterator[None]:
+        """Within the block each .gitignore is probed once and each directory decided once.
+
+        One touch asks about every candidate of every directory between the session and the
+        file, and each question walks every ancestor .gitignore: O(depth³) probes without this.
+        A reconciliation pass wants one view of the ignore files anyway. Re-entrant.
+        """
+        if self._pass_dirs is not None:
+            yield
+            return
+        self._pass_specs, self._pass_dirs, self._pass_answers = {}, {}, {}
+        self._pass_seen, self._pass_stable = {}, True
+        try:
+            yield
+        finally:
+            self._pass_specs = self._pass_dirs = self._pass_answers = None
+            self._pass_seen = None
+
+    def consulted(self) -> tuple[tuple[str, tuple[ProbeState, str | None]], ...] | None:
+        """Inside ``one_pass``: the .gitignore files consulted so far with their probe states
+        and versions, or None when an answer may not repeat (an unreadable .gitignore)."""
+        if self._pass_seen is None or not self._pass_stable:
+            return None
+        return tuple(self._pass_seen.items())
+
+    def unchanged(self, consulted: tuple[tuple[str, tuple[ProbeState, str | None]], ...]) -> bool:
+        """Whether every .gitignore of ``consulted`` still probes the same: then every decision
+        that depended on them is the same too (parses are keyed by version)."""
+        for path, seen in consulted:
+            probe = quick_probe(self.fs, path)
+            if (probe.state, probe.version) != seen:
+                return False
+        return True
 
     @property
     def enabled(self) -> bool:
@@ -57,27 +183,72 @@ class IgnoreMatcher:
         if not self.enabled:
             return None
         hit = self.check_directory(os.path.dirname(abs_path))
-        if hit is None and self._exclude is not None:
-            rel = os.path.relpath(abs_path, self.project_root)
-            if not rel.startswith(".."):
-                hit = self._match_exclude(rel)
-        return hit
+        return hit if hit is not None else self.check_excluded_file(abs_path)
+
+    def check_excluded_file(self, abs_path: str) -> IgnoreHit | None:
+        """The ``exclude`` pattern matching the file itself (its directory aside), or None."""
+        if self._exclude is None:
+            return None
+        rel = os.path.relpath(abs_path, self.project_root)
+        return None if rel.startswith("..") else self._match_exclude(rel)
 
     def check_directory(self, abs_dir: str) -> IgnoreHit | None:
         """The hit that ignores ``abs_dir`` or one of its ancestors below the root, or None."""
         if not self.enabled:
             return None
-        rel = os.path.relpath(abs_dir, self.project_root)
+        answers = self._pass_answers
+        if answers is None:
+            return self._check_directory_chain(abs_dir)
+        if abs_dir not in answers:
+            answers[abs_dir] = self._check_directory_chain(abs_dir)
+        return answers[abs_dir]
+
+    def _check_directory_chain(self, abs_dir: str) -> IgnoreHit | None:
+        rel = self._relative(abs_dir)
         if rel == "." or rel.startswith("..") or os.path.isabs(rel):
             return None
         parts = rel.split(os.sep)
-        for depth in range(1, len(parts) + 1):
-            hit = self._check_directory(parts[:depth])
-            if hit is not None:
-                return hit
-        return None
+        memo = self._pass_dirs
+        # Resume from the deepest ancestor already decided in this pass (a touch asks about a
+        # directory right after its parent), so each .gitignore is looked up once per pass.
+        start = len(parts)
+        if memo is not None:
+            while start > 0 and "/".join(parts[:start]) not in memo:
+                start -= 1
+        if start == 0 or memo is None:
+            start, state = 0, _ChainState(None, (), self.project_root)
+        else:
+            state = memo["/".join(parts[:start])]
+        for depth in range(start + 1, len(parts) + 1):
+            hit, found, base = state
+            if hit is None:
+                if self.respect_gitignore:
+                    path = os.path.join(base, ".gitignore")
+                    spec = self._spec_for(path)
+                    if spec is not None:
+                        found = (*found, (depth - 1, path, spec))
+                hit = self._check_directory(parts[:depth], found)
+            state = _ChainState(hit, found, os.path.join(base, parts[depth - 1]))
+            if memo is not None:
+                memo["/".join(parts[:depth])] = state
+        return state.hit
 
-    def _check_directory(self, parts: list[str]) -> IgnoreHit | None:
+    def _relative(self, abs_dir: str) -> str:
+        """``os.path.relpath(abs_dir, root)``; a normalized path below the root is sliced, which
+        is the same answer at a fraction of relpath's cost (it runs once per touched directory)."""
+        root = self.project_root
+        prefix = root if root.endswith(os.sep) else root + os.sep
+        if (
+            abs_dir.startswith(prefix)
+            and len(abs_dir) > len(prefix)
+            and os.path.normpath(abs_dir) == abs_dir
+            and os.path.normpath(root) == root
+        ):
+            return abs_dir[len(prefix) :]
+        return os.path.relpath(abs_dir, root)
+
+    def _check_directory(self, parts: list[str], found: tuple[_Found, ...]) -> IgnoreHit | None:
+        """The decision for ``parts`` itself, given the .gitignore files of its ancestors."""
         rel_dir = "/".join(parts)
         if self._exclude is not None:
             hit = self._match_exclude(rel_dir + "/")
@@ -87,17 +258,15 @@ class IgnoreMatcher:
             return None
         decision: IgnoreHit | None = None
         # .gitignore files at the root and in every directory above this one; deeper wins.
-        for depth in range(len(parts)):
-            base = os.path.join(self.project_root, *parts[:depth])
-            loaded = self._spec_for(os.path.join(base, ".gitignore"))
-            if loaded is None:
+        for index, path, spec in found:
+            include, matched = spec.check("/".join(parts[index:]) + "/")
+            if include is None or matched is None:
                 continue
-            spec, source = loaded
-            result = spec.check_file("/".join(parts[depth:]) + "/")
-            if result.include is None or result.index is None:
-                continue
-            pattern = str(spec.patterns[result.index].pattern)
-            decision = IgnoreHit(pattern, source, rel_dir + "/") if result.include else None
+            decision = None
+            if include:
+                pattern = str(spec.spec.patterns[matched].pattern)
+                source = os.path.relpath(path, self.project_root)
+                decision = IgnoreHit(pattern, source, rel_dir + "/")
         return decision
 
     def _match_exclude(self, rel: str) -> IgnoreHit | None:
@@ -108,8 +277,18 @@ class IgnoreMatcher:
             return IgnoreHit(pattern, EXCLUDE_SOURCE, rel)
         return None
 
-    def _spec_for(self, path: str) -> tuple[pathspec.GitIgnoreSpec, str] | None:
-        probe = self.fs.probe(path)
+    def _spec_for(self, path: str) -> _Spec | None:
+        memo = self._pass_specs
+        if memo is None:
+            return self._load_spec(path)
+        if path not in memo:
+            memo[path] = self._load_spec(path)
+        return memo[path]
+
+    def _load_spec(self, path: str) -> _Spec | None:
+        probe = quick_probe(self.fs, path)
+        if self._pass_seen is not None:
+            self._pass_seen[path] = (probe.state, probe.version)
         if not probe.present or probe.version is None:
             self._specs.pop(path, None)
             return None
@@ -117,10 +296,11 @@ class IgnoreMatcher:
         if cached is None or cached[0] != probe.version:
             read = self.fs.read_text(probe, 1024 * 1024)
             if read.text is None:
+                self._pass_stable = False
                 return None
-            cached = (probe.version, _parse_gitignore(read.text))
+            cached = (probe.version, _Spec(_parse_gitignore(read.text)))
             self._specs[path] = cached
-        return cached[1], os.path.relpath(path, self.project_root)
+        return cached[1]
 
 
 def _parse_gitignore(text: str) -> pathspec.GitIgnoreSpec:

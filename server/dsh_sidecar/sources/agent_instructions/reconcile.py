@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 import attrs
 
 from dsh_sidecar.config import InstructionSettings
-from dsh_sidecar.fs import LocalFileSystem, ProbeState
+from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState
 from dsh_sidecar.model import Message
 
 from .discovery import (
@@ -23,7 +24,7 @@ from .discovery import (
     directory_candidates,
     user_global_candidate,
 )
-from .gitignore import IgnoreMatcher
+from .gitignore import IgnoreMatcher, stat_probe
 from .paths import (
     USER_GLOBAL,
     scope_abs_path,
@@ -32,7 +33,7 @@ from .paths import (
     split_scope,
     trimmed_digest,
 )
-from .render import RenderItem, render
+from .render import RenderItem, RenderResult, render
 from .state import Change, changes_of
 
 
@@ -69,6 +70,59 @@ class _Item:
     entry: CacheEntry | None = None
 
 
+@attrs.frozen(eq=False)
+class _Plan:
+    """The scopes a reconciliation probes, grouped by directory, and what that order rests on:
+    a pure function of the key below plus the ignore decisions, themselves a function of the
+    .gitignore files consulted (checked again, by probe, before the plan is reused)."""
+
+    groups: tuple[tuple[ScopeRef, ...], ...]
+    baseline_keys: frozenset[str]
+    ignore_files: tuple[tuple[str, tuple[ProbeState, str | None]], ...]
+
+
+class PlanCache:
+    """Per-session memos of reconciliation: the last few plans (a warm touch repeats one), the
+    content of files read by version, and the last rendering.
+
+    Content is memoized under the same assumption as upstream's version fast path (an unchanged
+    ``dev:ino:size:mtime:ctime`` means unchanged bytes): a scope that is pending but not yet
+    loaded is re-read at every touch otherwise, and a burst of touches re-reads every pending
+    file once per projection. Only the plain local filesystem is memoized, so fault-injecting
+    seams always see their reads.
+    """
+
+    LIMIT = 32
+    CONTENT_LIMIT = 1024 * 1024  # characters held per session, all files together
+
+    def __init__(self) -> None:
+        self._plans: dict[tuple[object, ...], _Plan] = {}
+        self._contents: dict[tuple[str, str, int], tuple[str, str, str]] = {}
+        self._content_size = 0
+        self.last_render: tuple[tuple[object, ...], RenderResult] | None = None
+
+    def content(self, key: tuple[str, str, int]) -> tuple[str, str, str] | None:
+        return self._contents.get(key)
+
+    def put_content(self, key: tuple[str, str, int], value: tuple[str, str, str]) -> None:
+        size = len(value[0])
+        if size > self.CONTENT_LIMIT // 4:
+            return
+        while self._contents and self._content_size + size > self.CONTENT_LIMIT:
+            oldest = next(iter(self._contents))
+            self._content_size -= len(self._contents.pop(oldest)[0])
+        self._contents[key] = value
+        self._content_size += size
+
+    def get(self, key: tuple[object, ...]) -> _Plan | None:
+        return self._plans.get(key)
+
+    def put(self, key: tuple[object, ...], plan: _Plan) -> None:
+        if len(self._plans) >= self.LIMIT:
+            del self._plans[next(iter(self._plans))]
+        self._plans[key] = plan
+
+
 @attrs.define
 class ReconcileContext:
     project_root: str
@@ -78,6 +132,7 @@ class ReconcileContext:
     fs: LocalFileSystem
     ignore: IgnoreMatcher | None = None
     os_home: str | None = None
+    plans: PlanCache | None = None
 
     def baseline_scopes(self) -> list[ScopeRef]:
         ug = user_global_candidate(self.dsh_home, self.os_home)
@@ -87,10 +142,11 @@ class ReconcileContext:
         return out
 
     def directory_scopes(self, directory: str) -> list[ScopeRef]:
-        return [
-            ScopeRef(c.scope, c.abs_path, c.display_path)
-            for c in directory_candidates(self.project_root, directory, self.settings)
-        ]
+        return list(self._directory_refs(directory))
+
+    def _directory_refs(self, directory: str) -> tuple[ScopeRef, ...]:
+        s = self.settings
+        return _directory_refs(self.project_root, directory, s.base_candidates, s.local_candidates)
 
     def scope_ref(self, scope: str) -> ScopeRef:
         directory, _ = split_scope(scope)
@@ -105,8 +161,25 @@ class ReconcileContext:
         directory, _ = split_scope(scope)
         if directory == USER_GLOBAL:
             return [self.scope_ref(scope)]
-        base = self.project_root if directory == "." else os.path.join(self.project_root, directory)
-        return self.directory_scopes(base)
+        return self.directory_scopes(self._scope_directory(directory))
+
+    def _scope_directory(self, directory: str) -> str:
+        return self.project_root if directory == "." else os.path.join(self.project_root, directory)
+
+
+@lru_cache(maxsize=4096)
+def _directory_refs(
+    project_root: str, directory: str, base: tuple[str, ...], local: tuple[str, ...]
+) -> tuple[ScopeRef, ...]:
+    """A directory's candidate slots, memoized: a pure function of strings whose display paths
+    cost an ``os.path.relpath`` each, which would otherwise dominate a warm touch."""
+    settings = InstructionSettings(
+        instruction_file_candidates=base, local_instruction_file_candidates=local
+    )
+    return tuple(
+        ScopeRef(c.scope, c.abs_path, c.display_path)
+        for c in directory_candidates(project_root, directory, settings)
+    )
 
 
 def reconcile(
@@ -120,20 +193,34 @@ def reconcile(
     cache: VersionCache,
 ) -> ReconcileResult | None:
     """Probe the ordered scopes, emit set/replace/remove, render; mutate ``cache`` for commits."""
-    baseline_refs = ctx.baseline_scopes()
-    baseline_keys = {r.scope for r in baseline_refs}
-    ordered = _ordered_scopes(ctx, baseline_refs, baseline_keys, effective, scope_messages, touched,
-                              include_baseline_scopes)  # fmt: skip
+    if ctx.ignore is None:
+        return _reconcile(ctx, effective, scope_messages, touched, include_baseline_scopes,
+                          excluded, cache)  # fmt: skip
+    with ctx.ignore.one_pass():
+        return _reconcile(ctx, effective, scope_messages, touched, include_baseline_scopes,
+                          excluded, cache)  # fmt: skip
+
+
+def _reconcile(
+    ctx: ReconcileContext,
+    effective: Mapping[str, Change],
+    scope_messages: Sequence[Message],
+    touched: Sequence[str],
+    include_baseline_scopes: bool,
+    excluded: frozenset[str],
+    cache: VersionCache,
+) -> ReconcileResult | None:
+    plan = _plan(ctx, effective, scope_messages, touched, include_baseline_scopes, excluded)
+    baseline_keys = plan.baseline_keys
     items: list[_Item] = []
     seen_paths: set[str] = set()
-    for group in _group_by_directory(ordered):
+    for group in plan.groups:
         items.extend(
             _reconcile_directory(ctx, group, effective, baseline_keys, excluded, cache, seen_paths)
         )
     if not items:
         return None
-    render_items = [_render_item(i) for i in items]
-    result = render(render_items, ctx.settings.max_bytes, None)
+    result = _render(ctx, items)
     committed = [items[i] for i in sorted(result.represented)]
     if not result.text or not committed:
         return None  # [AI]: nothing represented; retried at the next touch
@@ -143,6 +230,85 @@ def reconcile(
         elif item.entry is not None:
             cache[item.change.scope] = item.entry
     return ReconcileResult(result.text, tuple(i.change for i in committed))
+
+
+def _render(ctx: ReconcileContext, items: list[_Item]) -> RenderResult:
+    """``render`` of the items, reused when a projection ends in the very same items (a digest
+    stands for its content): under a burst of touches most projections do."""
+    max_bytes = ctx.settings.max_bytes
+    key: tuple[object, ...] = (max_bytes, *((i.change.action, i.change.scope, i.change.path,
+                                              i.change.digest) for i in items))  # fmt: skip
+    plans = ctx.plans
+    if plans is not None and plans.last_render is not None and plans.last_render[0] == key:
+        return plans.last_render[1]
+    result = render([_render_item(i) for i in items], max_bytes, None)
+    if plans is not None:
+        plans.last_render = (key, result)
+    return result
+
+
+def _read_scope(
+    ctx: ReconcileContext, path: str, probe: Probe, version: str
+) -> tuple[str, str, str] | None:
+    """``(text, digest, trimmed digest)`` of a present scope, or None when the read fails."""
+    max_source = ctx.settings.max_source_bytes
+    plans = ctx.plans if _plain_reads(ctx.fs) else None
+    key = (path, version, max_source)
+    if plans is not None:
+        known = plans.content(key)
+        if known is not None:
+            return known
+    read = ctx.fs.read_text(probe, max_source)
+    if read.text is None:
+        return None
+    out = (read.text, sha1_hex(read.text), trimmed_digest(read.text))
+    if plans is not None:
+        plans.put_content(key, out)
+    return out
+
+
+_READ_METHODS = ("read_text", "open_for_read", "read_chunk", "_read_fd")
+
+
+def _plain_reads(fs: LocalFileSystem) -> bool:
+    kind = type(fs)
+    return all(getattr(kind, m) is getattr(LocalFileSystem, m) for m in _READ_METHODS)
+
+
+def _plan(
+    ctx: ReconcileContext,
+    effective: Mapping[str, Change],
+    scope_messages: Sequence[Message],
+    touched: Sequence[str],
+    include_baseline: bool,
+    excluded: frozenset[str],
+) -> _Plan:
+    """Which scopes to probe, in which groups: reused while its inputs are the same, since
+    working it out costs several times the probes themselves on a warm touch."""
+    key: tuple[object, ...] | None = None
+    if ctx.plans is not None:
+        key = (
+            ctx.project_root, ctx.cwd, ctx.dsh_home, ctx.os_home, os.environ.get("HOME"),
+            ctx.settings, include_baseline, excluded, tuple(effective),
+            tuple(c.scope for m in scope_messages for c in changes_of(m)),
+            tuple(os.path.dirname(os.path.join(ctx.cwd, p)) for p in touched),
+        )  # fmt: skip
+        plan = ctx.plans.get(key)
+        if plan is not None and (ctx.ignore is None or ctx.ignore.unchanged(plan.ignore_files)):
+            return plan
+    baseline_refs = ctx.baseline_scopes()
+    baseline_keys = {r.scope for r in baseline_refs}
+    ordered = _ordered_scopes(ctx, baseline_refs, baseline_keys, effective, scope_messages, touched,
+                              include_baseline)  # fmt: skip
+    consulted = ctx.ignore.consulted() if ctx.ignore is not None else ()
+    plan = _Plan(
+        tuple(tuple(g) for g in _group_by_directory(ordered)),
+        frozenset(baseline_keys),
+        consulted or (),
+    )
+    if ctx.plans is not None and key is not None and consulted is not None:
+        ctx.plans.put(key, plan)
+    return plan
 
 
 def _ordered_scopes(
@@ -166,16 +332,26 @@ def _ordered_scopes(
         for change in changes_of(message):
             if include_baseline or change.scope not in baseline_keys:
                 add(ctx.scope_ref(change.scope))
+    # Every sibling of each effective scope's directory; one visit per directory gives the same
+    # order as one per scope (later visits add nothing) at a quarter of the cost.
+    directories: dict[str, None] = {}
     for scope in effective:
         if include_baseline or scope not in baseline_keys:
-            for ref in ctx.sibling_scopes(scope):
-                add(ref)
+            directory = split_scope(scope)[0]
+            if directory == USER_GLOBAL:
+                add(ctx.scope_ref(scope))
+            elif directory not in directories:
+                directories[directory] = None
+                for ref in ctx._directory_refs(ctx._scope_directory(directory)):
+                    add(ref)
     for path in touched:
         for directory in descendant_dirs_between(ctx.cwd, path):
             if ctx.ignore is not None and ctx.ignore.check_directory(directory) is not None:
                 break  # nothing below an ignored directory is discovered by a touch
-            for ref in ctx.directory_scopes(directory):
-                if ctx.ignore is None or ctx.ignore.check_candidate(ref.abs_path) is None:
+            for ref in ctx._directory_refs(directory):
+                # The directory itself passed just above, so only the file's own name is left
+                # to test (check_candidate minus the directory walk it would repeat).
+                if ctx.ignore is None or ctx.ignore.check_excluded_file(ref.abs_path) is None:
                     add(ref)
     return list(ordered.values())
 
@@ -189,9 +365,9 @@ def _group_by_directory(refs: list[ScopeRef]) -> list[list[ScopeRef]]:
 
 def _reconcile_directory(
     ctx: ReconcileContext,
-    group: list[ScopeRef],
+    group: Sequence[ScopeRef],
     effective: Mapping[str, Change],
-    baseline_keys: set[str],
+    baseline_keys: frozenset[str] | set[str],
     excluded: frozenset[str],
     cache: VersionCache,
     seen_paths: set[str],
@@ -218,10 +394,18 @@ def _reconcile_directory(
     registered: set[str] = set()
     group_items: list[_Item] = []
     group_paths: set[str] = set()
+    fs = ctx.fs
     for ref in probed:
-        current = active(ref.scope)
-        probe = ctx.fs.probe(ref.abs_path)
-        if probe.state is ProbeState.UNAVAILABLE:
+        current = effective.get(ref.scope)
+        if current is not None and not current.active:
+            current = None
+        found = stat_probe(fs, ref.abs_path)
+        if isinstance(found, Probe):
+            probe: Probe | None = found
+            state, version = found.state, found.version
+        else:
+            probe, state, version = None, ProbeState.PRESENT, found[0]
+        if state is ProbeState.UNAVAILABLE:
             if current is None:
                 continue
             # Roll the whole directory back: nothing changes for any of its candidates.
@@ -232,7 +416,7 @@ def _reconcile_directory(
                     cache[scope] = entry
             seen_paths.difference_update(group_paths)
             return []
-        if probe.state is ProbeState.ABSENT:
+        if state is ProbeState.ABSENT:
             if current is not None:
                 group_items.append(_Item(Change("remove", ref.scope, current.path)))
             cache.pop(ref.scope, None)
@@ -246,7 +430,7 @@ def _reconcile_directory(
             cached is not None
             and current is not None
             and cached.path == ref.display_path
-            and cached.version == probe.version
+            and cached.version == version
             and current.path == cached.path
             and current.digest == cached.digest
         ):
@@ -254,13 +438,15 @@ def _reconcile_directory(
                 group_items.append(_Item(Change("remove", ref.scope, current.path)))
             registered.add(cached.trimmed)
             continue
-        read = ctx.fs.read_text(probe, ctx.settings.max_source_bytes)
-        if read.text is None:
+        if probe is None:
+            assert not isinstance(found, Probe)
+            probe = Probe(ProbeState.PRESENT, ref.abs_path, None, found[0], found[1])
+        assert version is not None
+        read = _read_scope(ctx, ref.abs_path, probe, version)
+        if read is None:
             continue  # a failed read means "no change" for this scope
-        assert probe.version is not None
-        entry = CacheEntry(
-            ref.display_path, probe.version, sha1_hex(read.text), trimmed_digest(read.text)
-        )
+        text = read[0]
+        entry = CacheEntry(ref.display_path, version, read[1], read[2])
         if entry.trimmed in registered:
             if current is not None:
                 group_items.append(_Item(Change("remove", ref.scope, current.path)))
@@ -278,7 +464,7 @@ def _reconcile_directory(
         change = Change(
             "replace" if current is not None else "set", ref.scope, ref.display_path, entry.digest
         )
-        group_items.append(_Item(change, read.text, entry))
+        group_items.append(_Item(change, text, entry))
     return items + group_items
 
 
