@@ -99,6 +99,8 @@ class LiveSession:
     # numbering their calls alike must not hand each other a child's staged touches.
     executions: ExecutionTouches = attrs.field(factory=ExecutionTouches)
     tail: asyncio.Future[None] | None = None
+    # Touches riding on the queued projection that has not started yet (see _queue_projection).
+    batch: list[str] | None = None
     project_root: str | None = None
 
 
@@ -513,14 +515,38 @@ class SessionService:
         return find_project_root(cwd, self.settings.instructions.project_root_markers, self.fs)
 
     def _queue_projection(self, live: LiveSession, path: str) -> None:
+        """Project ``path`` after every projection queued before it.
+
+        A touch that arrives while the session's last queued projection has not started yet
+        joins it: that projection reconciles all its touched paths at once (upstream's
+        reconcile takes a list of them). A lone touch is projected exactly as upstream does;
+        a burst (an editor opening 10,000 files, a step releasing its staged touches) costs one
+        reconciliation instead of one each, and ends in the same pending message unless a
+        loaded scope changes or the budget drops files in the middle of the burst, where item
+        order and the budget marker may differ from one-by-one projection.
+        """
+        if live.batch is not None:
+            live.batch.append(path)
+            return
+        batch = live.batch = [path]
         previous = live.tail
 
         async def run() -> None:
+            try:
+                await project()
+            finally:
+                if live.batch is batch:  # cancelled before it started: let touches queue anew
+                    live.batch = None
+
+        async def project() -> None:
             if previous is not None:
                 await asyncio.gather(previous, return_exceptions=True)
             try:
                 async with live.lock:
-                    changed, count = await self._run(lambda: self._project_sync(live, path))
+                    if live.batch is batch:
+                        live.batch = None  # from here on, touches queue a projection of their own
+                    paths = list(batch)
+                    changed, count = await self._run(lambda: self._project_sync(live, paths))
             except Exception as exc:
                 self._warn(REFRESH_FAILED % exc)
                 return
@@ -529,14 +555,15 @@ class SessionService:
 
         live.tail = asyncio.ensure_future(run())
 
-    def _project_sync(self, live: LiveSession, path: str) -> tuple[bool, int]:
+    def _project_sync(self, live: LiveSession, path: str | Sequence[str]) -> tuple[bool, int]:
+        touched = [path] if isinstance(path, str) else list(path)
         sid = live.header.id
         inbox = self.store.inbox(sid)
         visible = self._visible_instructions(sid)
         pending = [m for m in inbox if m.source.get("kind") == SOURCE_KIND]
         desired = compose(
             self._compose_env(live), live.instructions,
-            visible=visible, claimed=(), pending=pending, touched=[path],
+            visible=visible, claimed=(), pending=pending, touched=touched,
         )  # fmt: skip
         new_inbox = sync_inbox(inbox, desired, visible=visible)
         if same_inbox(inbox, new_inbox):
