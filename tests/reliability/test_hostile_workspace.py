@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sessionkit_bridge import Kit, opened, start
+from sessionkit_bridge import Kit, opened, run_as_nobody, shared_tmp, start
 
 from dsh_sidecar.fs import LocalFileSystem, Probe, ReadResult
 
@@ -22,17 +20,22 @@ HANG_GUARD = 60  # seconds
 LONG = os.environ.get("DSH_LONG_TESTS") == "1"
 
 
-def preview(directory: Path, user: str | None = None) -> dict[str, Any]:
+def preview(directory: Path) -> dict[str, Any]:
     argv = [sys.executable, "-m", "dsh_sidecar", "preview", "--json", str(directory)]
-    if user is not None:
-        entry = pwd.getpwnam(user)
-        ids = [f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups"]
-        argv = ["setpriv", *ids, *argv]
     env = {**os.environ, "DSH_HOME": str(directory / ".no-home"), "HOME": str(directory)}
     done = subprocess.run(argv, capture_output=True, timeout=HANG_GUARD, env=env, check=False)
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     result: dict[str, Any] = json.loads(done.stdout)
     return result
+
+
+# Runs in a child that dropped to nobody; the CLI is already imported, so the child needs no
+# access to the checkout (which may sit under a root-only directory).
+PREVIEW_AS_NOBODY = """
+import sys
+from dsh_sidecar.cli import main
+assert main(["preview", "--json", sys.argv[1]]) == 0
+"""
 
 
 def states(result: dict[str, Any]) -> dict[str, str]:
@@ -85,24 +88,23 @@ def test_undecodable_content_is_unreadable(project: Path, content: bytes) -> Non
     assert states(result)["CLAUDE.md"] == "included"
 
 
-def test_permission_denied_as_an_unprivileged_user(tmp_path: Path) -> None:
-    if shutil.which("setpriv") is None:
-        pytest.skip("setpriv is not installed")
-    shared = Path(os.environ.get("TMPDIR", "/tmp")) / f"dsh-eacces-{os.getpid()}"
-    root = shared / "proj"
-    try:
+def test_permission_denied_as_an_unprivileged_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    with shared_tmp() as shared:
+        root = shared / "proj"
         (root / ".git").mkdir(parents=True)
         (root / "CLAUDE.md").write_text("sibling rule\n")
         (root / "AGENTS.md").write_text("secret\n")
         (root / "AGENTS.md").chmod(0o000)
-        for path in (shared, root, root / ".git"):
+        for path in (root, root / ".git"):
             path.chmod(0o755)
         (root / "CLAUDE.md").chmod(0o644)
-        result = preview(root, user="nobody")
+        monkeypatch.setenv("DSH_HOME", str(root / ".no-home"))
+        result = json.loads(run_as_nobody(PREVIEW_AS_NOBODY, str(root)))
         assert states(result)["AGENTS.md"] == "unreadable"
+        assert "EACCES" in next(
+            f["reason"] for f in result["files"] if f["displayPath"] == "AGENTS.md"
+        )
         assert "secret" not in result["text"] and "sibling rule" in result["text"]
-    finally:
-        shutil.rmtree(shared, ignore_errors=True)
 
 
 def test_directory_named_agents_md_is_absent(project: Path) -> None:

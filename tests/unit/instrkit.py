@@ -94,11 +94,14 @@ def run_as_nobody(code: str, *args: str) -> str:
             os.setgid(NOBODY)
             os.setuid(NOBODY)
             assert os.getuid() == NOBODY and os.geteuid() == NOBODY
-            printed = io.StringIO()
+            raw = io.BytesIO()
+            # A text stream with a binary .buffer: code under test may write either.
+            printed = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)
             sys.argv = ["-c", *args]
             with contextlib.redirect_stdout(printed):
                 exec(compile(code, "<as-nobody>", "exec"), {"__name__": "__main__"})
-            status, body = 0, printed.getvalue()
+            printed.flush()
+            status, body = 0, raw.getvalue().decode("utf-8")
         except BaseException:
             body = traceback.format_exc()
         finally:
