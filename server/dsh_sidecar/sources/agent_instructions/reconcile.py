@@ -82,37 +82,16 @@ class _Plan:
 
 
 class PlanCache:
-    """Per-session memos of reconciliation: the last few plans (a warm touch repeats one), the
-    content of files read by version, and the last rendering.
+    """Per-session memo of reconciliation plans: a warm touch repeats one.
 
-    Content is memoized under the same assumption as upstream's version fast path (an unchanged
-    ``dev:ino:size:mtime:ctime`` means unchanged bytes): a scope that is pending but not yet
-    loaded is re-read at every touch otherwise, and a burst of touches re-reads every pending
-    file once per projection. Only the plain local filesystem is memoized, so fault-injecting
-    seams always see their reads.
+    Plans hold scope paths and ignore decisions only. Instruction prose is never cached (as
+    upstream): a read is confirmed by its digest each time the version fast path cannot apply.
     """
 
     LIMIT = 32
-    CONTENT_LIMIT = 1024 * 1024  # characters held per session, all files together
 
     def __init__(self) -> None:
         self._plans: dict[tuple[object, ...], _Plan] = {}
-        self._contents: dict[tuple[str, str, int], tuple[str, str, str]] = {}
-        self._content_size = 0
-        self.last_render: tuple[tuple[object, ...], RenderResult] | None = None
-
-    def content(self, key: tuple[str, str, int]) -> tuple[str, str, str] | None:
-        return self._contents.get(key)
-
-    def put_content(self, key: tuple[str, str, int], value: tuple[str, str, str]) -> None:
-        size = len(value[0])
-        if size > self.CONTENT_LIMIT // 4:
-            return
-        while self._contents and self._content_size + size > self.CONTENT_LIMIT:
-            oldest = next(iter(self._contents))
-            self._content_size -= len(self._contents.pop(oldest)[0])
-        self._contents[key] = value
-        self._content_size += size
 
     def get(self, key: tuple[object, ...]) -> _Plan | None:
         return self._plans.get(key)
@@ -233,46 +212,15 @@ def _reconcile(
 
 
 def _render(ctx: ReconcileContext, items: list[_Item]) -> RenderResult:
-    """``render`` of the items, reused when a projection ends in the very same items (a digest
-    stands for its content): under a burst of touches most projections do."""
-    max_bytes = ctx.settings.max_bytes
-    key: tuple[object, ...] = (max_bytes, *((i.change.action, i.change.scope, i.change.path,
-                                              i.change.digest) for i in items))  # fmt: skip
-    plans = ctx.plans
-    if plans is not None and plans.last_render is not None and plans.last_render[0] == key:
-        return plans.last_render[1]
-    result = render([_render_item(i) for i in items], max_bytes, None)
-    if plans is not None:
-        plans.last_render = (key, result)
-    return result
+    return render([_render_item(i) for i in items], ctx.settings.max_bytes, None)
 
 
-def _read_scope(
-    ctx: ReconcileContext, path: str, probe: Probe, version: str
-) -> tuple[str, str, str] | None:
+def _read_scope(ctx: ReconcileContext, probe: Probe) -> tuple[str, str, str] | None:
     """``(text, digest, trimmed digest)`` of a present scope, or None when the read fails."""
-    max_source = ctx.settings.max_source_bytes
-    plans = ctx.plans if _plain_reads(ctx.fs) else None
-    key = (path, version, max_source)
-    if plans is not None:
-        known = plans.content(key)
-        if known is not None:
-            return known
-    read = ctx.fs.read_text(probe, max_source)
+    read = ctx.fs.read_text(probe, ctx.settings.max_source_bytes)
     if read.text is None:
         return None
-    out = (read.text, sha1_hex(read.text), trimmed_digest(read.text))
-    if plans is not None:
-        plans.put_content(key, out)
-    return out
-
-
-_READ_METHODS = ("read_text", "open_for_read", "read_chunk", "_read_fd")
-
-
-def _plain_reads(fs: LocalFileSystem) -> bool:
-    kind = type(fs)
-    return all(getattr(kind, m) is getattr(LocalFileSystem, m) for m in _READ_METHODS)
+    return read.text, sha1_hex(read.text), trimmed_digest(read.text)
 
 
 def _plan(
@@ -442,7 +390,7 @@ def _reconcile_directory(
             assert not isinstance(found, Probe)
             probe = Probe(ProbeState.PRESENT, ref.abs_path, None, found[0], found[1])
         assert version is not None
-        read = _read_scope(ctx, ref.abs_path, probe, version)
+        read = _read_scope(ctx, probe)
         if read is None:
             continue  # a failed read means "no change" for this scope
         text = read[0]
