@@ -40,7 +40,11 @@ from dsh_sidecar.model import (
     SurfaceSnapshot,
 )
 from dsh_sidecar.sources import time_context, tmux_context
-from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, load_baseline
+from dsh_sidecar.sources.agent_instructions.baseline import (
+    BaselineLoad,
+    load_baseline,
+    load_document_chain,
+)
 from dsh_sidecar.sources.agent_instructions.compose import (
     ComposeEnv,
     SessionInstructionState,
@@ -48,7 +52,6 @@ from dsh_sidecar.sources.agent_instructions.compose import (
     sync_inbox,
 )
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
-from dsh_sidecar.sources.agent_instructions.gitignore import IgnoreMatcher
 from dsh_sidecar.sources.agent_instructions.paths import is_within
 from dsh_sidecar.sources.agent_instructions.state import SOURCE_KIND, Change, effective_changes
 from dsh_sidecar.sources.session_reference import resolver
@@ -189,7 +192,11 @@ class SessionService:
             raise DshError(errors.INVALID_PARAMS, "title must be a string")
         sid = session_id or str(uuid.uuid4())
         if sid in self.live:
-            return self.live[sid].header, True
+            # Re-opening a live session resumes it like a new process would: caches start empty.
+            live = self.live[sid]
+            live.instructions = SessionInstructionState()
+            live.project_root = None
+            return live.header, True
 
         def work() -> tuple[SessionHeader, bool, tuple[int, int] | None]:
             existing = self.store.get_session(sid)
@@ -502,14 +509,24 @@ class SessionService:
 
     async def editor_touch(self, paths: Sequence[str]) -> None:
         """Editor document events: a touch for every live session whose project holds the file."""
+        real = await self._run(lambda: [self._real_path(os.path.abspath(p)) for p in paths])
         for live in list(self.live.values()):
             root = live.project_root
             if root is None:
                 root = await self._run(partial(self._project_root, live.header.cwd))
                 live.project_root = root
-            for path in paths:
-                if is_within(os.path.abspath(path), root):
+            for path in real:
+                if is_within(path, root):
                     self.touch(live, path)
+
+    def _real_path(self, path: str) -> str:
+        """``path`` with its directory resolved through symlinks, as the session cwd is.
+
+        The project root and cwd are real paths; a file reached through a symlinked spelling of
+        the project (macOS ``/tmp``, a linked checkout) must land in the same scopes. The file
+        name itself is kept: a symlinked instruction file is followed when it is read.
+        """
+        return os.path.join(self.fs.resolve(os.path.dirname(path)), os.path.basename(path))
 
     def _project_root(self, cwd: str) -> str:
         return find_project_root(cwd, self.settings.instructions.project_root_markers, self.fs)
@@ -556,7 +573,11 @@ class SessionService:
         live.tail = asyncio.ensure_future(run())
 
     def _project_sync(self, live: LiveSession, path: str | Sequence[str]) -> tuple[bool, int]:
-        touched = [path] if isinstance(path, str) else list(path)
+        cwd = live.header.cwd
+        touched = [
+            self._real_path(os.path.join(cwd, p))
+            for p in ([path] if isinstance(path, str) else path)
+        ]
         sid = live.header.id
         inbox = self.store.inbox(sid)
         visible = self._visible_instructions(sid)
@@ -605,16 +626,15 @@ class SessionService:
         return await self._run(lambda: self._scopes_sync(directory))
 
     def _scopes_sync(self, directory: str) -> ScopesReport:
-        settings = self.settings.instructions
-        root = find_project_root(directory, settings.project_root_markers, self.fs)
-        matcher = IgnoreMatcher(root, settings, self.fs)
-        load = load_baseline(directory, settings, self.fs, dsh_home=self.dsh_home, ignore=matcher)
+        load = load_document_chain(
+            directory, self.settings.instructions, self.fs, dsh_home=self.dsh_home
+        )
         scopes = {e.candidate.scope for e in load.entries}
         active: dict[str, list[Change]] = {}
         for sid in self.live:
             effective = effective_changes(self._visible_instructions(sid), ())
             active[sid] = [c for s, c in effective.items() if s in scopes and c.active]
-        return ScopesReport(root, load.cwd, load, active)
+        return ScopesReport(load.project_root, load.cwd, load, active)
 
     async def candidates(self, session_id: Any, query: Any = None) -> list[resolver.Candidate]:
         live = self._live(session_id)
