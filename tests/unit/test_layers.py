@@ -20,7 +20,12 @@ ALLOWED = {
     "lsp": BOTTOM | {"sources", "invariants", "sessions", "protocol", "lsp"},
     "cli": BOTTOM | {"sources", "sessions", "lsp", "cli"},
 }
-MAY_USE_PYGLS = {"lsp", "cli"}
+# Wire libraries and the layers that may use them (protocol/ may describe types with lsprotocol).
+WIRE_LIBRARIES = {
+    "pygls": {"lsp", "cli"},
+    "pytest_lsp": {"lsp", "cli"},
+    "lsprotocol": {"lsp", "cli", "protocol"},
+}
 
 
 def layer_of(path: Path, package: Path) -> str:
@@ -40,9 +45,16 @@ def imported_names(path: Path, package: Path) -> list[str]:
             if node.level:  # relative: resolve against the module's own package
                 parts = list(path.relative_to(package).parent.parts)
                 parts = parts[: len(parts) - (node.level - 1)]
-                names.append(".".join(["dsh_sidecar", *parts, *filter(None, [node.module])]))
+                base = ".".join(["dsh_sidecar", *parts, *filter(None, [node.module])])
             elif node.module:
-                names.append(node.module)
+                base = node.module
+            else:
+                continue
+            # ``from dsh_sidecar import sessions`` imports the sessions layer, not the package.
+            if base == "dsh_sidecar":
+                names.extend(f"dsh_sidecar.{alias.name}" for alias in node.names)
+            else:
+                names.append(base)
     return names
 
 
@@ -51,8 +63,8 @@ def violations(path: Path, package: Path) -> list[str]:
     found = []
     for name in imported_names(path, package):
         root, *rest = name.split(".")
-        if root in ("pygls", "pytest_lsp") and layer not in MAY_USE_PYGLS:
-            found.append(f"{path.name} imports {name}: only lsp/ may use pygls")
+        if root in WIRE_LIBRARIES and layer not in WIRE_LIBRARIES[root]:
+            found.append(f"{path.name} imports {name}: {root} belongs to the wire layer")
         if root == "dsh_sidecar" and rest and rest[0] not in ALLOWED[layer]:
             found.append(f"{layer} module {path.name} imports {name}")
     return found
@@ -78,7 +90,11 @@ def test_module_respects_the_import_direction(path: Path) -> None:
             "from ..sessions import service\n",
             "sources module bad.py imports dsh_sidecar.sessions",
         ),
-        ("fs.py", "import pygls.uris\n", "fs.py imports pygls.uris: only lsp/ may use pygls"),
+        (
+            "fs.py",
+            "import pygls.uris\n",
+            "fs.py imports pygls.uris: pygls belongs to the wire layer",
+        ),
         (
             "protocol/bad.py",
             "from dsh_sidecar.config import Settings\n",
