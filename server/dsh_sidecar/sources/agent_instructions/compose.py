@@ -50,24 +50,6 @@ class SessionInstructionState:
     preparation: Preparation | None = None
     ignore: IgnoreMatcher | None = None
     plans: PlanCache = attrs.field(factory=PlanCache)
-    # The visible messages of the last compose (the very objects) and their folded changes.
-    _visible_memo: tuple[tuple[Message, ...], dict[str, Change]] | None = None
-
-    def visible_effective(self, visible: Sequence[Message]) -> dict[str, Change]:
-        """``effective_changes(visible, ())``, reused while the caller passes the same message
-        objects (the session service keeps its parsed log messages): folding every change of
-        every visible message is a tenth of a warm touch otherwise. Holding the objects keeps
-        their ids from being reused, so identity is a safe key for immutable log messages."""
-        memo = self._visible_memo
-        if (
-            memo is not None
-            and len(memo[0]) == len(visible)
-            and all(a is b for a, b in zip(memo[0], visible, strict=True))
-        ):
-            return memo[1]
-        folded = effective_changes(visible, ())
-        self._visible_memo = (tuple(visible), folded)
-        return folded
 
 
 @attrs.frozen
@@ -153,7 +135,7 @@ def compose(
     )
     update = reconcile(
         ctx,
-        effective=_effective(state, visible, authority),
+        effective=effective_changes(visible, authority),
         scope_messages=pending,
         touched=touched,
         include_baseline_scopes=keep,
@@ -174,18 +156,6 @@ def compose(
         changes, baseline=baseline_emitted, identity=identity if baseline_emitted else None
     )
     return Message.user(blocks, source)
-
-
-def _effective(
-    state: SessionInstructionState, visible: Sequence[Message], authority: Sequence[Message]
-) -> dict[str, Change]:
-    """``effective_changes(visible, authority)``: the memoized visible fold, authority on top
-    (an overridden scope keeps its place in the order, as in one fold)."""
-    effective = dict(state.visible_effective(visible))
-    for message in authority:
-        for change in changes_of(message):
-            effective[change.scope] = change
-    return effective
 
 
 def sync_inbox(

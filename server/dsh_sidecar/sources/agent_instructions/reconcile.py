@@ -9,6 +9,7 @@ path and digest all match the effective state is confirmed without reading it.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
@@ -39,12 +40,16 @@ from .state import Change, changes_of
 
 @attrs.frozen
 class CacheEntry:
-    """What we last confirmed about one scope; never prose."""
+    """What we last confirmed about one scope; never prose.
 
-    path: str
-    version: str
-    digest: str
-    trimmed: str
+    Interned: every live session over one project confirms the same files, so a hundred sessions
+    share one copy of each path, version and digest instead of holding a hundred.
+    """
+
+    path: str = attrs.field(converter=sys.intern)
+    version: str = attrs.field(converter=sys.intern)
+    digest: str = attrs.field(converter=sys.intern)
+    trimmed: str = attrs.field(converter=sys.intern)
 
 
 VersionCache = dict[str, CacheEntry]
@@ -88,7 +93,7 @@ class PlanCache:
     upstream): a read is confirmed by its digest each time the version fast path cannot apply.
     """
 
-    LIMIT = 32
+    LIMIT = 4  # a warm touch repeats one plan; a few cover alternating touches
 
     def __init__(self) -> None:
         self._plans: dict[tuple[object, ...], _Plan] = {}
