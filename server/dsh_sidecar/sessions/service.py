@@ -52,6 +52,7 @@ from dsh_sidecar.sources.agent_instructions.compose import (
     sync_inbox,
 )
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
+from dsh_sidecar.sources.agent_instructions.gitignore import IgnoreMatcher
 from dsh_sidecar.sources.agent_instructions.paths import is_within
 from dsh_sidecar.sources.agent_instructions.state import SOURCE_KIND, Change, effective_changes
 from dsh_sidecar.sources.session_reference import resolver
@@ -129,6 +130,11 @@ class SessionService:
         self.on_warning = on_warning
         self.tmux_pid = tmux_pid
         self.live: dict[str, LiveSession] = {}
+        # Parsed .gitignore files per project root for dsh/scopes, hover and diagnostics.
+        self._scope_matchers: dict[str, IgnoreMatcher] = {}
+        self._scope_lock = (
+            threading.Lock()
+        )  # scopes run in worker threads; matchers are not shared-safe
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -176,6 +182,7 @@ class SessionService:
     def update_settings(self, settings: Settings) -> None:
         """New settings apply from the next step; accelerators built on the old ones are dropped."""
         self.settings = settings
+        self._scope_matchers.clear()
         for live in self.live.values():
             live.instructions = SessionInstructionState()
             live.project_root = None
@@ -626,9 +633,11 @@ class SessionService:
         return await self._run(lambda: self._scopes_sync(directory))
 
     def _scopes_sync(self, directory: str) -> ScopesReport:
-        load = load_document_chain(
-            directory, self.settings.instructions, self.fs, dsh_home=self.dsh_home
-        )
+        with self._scope_lock:
+            load = load_document_chain(
+                directory, self.settings.instructions, self.fs, dsh_home=self.dsh_home,
+                matchers=self._scope_matchers,
+            )  # fmt: skip
         scopes = {e.candidate.scope for e in load.entries}
         active: dict[str, list[Change]] = {}
         for sid in self.live:

@@ -152,6 +152,7 @@ def load_document_chain(
     *,
     dsh_home: str,
     os_home: str | None = None,
+    matchers: dict[str, IgnoreMatcher] | None = None,
 ) -> BaselineLoad:
     """The chain that governs a document in ``directory``, with ignored directories marked.
 
@@ -160,10 +161,18 @@ def load_document_chain(
     reported as ``ignored``, because a touch would never discover it.
     """
     root = find_project_root(directory, settings.project_root_markers, fs)
-    matcher = IgnoreMatcher(root, settings, fs)
-    return load_baseline(
-        directory, settings, fs, dsh_home=dsh_home, ignore=matcher, os_home=os_home
-    )
+    # ``matchers`` (per project root) lets a long-lived caller keep parsed .gitignore files,
+    # which a matcher re-validates by file version on every use.
+    matcher = matchers.get(root) if matchers is not None else None
+    if matcher is None:
+        matcher = IgnoreMatcher(root, settings, fs)
+        if matchers is not None:
+            matchers[root] = matcher
+    # One pass: each .gitignore is probed once and each directory decided once for the chain.
+    with matcher.one_pass():
+        return load_baseline(
+            directory, settings, fs, dsh_home=dsh_home, ignore=matcher, os_home=os_home
+        )
 
 
 def dedup_per_directory(
