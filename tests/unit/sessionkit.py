@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from instrkit import INTRO, REPLACES
+
 from dsh_sidecar.config import Settings
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem, Probe, ReadResult
 from dsh_sidecar.model import INBOX_SPLICED, USER_MESSAGE, Event, Message
@@ -22,18 +24,8 @@ from dsh_sidecar.sessions.store import now_ms, replay_inbox
 from dsh_sidecar.sessions.surface import fold_surface
 from dsh_sidecar.sources.agent_instructions.state import SOURCE_KIND
 
-__all__ = ["Prompt"]
+__all__ = ["INTRO", "REPLACES", "Prompt"]
 
-# Reference §3 text, written out so a drifted template fails here rather than agreeing with itself.
-INTRO = (
-    "The following workspace instructions may be relevant to your work. Use them as guidance "
-    "when applicable. More specific instructions take precedence over broader ones. They do not "
-    "override system, developer, or direct user instructions."
-)
-REPLACES = (
-    "This complete workspace instruction baseline replaces all earlier workspace instruction "
-    "baselines."
-)
 T3 = (
     "<system-reminder>\n"
     "This complete workspace instruction baseline replaces all earlier workspace instruction "

@@ -11,6 +11,7 @@ import math
 
 import attrs
 import pytest
+from instrkit import COMPACT, INTRO, REPLACES
 
 from dsh_sidecar.jsutil import utf8_len
 from dsh_sidecar.sources.agent_instructions.render import (
@@ -29,17 +30,6 @@ from dsh_sidecar.sources.agent_instructions.render import (
     section,
 )
 
-# Reference text, copied byte for byte from §3.
-INTRO = (
-    "The following workspace instructions may be relevant to your work. Use them as guidance "
-    "when applicable. More specific instructions take precedence over broader ones. They do not "
-    "override system, developer, or direct user instructions."
-)
-REPLACES = (
-    "This complete workspace instruction baseline replaces all earlier workspace instruction "
-    "baselines."
-)
-COMPACT = "Workspace instructions were omitted or truncated to fit the configured byte budget."
 PKG_SET_GUIDANCE = (
     "These instructions apply to work under `pkg`. Use them as guidance when relevant; more "
     "specific instructions take precedence. They do not override system, developer, or direct "

@@ -8,6 +8,7 @@ path and digest all match the effective state is confirmed without reading it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -177,10 +178,7 @@ def reconcile(
     cache: VersionCache,
 ) -> ReconcileResult | None:
     """Probe the ordered scopes, emit set/replace/remove, render; mutate ``cache`` for commits."""
-    if ctx.ignore is None:
-        return _reconcile(ctx, effective, scope_messages, touched, include_baseline_scopes,
-                          excluded, cache)  # fmt: skip
-    with ctx.ignore.one_pass():
+    with ctx.ignore.one_pass() if ctx.ignore is not None else contextlib.nullcontext():
         return _reconcile(ctx, effective, scope_messages, touched, include_baseline_scopes,
                           excluded, cache)  # fmt: skip
 
