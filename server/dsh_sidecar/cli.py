@@ -117,8 +117,14 @@ def _cmd_preview(args: argparse.Namespace) -> int:
         _write_json(preview_json(load))
     else:
         # Exactly the baseline bytes, with no newline added: the output can be compared with
-        # (or counted against) the budget as it is. An empty baseline prints nothing.
+        # (or counted against) the budget as it is. An empty baseline prints nothing on stdout,
+        # and says so on stderr so an empty result is not mistaken for a failure.
         _write_bytes(load.text.encode("utf-8", "surrogateescape"))
+        if not load.text:
+            sys.stderr.write(
+                f"dsh-sidecar: no workspace instruction files apply to {load.cwd}"
+                f" (project root {load.project_root}, DSH_HOME {settings.home()})\n"
+            )
     return EXIT_OK
 
 

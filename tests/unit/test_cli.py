@@ -85,11 +85,17 @@ def test_preview_defaults_to_the_current_directory(
     assert out == SAMPLE_TEXT.encode("utf-8")
 
 
-def test_preview_of_a_directory_without_instructions_prints_nothing(
+def test_preview_of_a_directory_without_instructions_prints_nothing_and_says_why(
     env: Path, capsysbinary: Capture
 ) -> None:
     write_tree(env, {"p/.git/": ""})
-    assert run(capsysbinary, "preview", str(env / "p")) == (0, b"", "")
+    project = env / "p"
+    assert run(capsysbinary, "preview", str(project)) == (
+        0,
+        b"",
+        f"dsh-sidecar: no workspace instruction files apply to {project}"
+        f" (project root {project}, DSH_HOME {env / 'home'})\n",
+    )
 
 
 def test_preview_honours_settings(env: Path, capsysbinary: Capture) -> None:
