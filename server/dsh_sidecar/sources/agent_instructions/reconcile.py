@@ -178,40 +178,30 @@ def reconcile(
     cache: VersionCache,
 ) -> ReconcileResult | None:
     """Probe the ordered scopes, emit set/replace/remove, render; mutate ``cache`` for commits."""
+    # One ignore pass: each .gitignore is probed once and each directory decided once.
     with ctx.ignore.one_pass() if ctx.ignore is not None else contextlib.nullcontext():
-        return _reconcile(ctx, effective, scope_messages, touched, include_baseline_scopes,
-                          excluded, cache)  # fmt: skip
-
-
-def _reconcile(
-    ctx: ReconcileContext,
-    effective: Mapping[str, Change],
-    scope_messages: Sequence[Message],
-    touched: Sequence[str],
-    include_baseline_scopes: bool,
-    excluded: frozenset[str],
-    cache: VersionCache,
-) -> ReconcileResult | None:
-    plan = _plan(ctx, effective, scope_messages, touched, include_baseline_scopes, excluded)
-    baseline_keys = plan.baseline_keys
-    items: list[_Item] = []
-    seen_paths: set[str] = set()
-    for group in plan.groups:
-        items.extend(
-            _reconcile_directory(ctx, group, effective, baseline_keys, excluded, cache, seen_paths)
-        )
-    if not items:
-        return None
-    result = _render(ctx, items)
-    committed = [items[i] for i in sorted(result.represented)]
-    if not result.text or not committed:
-        return None  # [AI]: nothing represented; retried at the next touch
-    for item in committed:
-        if item.change.action == "remove":
-            cache.pop(item.change.scope, None)
-        elif item.entry is not None:
-            cache[item.change.scope] = item.entry
-    return ReconcileResult(result.text, tuple(i.change for i in committed))
+        plan = _plan(ctx, effective, scope_messages, touched, include_baseline_scopes, excluded)
+        baseline_keys = plan.baseline_keys
+        items: list[_Item] = []
+        seen_paths: set[str] = set()
+        for group in plan.groups:
+            items.extend(
+                _reconcile_directory(
+                    ctx, group, effective, baseline_keys, excluded, cache, seen_paths
+                )
+            )
+        if not items:
+            return None
+        result = _render(ctx, items)
+        committed = [items[i] for i in sorted(result.represented)]
+        if not result.text or not committed:
+            return None  # [AI]: nothing represented; retried at the next touch
+        for item in committed:
+            if item.change.action == "remove":
+                cache.pop(item.change.scope, None)
+            elif item.entry is not None:
+                cache[item.change.scope] = item.entry
+        return ReconcileResult(result.text, tuple(i.change for i in committed))
 
 
 def _render(ctx: ReconcileContext, items: list[_Item]) -> RenderResult:
