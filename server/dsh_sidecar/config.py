@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -416,7 +415,3 @@ def settings_to_json(settings: Settings) -> dict[str, Any]:
         },
         "store": {"path": settings.store.path},
     }  # fmt: skip
-
-
-def project_path(path: str | Path) -> str:
-    return os.path.abspath(os.fspath(path))

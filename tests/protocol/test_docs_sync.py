@@ -94,9 +94,9 @@ def test_every_golden_is_about_a_known_method() -> None:
         assert golden.method.startswith(("dsh/", "textDocument/")), golden.name
 
 
-# Codes that exist in errors.py but never reach a client: STEP_STATE is unused, INVARIANT is not
+# Codes that exist in errors.py but never reach a client: INVARIANT is not
 # wired into the append path, and a cancelled prepare answers RequestCancelled (-32800).
-NOT_ON_THE_WIRE = {errors.STEP_STATE, errors.INVARIANT, errors.SESSION_REFERENCE_CANCELLED}
+NOT_ON_THE_WIRE = {errors.INVARIANT, errors.SESSION_REFERENCE_CANCELLED}
 
 
 def test_error_table_lists_every_code_a_client_can_get() -> None:

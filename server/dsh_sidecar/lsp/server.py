@@ -34,7 +34,6 @@ from .protocol import DshProtocol
 
 log = logging.getLogger(__name__)
 P = TypeVar("P")
-CHANGE_COALESCE_SECONDS = 0.3
 
 
 class DshServer(LanguageServer):

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import attrs
 
@@ -97,8 +97,6 @@ VISIBLE_OF_SOURCE_SQL = (
     " JOIN surface s ON s.session_id = e.session_id AND s.seq = e.seq"
     " WHERE e.session_id = ? AND e.source_kind = ? ORDER BY e.seq"
 )
-
-T = TypeVar("T")
 
 
 @attrs.frozen
@@ -477,10 +475,6 @@ class Store:
                 "SELECT message FROM inbox WHERE session_id = ? ORDER BY pos", (session_id,)
             ).fetchall()
         return [Message.from_json(json.loads(r[0])) for r in rows]
-
-    def run(self, fn: Callable[[], T]) -> T:
-        with self._lock:
-            return fn()
 
 
 def replay_inbox(events: Sequence[Event]) -> list[JsonObject]:
