@@ -58,6 +58,15 @@ async def prepare(
     return as_dict(await call(client, methods.STEP_PREPARE, params))
 
 
+async def session_past_first_step(client: LanguageClient, ws: Workspace) -> str:
+    """Initialize, open a session at the project root, and run turn 1 step 1 (the baseline)."""
+    await start(client, ws)
+    sid = await open_session(client, ws)
+    await prepare(client, sid, 1, 1, "hello")
+    await call(client, methods.STEP_END, {"sessionId": sid, "turn": 1, "step": 1})
+    return sid
+
+
 async def events(client: LanguageClient, sid: str) -> list[dict]:
     return as_dict(await call(client, methods.SESSION_EVENTS, {"sessionId": sid}))["events"]
 
@@ -105,10 +114,7 @@ async def test_did_open_of_nested_file_queues_set_and_next_step_enters_it(
     client: LanguageClient, ws: Workspace
 ) -> None:
     sample(ws)
-    await start(client, ws)
-    sid = await open_session(client, ws)
-    await prepare(client, sid, 1, 1, "hello")
-    await call(client, methods.STEP_END, {"sessionId": sid, "turn": 1, "step": 1})
+    sid = await session_past_first_step(client, ws)
     changed = client.protocol.wait_for_notification_async(methods.CONTEXT_DID_CHANGE)
     did_open(client, ws.uri("pkg/src/x.txt"), "x\n")
     note = as_dict(await asyncio.wait_for(changed, 10))
@@ -184,10 +190,7 @@ async def test_compaction_rearms_baseline_and_nested_scope(
     client: LanguageClient, ws: Workspace
 ) -> None:
     sample(ws)
-    await start(client, ws)
-    sid = await open_session(client, ws)
-    await prepare(client, sid, 1, 1, "hello")
-    await call(client, methods.STEP_END, {"sessionId": sid, "turn": 1, "step": 1})
+    sid = await session_past_first_step(client, ws)
     client.protocol.notify(
         methods.TOOL_RESULT,
         {
@@ -232,10 +235,7 @@ async def test_resume_across_server_restart_turns_offline_edits_into_transitions
 ) -> None:
     sample(ws)
     ws.write({"lib/AGENTS.md": "lib rules\n", "lib/z.txt": "z"})
-    await start(client, ws)
-    sid = await open_session(client, ws)
-    await prepare(client, sid, 1, 1, "hello")
-    await call(client, methods.STEP_END, {"sessionId": sid, "turn": 1, "step": 1})
+    sid = await session_past_first_step(client, ws)
     for token, rel in (("a", "pkg/src/x.txt"), ("b", "lib/z.txt")):
         client.protocol.notify(
             methods.TOOL_RESULT,
