@@ -1,7 +1,7 @@
 """The language server: every LSP method wired here, each a thin call into the session service.
 
 Handlers convert params with the one converter, call ``SessionService``, convert back. Domain
-errors become InvalidParams with a stable ``data.code`` (lsp/errors.py); anything unexpected is an
+errors become InvalidParams with a stable ``data.code`` (lsp/error_mapping.py); anything unexpected is an
 InternalError that pygls logs. No handler can take the server down.
 """
 
@@ -29,8 +29,8 @@ from dsh_sidecar.sessions.service import Prompt, SessionService
 from . import wire
 from .converter import describe_structure_error, make_converter
 from .documents import DocumentTracker
-from .errors import invalid_params, to_jsonrpc
-from .protocol import DshProtocol
+from .error_mapping import invalid_params, to_jsonrpc
+from .rpc_protocol import DshProtocol
 
 log = logging.getLogger(__name__)
 P = TypeVar("P")
