@@ -37,6 +37,17 @@ BAD_CALLS: list[tuple[str, Any, str]] = [
     (methods.SESSION_COMPACT, {"sessionId": "$SID", "start": 0, "end": 0}, "invalid-params"),
     (methods.STEP_PREPARE, {"sessionId": "$SID", "turn": 0, "step": 1}, "invalid-params"),
     (methods.STEP_PREPARE, {"sessionId": "$SID", "turn": 1, "step": True}, "invalid-params"),
+    (methods.STEP_PREPARE, {"sessionId": "$SID", "turn": 1, "step": 0}, "invalid-params"),
+    (methods.STEP_PREPARE, {"sessionId": "$SID", "turn": -1, "step": 1}, "invalid-params"),
+    (methods.STEP_PREPARE, {"sessionId": "$SID", "turn": 1, "step": "2"}, "invalid-params"),
+    (methods.STEP_END, {"sessionId": "$SID", "turn": 1, "step": 0}, "invalid-params"),
+    (methods.TURN_END, {"sessionId": "$SID", "turn": 0, "reason": "done"}, "invalid-params"),
+    (
+        methods.SESSION_COMPACT,
+        {"sessionId": "$SID", "start": -1, "end": 0, "summary": "s"},
+        "invalid-params",
+    ),
+    (methods.SESSION_EVENTS, {"sessionId": "$SID", "limit": 0}, "invalid-params"),
     (
         methods.STEP_PREPARE,
         {

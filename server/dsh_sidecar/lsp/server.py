@@ -54,9 +54,9 @@ class DshServer(LanguageServer):
             raise JsonRpcServerNotInitialized()
         return self._service
 
-    def start_service(self, settings: Settings) -> None:
+    async def start_service(self, settings: Settings) -> None:
         self.settings = settings
-        self._service = SessionService(
+        self._service = await SessionService.start(
             settings,
             on_inbox_changed=self.notify_context_changed,
             on_warning=self.log_warning,
@@ -118,7 +118,7 @@ def build_server() -> DshServer:
 
 def _register_lifecycle(server: DshServer) -> None:
     @server.feature(types.INITIALIZE)
-    def initialize(ls: DshServer, params: types.InitializeParams) -> None:
+    async def initialize(ls: DshServer, params: types.InitializeParams) -> None:
         try:
             settings = parse_settings(params.initialization_options)
         except DshError as exc:
@@ -126,7 +126,9 @@ def _register_lifecycle(server: DshServer) -> None:
                 f"dsh-sidecar settings: {exc.message}", data={"code": exc.code, **exc.data}
             ) from exc
         try:
-            ls.start_service(settings)
+            await ls.start_service(settings)
+        except DshError as exc:  # the store stayed locked by another process
+            raise to_jsonrpc(exc) from exc
         except (OSError, sqlite3.Error) as exc:
             path = settings.store_path()
             raise JsonRpcInvalidParams(

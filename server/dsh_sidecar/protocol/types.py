@@ -6,11 +6,43 @@ whose exact shape (and key order) the sidecar stores and replays verbatim.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import attrs
 
 JsonObject = dict[str, Any]
+
+
+# --- range rules: parsed once at the wire, so the service takes values it can trust ---------------
+
+
+class RangeError(ValueError):
+    """A well-typed value outside its field's range; ``field`` is the wire (camelCase) name."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _wire_name(attribute: attrs.Attribute[Any]) -> str:
+    return re.sub(r"_([a-z0-9])", lambda m: m[1].upper(), attribute.name)
+
+
+def _positive(_: object, attribute: attrs.Attribute[Any], value: int | None) -> None:
+    if value is not None and value < 1:
+        raise RangeError(_wire_name(attribute), f"must be a positive integer, got {value}")
+
+
+def _non_negative(_: object, attribute: attrs.Attribute[Any], value: int) -> None:
+    if value < 0:
+        raise RangeError(_wire_name(attribute), f"must be a non-negative integer, got {value}")
+
+
+def _non_empty(_: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is not None and not value:
+        raise RangeError(_wire_name(attribute), "must be a non-empty string")
+
 
 # --- params -------------------------------------------------------------------------------------
 
@@ -18,7 +50,7 @@ JsonObject = dict[str, Any]
 @attrs.define
 class SessionOpenParams:
     cwd: str
-    session_id: str | None = None
+    session_id: str | None = attrs.field(default=None, validator=_non_empty)
     title: str | None = None
 
 
@@ -30,14 +62,14 @@ class SessionIdParams:
 @attrs.define
 class SessionListParams:
     query: str | None = None
-    limit: int | None = None
+    limit: int | None = attrs.field(default=None, validator=_positive)
 
 
 @attrs.define
 class SessionEventsParams:
     session_id: str
-    after_seq: int | None = None
-    limit: int | None = None
+    after_seq: int | None = None  # any integer: below 0 reads from the start
+    limit: int | None = attrs.field(default=None, validator=_positive)
 
 
 @attrs.define
@@ -49,8 +81,8 @@ class SessionAppendParams:
 @attrs.define
 class SessionCompactParams:
     session_id: str
-    start: int
-    end: int
+    start: int = attrs.field(validator=_non_negative)
+    end: int = attrs.field(validator=_non_negative)
     summary: str
     compaction_id: str | None = None
 
@@ -65,22 +97,22 @@ class PromptParams:
 @attrs.define
 class StepPrepareParams:
     session_id: str
-    turn: int
-    step: int
+    turn: int = attrs.field(validator=_positive)
+    step: int = attrs.field(validator=_positive)
     prompt: PromptParams | None = None
 
 
 @attrs.define
 class StepEndParams:
     session_id: str
-    turn: int
-    step: int
+    turn: int = attrs.field(validator=_positive)
+    step: int = attrs.field(validator=_positive)
 
 
 @attrs.define
 class TurnEndParams:
     session_id: str
-    turn: int
+    turn: int = attrs.field(validator=_positive)
     reason: str
 
 
