@@ -15,6 +15,7 @@ INVALID_CONFIG = "invalid-config"
 INVALID_TIME_ZONE = "invalid-time-zone"
 INVALID_PARAMS = "invalid-params"
 INVALID_URI = "invalid-uri"
+UNKNOWN_MESSAGE = "unknown-message"
 # Not bad input: the store's write lock stayed taken (by another process) past the busy timeout.
 STORE_BUSY = "store-busy"
 

@@ -66,6 +66,8 @@ BAD_CALLS: list[tuple[str, Any, str]] = [
     (methods.STEP_END, {"sessionId": "nope", "turn": 1, "step": 1}, "unknown-session"),
     (methods.TURN_END, {"sessionId": "$SID", "turn": 1}, "invalid-params"),
     (methods.CONTEXT_PENDING, {"sessionId": 1}, "invalid-params"),
+    (methods.CONTEXT_DISCARD, {"sessionId": "$SID", "messageId": "nope"}, "unknown-message"),
+    (methods.CONTEXT_DISCARD, {"sessionId": "$SID"}, "invalid-params"),
     (methods.CONTEXT_PREVIEW, {"cwd": "/definitely/not/here"}, "invalid-cwd"),
     (methods.SCOPES, {"uri": "untitled:Untitled-1"}, "invalid-uri"),
     (methods.SESSION_REFERENCE_CANDIDATES, {"sessionId": "nope"}, "unknown-session"),

@@ -126,10 +126,16 @@ class Scenario:
     project: Path
     home: Path
     store: Path
+    # ${PENDING_ID}: the id of the first message the last dsh/context/pending answered with.
+    captured: dict[str, str] = attrs.field(factory=dict)
 
     @property
     def substitutions(self) -> dict[str, str]:
-        return {"${PROJECT}": str(self.project), "${PROJECT_URI}": self.project.as_uri()}
+        return {
+            "${PROJECT}": str(self.project),
+            "${PROJECT_URI}": self.project.as_uri(),
+            **self.captured,
+        }
 
     @property
     def options(self) -> dict[str, Any]:
@@ -290,7 +296,10 @@ async def request(
         return
     if "error" in resp:
         pytest.fail(f"golden {name}: documented an error, the server answered {result!r}")
-    check(name, scenario, resp["result"], wire_json(client.protocol._converter, result), "result")
+    answered = wire_json(client.protocol._converter, result)
+    check(name, scenario, resp["result"], answered, "result")
+    if method == methods.CONTEXT_PENDING and answered["messages"]:
+        scenario.captured["${PENDING_ID}"] = answered["messages"][0]["id"]
 
 
 async def expect_notifications(
@@ -349,7 +358,9 @@ def test_every_golden_has_a_known_shape() -> None:
         "a golden marker has no json block"
     )
     for name, golden in GOLDENS.items():
-        body = golden.load({"${PROJECT}": "/p", "${PROJECT_URI}": "file:///p"})
+        body = golden.load(
+            {"${PROJECT}": "/p", "${PROJECT_URI}": "file:///p", "${PENDING_ID}": "m-1"}
+        )
         shape = frozenset(body)
         assert shape in (
             frozenset({"request", "response"}),

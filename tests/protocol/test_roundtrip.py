@@ -94,6 +94,9 @@ FULL: dict[type, Any] = {
         aborted=False,
     ),
     wt.ContextPreviewParams: wt.ContextPreviewParams(cwd="file:///p"),
+    wt.ContextDiscardParams: wt.ContextDiscardParams(
+        session_id="demo", message_id="m-1", scopes=["pkg\u0000AGENTS.md"]
+    ),
     wt.ScopesParams: wt.ScopesParams(uri="file:///p/src/parser.py"),
     wt.CandidatesParams: wt.CandidatesParams(session_id="demo", query="research"),
     wt.SessionHeaderWire: HEADER,
@@ -140,6 +143,7 @@ MINIMAL: dict[type, Any] = {
         session_id="demo", token="t", name="bash", arguments=None, is_error=True
     ),
     wt.CandidatesParams: wt.CandidatesParams(session_id="demo"),
+    wt.ContextDiscardParams: wt.ContextDiscardParams(session_id="demo", message_id="m-1"),
     wt.SessionHeaderWire: wt.SessionHeaderWire(id="demo", created_at=0, cwd="/p"),
     wt.SurfaceResult: wt.SurfaceResult(
         session=wt.SessionHeaderWire(id="demo", created_at=0, cwd="/p"),

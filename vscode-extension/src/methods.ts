@@ -1,5 +1,5 @@
 /**
- * Every custom method name of the wire contract (shared/design/protocol.md), in one table.
+ * Every custom method name of the wire contract (docs/protocol.md), in one table.
  *
  * Mirrors server/dsh_sidecar/protocol/methods.py name for name; tests/editors/test_vscode_methods.py
  * parses both files and fails when they differ, so edit them together.
@@ -19,6 +19,7 @@ export const STEP_END = 'dsh/step/end';
 export const TURN_END = 'dsh/turn/end';
 export const TOOL_RESULT = 'dsh/tool/result';
 export const CONTEXT_PENDING = 'dsh/context/pending';
+export const CONTEXT_DISCARD = 'dsh/context/discard';
 export const CONTEXT_PREVIEW = 'dsh/context/preview';
 export const SCOPES = 'dsh/scopes';
 export const SESSION_REFERENCE_CANDIDATES = 'dsh/sessionReferences/candidates';
@@ -37,6 +38,7 @@ export const REQUESTS = [
   STEP_END,
   TURN_END,
   CONTEXT_PENDING,
+  CONTEXT_DISCARD,
   CONTEXT_PREVIEW,
   SCOPES,
   SESSION_REFERENCE_CANDIDATES,

@@ -241,6 +241,10 @@ def _register_context(server: DshServer) -> None:
         messages = await server.service.pending(p.session_id)
         return wt.PendingResult([m.to_json() for m in messages])
 
+    async def discard(p: wt.ContextDiscardParams) -> wt.PendingResult:
+        messages = await server.service.discard(p.session_id, p.message_id, p.scopes)
+        return wt.PendingResult([m.to_json() for m in messages])
+
     async def preview(p: wt.ContextPreviewParams) -> wt.PreviewResult:
         return wire.preview(await server.service.preview(p.cwd))
 
@@ -259,6 +263,7 @@ def _register_context(server: DshServer) -> None:
         return wt.CandidatesResult([wire.candidate(c) for c in found])
 
     _register_request(server, methods.CONTEXT_PENDING, wt.SessionIdParams, pending)
+    _register_request(server, methods.CONTEXT_DISCARD, wt.ContextDiscardParams, discard)
     _register_request(server, methods.CONTEXT_PREVIEW, wt.ContextPreviewParams, preview)
     _register_request(server, methods.SCOPES, wt.ScopesParams, scopes)
     _register_request(server, methods.SESSION_REFERENCE_CANDIDATES, wt.CandidatesParams, candidates)

@@ -20,6 +20,7 @@ STEP_END = "dsh/step/end"
 TURN_END = "dsh/turn/end"
 TOOL_RESULT = "dsh/tool/result"
 CONTEXT_PENDING = "dsh/context/pending"
+CONTEXT_DISCARD = "dsh/context/discard"
 CONTEXT_PREVIEW = "dsh/context/preview"
 SCOPES = "dsh/scopes"
 SESSION_REFERENCE_CANDIDATES = "dsh/sessionReferences/candidates"
@@ -38,6 +39,7 @@ REQUESTS = (
     STEP_END,
     TURN_END,
     CONTEXT_PENDING,
+    CONTEXT_DISCARD,
     CONTEXT_PREVIEW,
     SCOPES,
     SESSION_REFERENCE_CANDIDATES,

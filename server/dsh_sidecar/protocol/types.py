@@ -128,6 +128,13 @@ class ToolResultParams:
 
 
 @attrs.define
+class ContextDiscardParams:
+    session_id: str
+    message_id: str
+    scopes: list[str] | None = None
+
+
+@attrs.define
 class ContextPreviewParams:
     cwd: str
 

@@ -38,6 +38,8 @@ class LiveSession:
     # What the model has seen, kept from the session's own writes (log events never change),
     # so hover and scopes answer without reading the store.
     effective: Mapping[str, Change] = NO_CHANGES
+    # Transitions the user dropped from the pending context and that still hold (discard.py).
+    dismissed: Mapping[str, Change] = NO_CHANGES
 
     def view(self) -> LiveView:
         return LiveView(self.header.id, self.header.cwd, self.effective)

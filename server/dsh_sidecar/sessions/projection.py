@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 import attrs
 
@@ -18,7 +18,7 @@ from dsh_sidecar.sources.agent_instructions.compose import (
     compose,
     sync_inbox,
 )
-from dsh_sidecar.sources.agent_instructions.state import SOURCE_KIND
+from dsh_sidecar.sources.agent_instructions.state import SOURCE_KIND, Change
 
 from .inbox import same_inbox, splice_draft
 from .instruction_log import visible_instructions
@@ -79,6 +79,7 @@ class ProjectionJob:
     # Owned by this job: the session lock is held while it runs, and the loop only replaces it.
     instructions: SessionInstructionState
     touched: tuple[str, ...]
+    dismissed: Mapping[str, Change]
 
 
 @attrs.frozen
@@ -106,8 +107,9 @@ def project_touches(store: Store, job: ProjectionJob) -> ProjectionResult:
     visible = visible_instructions(store, sid)
     pending = [m for m in inbox if m.source.get("kind") == SOURCE_KIND]
     desired = compose(
-        env, job.instructions, visible=visible, claimed=(), pending=pending, touched=touched
-    )
+        env, job.instructions, visible=visible, claimed=(), pending=pending, touched=touched,
+        dismissed=job.dismissed,
+    )  # fmt: skip
     new_inbox = sync_inbox(inbox, desired, visible=visible)
     if same_inbox(inbox, new_inbox):
         return ProjectionResult(False, len(inbox))

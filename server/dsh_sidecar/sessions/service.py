@@ -36,12 +36,13 @@ from dsh_sidecar.sources.agent_instructions.state import Change
 from dsh_sidecar.sources.session_reference import resolver
 from dsh_sidecar.zones import validate_client_time_zone
 
+from .discard import DiscardJob, discard, dismissed_of, still_dismissed
 from .instruction_log import effective_state, visible_instructions
 from .live import LiveSession
 from .locations import document_directory, existing_cwd, parse_cwd, parse_file_uri
 from .projection import ProjectionJob, project_touches, real_path
 from .scopes import ScopeChains, ScopesReport
-from .snapshot import Snapshot
+from .snapshot import NO_CHANGES, Snapshot
 from .stepping import PreparedStep, StepCommit, StepJob, open_step_of, prepare_step
 from .store import EventDraft, Store, now_ms
 from .surface import SurfaceOpError
@@ -178,7 +179,14 @@ class SessionService:
         snapshot = self.snapshot()
         markers = snapshot.settings.instructions.project_root_markers
 
-        def work() -> tuple[SessionHeader, bool, tuple[int, int] | None, Mapping[str, Change], str]:
+        def work() -> tuple[
+            SessionHeader,
+            bool,
+            tuple[int, int] | None,
+            Mapping[str, Change],
+            Mapping[str, Change],
+            str,
+        ]:
             existing = self.store.get_session(sid)
             resumed = existing is not None
             if existing is None:
@@ -191,15 +199,16 @@ class SessionService:
                 header = existing
             open_step = open_step_of(self.store, sid) if resumed else None
             effective = effective_state(visible_instructions(self.store, sid) if resumed else [])
+            dismissed = dismissed_of(self.store, sid) if resumed else NO_CHANGES
             root = find_project_root(header.cwd, markers, self.fs)
-            return header, resumed, open_step, effective, root
+            return header, resumed, open_step, effective, dismissed, root
 
-        header, resumed, open_step, effective, root = await self.workers.store(work)
+        header, resumed, open_step, effective, dismissed, root = await self.workers.store(work)
         live = self.live.get(sid)
         if live is not None:  # opened twice at once: the first to finish is the live one
             return live.header, True
         self.live[sid] = LiveSession(
-            header, open_step=open_step, project_root=root, effective=effective
+            header, open_step=open_step, project_root=root, effective=effective, dismissed=dismissed
         )
         self._changed()
         return header, resumed
@@ -321,6 +330,7 @@ class SessionService:
 
     def _apply_step(self, live: LiveSession, turn: int, step: int, outcome: StepCommit) -> None:
         live.open_step = (turn, step)
+        live.dismissed = still_dismissed(live.dismissed, outcome.entered)
         if outcome.effective != live.effective:
             live.effective = outcome.effective
             self._changed()
@@ -353,6 +363,7 @@ class SessionService:
             compose_env=self._compose_env(live), instructions=live.instructions,
             now_ms=self.clock(), cancelled=cancelled, read_surface=self.read_surface,
             tmux_query=tmux_query, fallback_zone=fallback_zone, warn=self._warner(),
+            dismissed=live.dismissed,
         )  # fmt: skip
 
     async def end_step(self, session_id: str, turn: int, step: int) -> None:
@@ -427,8 +438,9 @@ class SessionService:
             try:
                 async with live.lock:
                     job = ProjectionJob(
-                        live.header.id, self._compose_env(live), live.instructions, tuple(paths)
-                    )
+                        live.header.id, self._compose_env(live), live.instructions, tuple(paths),
+                        live.dismissed,
+                    )  # fmt: skip
                     result = await self.workers.store(lambda: project_touches(self.store, job))
             except Exception as exc:
                 log.exception("projection of %d touched path(s) failed", len(paths))
@@ -446,6 +458,22 @@ class SessionService:
         live = await self._require_live(session_id)
         await live.projections.drain()
         return await self.workers.store(lambda: self.store.inbox(live.header.id))
+
+    async def discard(
+        self, session_id: str, message_id: str, scopes: Sequence[str] | None = None
+    ) -> list[Message]:
+        """Drop a pending message (or some of its changes) before the next step; the new inbox."""
+        live = await self._require_live(session_id)
+        await live.projections.drain()
+        async with live.lock:
+            job = DiscardJob(
+                live.header.id, message_id, tuple(scopes) if scopes is not None else None,
+                self._compose_env(live), live.instructions, live.dismissed,
+            )  # fmt: skip
+            result = await self.workers.store(lambda: discard(self.store, job))
+            live.dismissed = result.dismissed
+        self._notify_inbox(live.header.id, len(result.inbox))
+        return list(result.inbox)
 
     async def preview(self, cwd: str) -> BaselineLoad:
         directory = parse_cwd(cwd)

@@ -58,6 +58,7 @@ class StepJob:
     tmux_query: Callable[[], tmux_context.TmuxLocation | None]
     fallback_zone: Callable[[], str]
     warn: Callable[[str], None]
+    dismissed: Mapping[str, Change]
 
 
 @attrs.frozen
@@ -67,6 +68,8 @@ class StepCommit:
     pending_count: int
     # The session's agent-instructions state once this step's messages are on the surface.
     effective: Mapping[str, Change]
+    # The agent-instructions messages this step put in front of the model.
+    entered: tuple[Message, ...]
 
 
 def prepare_step(store: Store, job: StepJob) -> StepCommit | None:
@@ -85,7 +88,7 @@ def prepare_step(store: Store, job: StepJob) -> StepCommit | None:
     hooks = SourceHooks(
         compose_env=job.compose_env, instruction_state=job.instructions,
         read_surface=job.read_surface, tmux_query=job.tmux_query,
-        fallback_zone=job.fallback_zone, warn=job.warn,
+        fallback_zone=job.fallback_zone, warn=job.warn, dismissed=job.dismissed,
     )  # fmt: skip
     outcome = run_pre_step(inputs, settings, hooks)
     drafts: list[EventDraft] = []
@@ -106,6 +109,7 @@ def prepare_step(store: Store, job: StepJob) -> StepCommit | None:
         splice is not None,
         len(outcome.inbox),
         effective_state(visible, entered),
+        entered,
     )
 
 

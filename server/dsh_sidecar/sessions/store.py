@@ -457,6 +457,14 @@ class Store:
         )
         return [_row_to_event(r) for r in rows]
 
+    def events_of_type(self, session_id: str, kind: str) -> list[Event]:
+        """Every event of one type, in log order (through the ``events_by_type`` index)."""
+        rows = self._read(
+            "SELECT * FROM events WHERE session_id = ? AND type = ? ORDER BY seq",
+            (session_id, kind),
+        )
+        return [_row_to_event(r) for r in rows]
+
     def events_from(self, session_id: str, seq: int) -> list[Event]:
         return self.events(session_id, after_seq=seq - 1)
 

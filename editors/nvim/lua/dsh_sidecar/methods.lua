@@ -17,6 +17,7 @@ M.STEP_END = 'dsh/step/end'
 M.TURN_END = 'dsh/turn/end'
 M.TOOL_RESULT = 'dsh/tool/result'
 M.CONTEXT_PENDING = 'dsh/context/pending'
+M.CONTEXT_DISCARD = 'dsh/context/discard'
 M.CONTEXT_PREVIEW = 'dsh/context/preview'
 M.SCOPES = 'dsh/scopes'
 M.SESSION_REFERENCE_CANDIDATES = 'dsh/sessionReferences/candidates'
@@ -35,6 +36,7 @@ M.REQUESTS = {
   M.STEP_END,
   M.TURN_END,
   M.CONTEXT_PENDING,
+  M.CONTEXT_DISCARD,
   M.CONTEXT_PREVIEW,
   M.SCOPES,
   M.SESSION_REFERENCE_CANDIDATES,
