@@ -19,6 +19,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Callable, Sequence
 from importlib import import_module, metadata
 from typing import Any, BinaryIO
@@ -147,8 +148,8 @@ def _cmd_preview(args: argparse.Namespace) -> int:
     else:
         # The notes go first, so a terminal shows them above the text rather than glued to its
         # last line (the text ends without a newline).
-        sys.stderr.write("".join(f"{PROG}: {note}\n" for note in preview_notes(load, settings)))
-        sys.stderr.flush()
+        notes = "".join(f"{PROG}: {note}\n" for note in preview_notes(load, settings))
+        _write_bytes(notes.encode("utf-8", "surrogateescape"), sys.stderr.buffer)
         # Exactly the baseline bytes, with no newline added: the output can be compared with
         # (or counted against) the budget as it is.
         _write_bytes(load.text.encode("utf-8", "surrogateescape"))
@@ -165,8 +166,9 @@ def preview_notes(load: BaselineLoad, settings: InstructionSettings) -> list[str
         return [f"no baseline: {_inactive_reason(settings)}"]
     if not load.entries:
         return [
-            f"no workspace instruction files apply to {load.cwd}"
-            f" (project root {load.project_root}, DSH_HOME {settings.home()})"
+            f"no workspace instruction files apply to {terminal_safe(load.cwd)}"
+            f" (project root {terminal_safe(load.project_root)},"
+            f" DSH_HOME {terminal_safe(settings.home())})"
         ]
     notes = []
     left_out = [e for e in load.entries if e.state != INCLUDED]
@@ -175,10 +177,11 @@ def preview_notes(load: BaselineLoad, settings: InstructionSettings) -> list[str
         every = (
             "the only instruction file was" if total == 1 else f"all {total} instruction files were"
         )
-        notes.append(f"no baseline for {load.cwd}: {every} skipped")
+        notes.append(f"no baseline for {terminal_safe(load.cwd)}: {every} skipped")
     for entry in left_out:
         verb = "cut" if entry.state == TRUNCATED else "skipped"
-        notes.append(f"{verb} {entry.candidate.display_path}: {entry.reason or entry.state}")
+        path, why = entry.candidate.display_path, entry.reason or entry.state
+        notes.append(f"{verb} {terminal_safe(path)}: {terminal_safe(why)}")
     return notes
 
 
@@ -340,8 +343,26 @@ def _entry_json(entry: ChainEntry) -> dict[str, Any]:
 
 def _entry_line(entry: ChainEntry) -> str:
     size = "-" if entry.bytes is None else str(entry.bytes)
-    line = f"{entry.state:<10} {size:>8}  {entry.candidate.display_path}"
-    return f"{line}  {entry.reason}" if entry.reason else line
+    line = f"{entry.state:<10} {size:>8}  {terminal_safe(entry.candidate.display_path)}"
+    return f"{line}  {terminal_safe(entry.reason)}" if entry.reason else line
+
+
+# Bidirectional overrides and isolates: they reorder what a terminal shows ("Trojan source").
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with control characters escaped (``\\x1b``, ``\\u202e``).
+
+    File and directory names come from the repository, which may be hostile: a newline in a
+    name would forge a line of the listing, an escape sequence would drive the terminal.
+    """
+    return "".join(
+        (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+        if unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI_CONTROLS
+        else c
+        for c in text
+    )
 
 
 def store_writable(path: str) -> tuple[bool, str]:
@@ -389,9 +410,12 @@ def _write_text(text: str) -> None:
     _write_bytes(text.encode("utf-8", "surrogateescape"))
 
 
-def _write_bytes(data: bytes) -> None:
+def _write_bytes(data: bytes, stream: BinaryIO | None = None) -> None:
     # Bytes, not text: the locale's encoding must not change what the baseline looks like.
-    stream: BinaryIO = sys.stdout.buffer
+    if stream is None:
+        stream = sys.stdout.buffer
+    else:
+        sys.stderr.flush()  # keep the order of anything already written through sys.stderr
     stream.write(data)
     stream.flush()
 

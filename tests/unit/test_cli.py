@@ -169,6 +169,36 @@ def test_preview_of_a_single_unreadable_file(env: Path, capsysbinary: Capture) -
     )
 
 
+def test_hostile_names_cannot_forge_lines_or_drive_the_terminal(
+    env: Path, capsysbinary: Capture
+) -> None:
+    evil = "a\nforged line\x1b[31m\u202e"
+    write_tree(env, {"p/.git/": "", f"p/{evil}/AGENTS.md": "x" * 50})
+    shown = "a\\x0aforged line\\x1b[31m\\u202e"
+    path = settings_file(env, {"instructions": {"maxSourceBytes": 10}})
+    code, out, err = run(capsysbinary, "preview", str(env / "p" / evil), "--settings", path)
+    assert (code, out) == (0, b"")
+    assert err.splitlines() == [
+        f"dsh-sidecar: no baseline for {env / 'p'}/{shown}: the only instruction file was skipped",
+        f"dsh-sidecar: skipped {shown}/AGENTS.md: oversized: 50 bytes",
+    ]
+    code, out, _ = run(capsysbinary, "scopes", str(env / "p" / evil))
+    assert out.decode() == f"included         50  {shown}/AGENTS.md\n"
+
+
+def test_undecodable_names_keep_their_bytes(env: Path, capsysbinary: Capture) -> None:
+    # A name that is not UTF-8 is shown as the bytes it has, in the notes and in the listing.
+    name = os.fsdecode(b"c\xff")
+    write_tree(env, {"p/.git/": "", f"p/{name}/AGENTS.md": "x" * 50})
+    path = settings_file(env, {"instructions": {"maxSourceBytes": 10}})
+    assert main(["preview", str(env / "p" / name), "--settings", path]) == 0
+    _, err = capsysbinary.readouterr()
+    assert err.endswith(b"\ndsh-sidecar: skipped c\xff/AGENTS.md: oversized: 50 bytes\n")
+    assert main(["scopes", str(env / "p" / name)]) == 0
+    out, _ = capsysbinary.readouterr()
+    assert out == b"included         50  c\xff/AGENTS.md\n"
+
+
 @pytest.mark.parametrize(
     ("tree", "why"),
     [
