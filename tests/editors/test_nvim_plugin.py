@@ -228,6 +228,23 @@ def test_scopes_lists_chain(nvim: Path, project: Project) -> None:
     assert f"project root: {project.root}" in scopes["lines"]
 
 
+def test_scopes_of_a_hostile_directory_name(nvim: Path, project: Project) -> None:
+    evil = "a\nforged\x1b[31m"
+    (project.root / evil).mkdir()
+    (project.root / evil / "AGENTS.md").write_text("evil rules\n")
+    (project.root / evil / "f.txt").write_text("x\n")
+    run = succeed(nvim, "hostile_scopes", project, {"DSH_TEST_FILE": f"{evil}/f.txt"})
+    scopes = run.records["scopes"]
+    assert scopes["status"] == "ready", scopes
+    rows = [line for line in scopes["lines"] if line.startswith("included")]
+    assert rows[-1].split() == [
+        "included",
+        "11",
+        "a\\x0aforged\\x1b[31m/AGENTS.md",
+        "a\\x0aforged\\x1b[31m",
+    ]
+
+
 STATES = {"included", "truncated", "omitted", "duplicate", "oversized", "unreadable", "ignored"}
 
 
@@ -465,9 +482,11 @@ def test_a_session_open_in_another_neovim_is_not_taken_over(nvim: Path, project:
     # A claim by a process that has exited is stale: the session is resumed.
     dead = subprocess.Popen(["true"])
     dead.wait()
-    path.write_text(json.dumps(dict(claimed, pid=dead.pid)))
-    record = resume(nvim, project)
-    assert record["id"] == first["id"] and record["resumed"] is True
+    # So is one that is no process id at all.
+    for pid in (dead.pid, 1.5, 2**40, -1):
+        path.write_text(json.dumps(dict(claimed, pid=pid)))
+        record = resume(nvim, project)
+        assert record["id"] == first["id"] and record["resumed"] is True, pid
 
 
 # --- discard ------------------------------------------------------------------------------------

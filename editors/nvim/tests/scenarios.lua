@@ -309,6 +309,19 @@ function scenarios.hover_key_user()
   out({ check = 'user_mapping', mapping = k_mapping(buf), mine = vim.g.mine })
 end
 
+-- :DshScopes for a file whose directory name a hostile repository chose (DSH_TEST_FILE).
+function scenarios.hostile_scopes()
+  setup()
+  local path = project .. '/' .. env('DSH_TEST_FILE')
+  -- bufadd takes any name; :edit would need the newline escaped.
+  local buf = vim.fn.bufadd(path)
+  vim.fn.bufload(buf)
+  vim.api.nvim_set_current_buf(buf)
+  vim.bo[buf].buflisted = true
+  vim.cmd('doautocmd BufReadPost')
+  out(vim.tbl_extend('force', { check = 'scopes' }, scratch('DshScopes')))
+end
+
 -- The project session, opened (or resumed) by the plugin.
 function scenarios.resume()
   setup()

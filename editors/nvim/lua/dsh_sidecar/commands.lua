@@ -8,6 +8,8 @@ local session = require('dsh_sidecar.session')
 
 local M = {}
 
+local printable
+
 -- kind -> scratch buffer number
 local scratch = {}
 
@@ -69,15 +71,24 @@ local function show(kind, origin, start, render)
       err = not ok and lines or nil
     end
     if ok then
-      set_lines(buf, lines, 'ready')
-    else
-      set_lines(buf, { 'dsh: ' .. kind .. ' failed: ' .. client.format_error(err) }, 'error')
+      ok, err = pcall(set_lines, buf, lines, 'ready')
+    end
+    if not ok then
+      set_lines(buf, { 'dsh: ' .. kind .. ' failed: ' .. printable(client.format_error(err)) }, 'error')
     end
   end)
   return buf
 end
 
 local text_of = session.api.text_of
+
+-- Control characters escaped: names come from the repository, and a newline in a directory name
+-- would split a row (nvim_buf_set_lines refuses it outright) or forge one.
+printable = function(text)
+  return (tostring(text):gsub('%c', function(c)
+    return ('\\x%02x'):format(c:byte())
+  end))
+end
 
 -- JSON null may arrive as nil or vim.NIL depending on the Neovim version.
 local function present(value)
@@ -87,7 +98,7 @@ end
 local function change_labels(changes)
   local labels = {}
   for _, change in ipairs(changes or {}) do
-    table.insert(labels, change.action .. ' ' .. change.path)
+    table.insert(labels, printable(change.action .. ' ' .. change.path))
   end
   return labels
 end
@@ -124,11 +135,11 @@ local function file_lines(files, with_scope)
   local widths = { path = #'file', scope = #'scope' }
   for _, f in ipairs(files) do
     local row = {
-      state = tostring(f.state),
+      state = printable(f.state),
       size = present(f.bytes) and tostring(f.bytes) or '-',
-      path = tostring(present(f.displayPath) and f.displayPath or f.path),
-      scope = present(f.scope) and scope_dir(f.scope) or '',
-      reason = present(f.reason) and tostring(f.reason) or '',
+      path = printable(present(f.displayPath) and f.displayPath or f.path),
+      scope = present(f.scope) and printable(scope_dir(f.scope)) or '',
+      reason = present(f.reason) and printable(f.reason) or '',
     }
     widths.path = math.max(widths.path, vim.fn.strdisplaywidth(row.path))
     widths.scope = math.max(widths.scope, vim.fn.strdisplaywidth(row.scope))
@@ -186,9 +197,9 @@ function M.preview(bufnr)
     session.request(methods.CONTEXT_PREVIEW, { cwd = cwd }, done)
   end, function(result)
     local lines = {
-      '# dsh preview: baseline for ' .. cwd,
+      '# dsh preview: baseline for ' .. printable(cwd),
       '',
-      'project root: ' .. tostring(result.projectRoot),
+      'project root: ' .. printable(result.projectRoot),
       'baseline:     ' .. (result.text ~= '' and baseline_size(result) or ('none: ' .. empty_reason(result.files))),
       '',
       '## Files (broadest first)',
@@ -215,10 +226,10 @@ function M.scopes(bufnr)
     session.request(methods.SCOPES, { uri = uri }, done)
   end, function(result)
     local lines = {
-      '# dsh scopes: ' .. path,
+      '# dsh scopes: ' .. printable(path),
       '',
-      'project root: ' .. tostring(result.projectRoot),
-      'directory:    ' .. tostring(result.directory),
+      'project root: ' .. printable(result.projectRoot),
+      'directory:    ' .. printable(result.directory),
       '',
       '## Chain (broadest first)',
       '',
@@ -257,7 +268,7 @@ function M.pending(bufnr)
     local lines = {
       '# dsh pending: session ' .. header.id,
       '',
-      'project: ' .. root,
+      'project: ' .. printable(root),
       ('%d pending message(s) for the next step'):format(#messages),
     }
     for i, message in ipairs(messages) do

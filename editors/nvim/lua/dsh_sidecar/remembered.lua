@@ -76,12 +76,12 @@ local function load(root)
 end
 
 local function alive(other)
-  if type(other) ~= 'number' or other <= 0 or other == pid then
+  if type(other) ~= 'number' or other ~= math.floor(other) or other <= 0 or other >= 2 ^ 31 or other == pid then
     return false
   end
   -- Signal 0 only asks whether the process exists; EPERM means it does, under another user.
-  local ok, err = uv.kill(other, 0)
-  return ok == 0 or (type(err) == 'string' and err:find('EPERM') ~= nil)
+  local called, ok, err = pcall(uv.kill, other, 0)
+  return called and (ok == 0 or (type(err) == 'string' and err:find('EPERM') ~= nil))
 end
 
 local function write(root, entry)
