@@ -132,7 +132,7 @@ def _settings_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--settings",
         metavar="FILE.json",
-        help="settings tree as in initializationOptions (protocol §9); defaults otherwise",
+        help="settings tree as in initializationOptions (docs/configuration.md); defaults otherwise",
     )
 
 
@@ -273,7 +273,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def load_settings(path: str | None) -> Settings:
-    """Defaults, or the protocol §9 tree read from ``path``."""
+    """Defaults, or the settings tree (docs/configuration.md) read from ``path``."""
     if path is None:
         return Settings()
     try:
