@@ -21,6 +21,7 @@ export const TOOL_RESULT = 'dsh/tool/result';
 export const CONTEXT_PENDING = 'dsh/context/pending';
 export const CONTEXT_PREVIEW = 'dsh/context/preview';
 export const SCOPES = 'dsh/scopes';
+export const EXPLAIN = 'dsh/explain';
 export const SESSION_REFERENCE_CANDIDATES = 'dsh/sessionReferences/candidates';
 export const CONTEXT_DID_CHANGE = 'dsh/context/didChange';
 
@@ -39,6 +40,7 @@ export const REQUESTS = [
   CONTEXT_PENDING,
   CONTEXT_PREVIEW,
   SCOPES,
+  EXPLAIN,
   SESSION_REFERENCE_CANDIDATES,
 ] as const;
 

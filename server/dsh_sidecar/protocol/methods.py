@@ -22,6 +22,7 @@ TOOL_RESULT = "dsh/tool/result"
 CONTEXT_PENDING = "dsh/context/pending"
 CONTEXT_PREVIEW = "dsh/context/preview"
 SCOPES = "dsh/scopes"
+EXPLAIN = "dsh/explain"
 SESSION_REFERENCE_CANDIDATES = "dsh/sessionReferences/candidates"
 CONTEXT_DID_CHANGE = "dsh/context/didChange"
 
@@ -40,6 +41,7 @@ REQUESTS = (
     CONTEXT_PENDING,
     CONTEXT_PREVIEW,
     SCOPES,
+    EXPLAIN,
     SESSION_REFERENCE_CANDIDATES,
 )
 # Client-to-server notifications.

@@ -19,6 +19,7 @@ M.TOOL_RESULT = 'dsh/tool/result'
 M.CONTEXT_PENDING = 'dsh/context/pending'
 M.CONTEXT_PREVIEW = 'dsh/context/preview'
 M.SCOPES = 'dsh/scopes'
+M.EXPLAIN = 'dsh/explain'
 M.SESSION_REFERENCE_CANDIDATES = 'dsh/sessionReferences/candidates'
 M.CONTEXT_DID_CHANGE = 'dsh/context/didChange'
 
@@ -37,6 +38,7 @@ M.REQUESTS = {
   M.CONTEXT_PENDING,
   M.CONTEXT_PREVIEW,
   M.SCOPES,
+  M.EXPLAIN,
   M.SESSION_REFERENCE_CANDIDATES,
 }
 -- Client-to-server notifications.
