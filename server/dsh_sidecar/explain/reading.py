@@ -11,12 +11,13 @@ a symlinked directory, because a hostile repository controls them.
 from __future__ import annotations
 
 import os
-import re
 import stat
 
 import attrs
 
 from dsh_sidecar.fs import LocalFileSystem, ProbeState
+
+from .globs import Glob
 
 READ_CHUNK = 64 * 1024
 MAX_LISTED_FILES = 500
@@ -85,7 +86,7 @@ class Listing:
     error: str | None = None
 
 
-def list_files(folder: str, pattern: re.Pattern[str]) -> Listing:
+def list_files(folder: str, pattern: Glob) -> Listing:
     """Files below ``folder`` whose slash-separated relative path matches ``pattern``, sorted.
 
     Symlinked directories are not entered (a link can point back up and loop); symlinked files
@@ -118,7 +119,7 @@ def list_files(folder: str, pattern: re.Pattern[str]) -> Listing:
                     else:
                         truncated = True
                     continue
-                if not entry.is_file() or pattern.match(rel) is None:
+                if not entry.is_file() or not pattern.matches(rel):
                     continue
             except OSError:
                 continue

@@ -308,7 +308,7 @@ class _Run:
         rel = rel.replace(os.sep, "/")
         for pattern in patterns:
             compiled = compile_glob(pattern)
-            if compiled is not None and compiled.match(rel) is not None:
+            if compiled is not None and compiled.matches(rel):
                 return "loaded", f"{field} {pattern} matches {rel}"
         return "unmatched", f"{field} {shown} does not match {rel}"
 
