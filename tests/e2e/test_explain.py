@@ -128,3 +128,21 @@ async def test_bad_params_are_refused(
         assert "params.uri" in caught.value.message
     # The server goes on answering.
     assert as_dict(await call(client, methods.EXPLAIN, {"uri": ws.uri("pkg/mod.py")}))["file"]
+
+
+async def test_hostile_names_and_imports_get_an_answer(
+    client: LanguageClient, ws: Workspace
+) -> None:
+    ws.write(TREE)
+    (ws.project / "CLAUDE.md").write_bytes(b"@docs/x\x00y.md @docs/\xff.md\n")
+    (ws.project / "docs" / os.fsdecode(b"\xff.md")).write_text("odd name\n")
+    (ws.project / ".cursor/rules" / os.fsdecode(b"caf\xe9.mdc")).write_text(
+        "---\nalwaysApply: true\n---\n"
+    )
+    await start(client, ws)
+    result = as_dict(await call(client, methods.EXPLAIN, {"uri": ws.uri("pkg/mod.py")}))
+    cursor = [f["displayPath"] for f in result["agents"][4]["files"]]
+    assert any(path.startswith(".cursor/rules/caf") for path in cursor)
+    with pytest.raises(JsonRpcException) as caught:
+        await call(client, methods.EXPLAIN, {"uri": ws.uri("pkg") + "/a%00b.py"})
+    assert caught.value.data == {"code": "invalid-uri"}

@@ -90,6 +90,8 @@ def target_file(path: str, fs: LocalFileSystem) -> str:
     """``path`` with its directory resolved through symlinks; a file, not a directory."""
     if not os.path.isabs(path):
         raise DshError(errors.INVALID_URI, f"{path!r} is not an absolute path")
+    if "\x00" in path:
+        raise DshError(errors.INVALID_URI, f"{path!r} contains a NUL character")
     normalized = os.path.normpath(path)
     if os.path.isdir(normalized):
         raise DshError(

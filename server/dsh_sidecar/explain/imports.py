@@ -14,7 +14,7 @@ import re
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
-_IMPORT = re.compile(r"(?:(?<=\s)|^)@(?P<path>[^\s`<>\"'|*?]+)", re.MULTILINE)
+_IMPORT = re.compile(r"(?:(?<=\s)|^)@(?P<path>[^\s`<>\"'|*?\x00]+)", re.MULTILINE)
 _TRAILING = ".,;:!)]}"
 MAX_IMPORTS_PER_FILE = 64
 

@@ -29,6 +29,7 @@ PROJECT = "project"
 NESTED = "nested"
 RULE = "rule"
 IMPORT = "import"
+MAX_IMPORTED_FILES = 200
 
 
 @attrs.frozen
@@ -91,6 +92,7 @@ class _Run:
         self.root = self._project_root()
         self.found: list[_Found] = []
         self.seen: set[str] = set()
+        self.imported = 0
 
     # --- places -------------------------------------------------------------------------------
 
@@ -143,7 +145,10 @@ class _Run:
         self.seen.add(self._key(path))
 
     def _key(self, path: str) -> str:
-        return self.fs.resolve(path)
+        try:
+            return self.fs.resolve(path)
+        except (OSError, ValueError):  # a name with NUL, from a hostile import line
+            return path
 
     def _unreadable(self, read: FileRead) -> bool:
         return read.error is not None
@@ -340,6 +345,8 @@ class _Run:
             key = self._key(path)
             if key in self.seen:
                 continue
+            if self.imported >= MAX_IMPORTED_FILES:
+                break  # a repository of files importing each other is not read without end
             target = self._read(path)
             if target is None:
                 continue
@@ -360,6 +367,7 @@ class _Run:
                 out.append(_Found(path, IMPORT, "unreadable", target.error or "", target))
                 continue
             found = _Found(path, IMPORT, "loaded", f"imported by {shown}", target)
+            self.imported += 1
             out.append(found)
             out.extend(self._imports_of(found, depth + 1, max_depth))
         return out
