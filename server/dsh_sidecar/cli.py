@@ -122,6 +122,19 @@ def build_parser() -> argparse.ArgumentParser:
     _settings_option(scopes)
     scopes.set_defaults(run=_cmd_scopes)
 
+    explain = sub.add_parser(
+        "explain", help="what this sidecar and each agent load for FILE, and where limits cut"
+    )
+    explain.add_argument(
+        "file", metavar="FILE", help="a file (it need not exist; its directory must)"
+    )
+    explain.add_argument(
+        "--cwd", metavar="DIR", help="the session directory (default: FILE's project root)"
+    )
+    explain.add_argument("--json", action="store_true", help="machine-readable output")
+    _settings_option(explain)
+    explain.set_defaults(run=_cmd_explain)
+
     doctor = sub.add_parser("doctor", help="check the installation and the environment")
     _settings_option(doctor)
     doctor.set_defaults(run=_cmd_doctor)
@@ -211,6 +224,27 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
         )
     else:
         _write_text("".join(_entry_line(e) + "\n" for e in load.entries))
+    return EXIT_OK
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from dsh_sidecar.explain import explain_file
+    from dsh_sidecar.explain.text import render_text
+
+    settings = load_settings(args.settings).instructions
+    path = os.path.abspath(args.file)
+    if os.path.isdir(path):
+        raise UsageError(
+            f"{args.file}: is a directory (explain takes a file; scopes takes a directory)"
+        )
+    if not os.path.isdir(os.path.dirname(path)):
+        raise UsageError(f"{args.file}: no such directory {os.path.dirname(path)}")
+    cwd = None if args.cwd is None else _existing_directory(args.cwd)
+    explained = explain_file(path, settings, LOCAL_FS, dsh_home=settings.home(), cwd=cwd)
+    if args.json:
+        _write_json(explained.to_json())
+    else:
+        _write_text(render_text(explained))
     return EXIT_OK
 
 

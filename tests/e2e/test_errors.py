@@ -70,6 +70,11 @@ BAD_CALLS: list[tuple[str, Any, str]] = [
     (methods.CONTEXT_DISCARD, {"sessionId": "$SID"}, "invalid-params"),
     (methods.CONTEXT_PREVIEW, {"cwd": "/definitely/not/here"}, "invalid-cwd"),
     (methods.SCOPES, {"uri": "untitled:Untitled-1"}, "invalid-uri"),
+    (methods.EXPLAIN, {"uri": "untitled:Untitled-1"}, "invalid-uri"),
+    (methods.EXPLAIN, {"uri": "/definitely/not/here/x.py"}, "invalid-uri"),
+    (methods.EXPLAIN, {"uri": "/", "cwd": "/definitely/not/here"}, "invalid-uri"),
+    (methods.EXPLAIN, {"uri": "/etc/hostname", "cwd": "/definitely/not/here"}, "invalid-cwd"),
+    (methods.EXPLAIN, {"cwd": "/"}, "invalid-params"),
     (methods.SESSION_REFERENCE_CANDIDATES, {"sessionId": "nope"}, "unknown-session"),
     (methods.SESSION_REFERENCE_CANDIDATES, {"sessionId": "$SID", "query": 3}, "invalid-params"),
 ]

@@ -10,10 +10,13 @@ the doc's ``golden-project`` block; volatile values are written as ``"<uuid>"`` 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -110,10 +113,16 @@ def make_client() -> LanguageClient:
     return client
 
 
+# dsh/explain looks for the agents' user-global files (~/.codex, ~/.claude, ...) in HOME.
+EMPTY_HOME = tempfile.mkdtemp(prefix="dsh-golden-home-")
+atexit.register(shutil.rmtree, EMPTY_HOME, True)
+
+
 def server_env() -> dict[str, str]:
-    # The examples must not see the developer's DSH_HOME or tmux session.
-    env = {k: v for k, v in os.environ.items() if k not in ("DSH_HOME", "TMUX", "TMUX_PANE")}
-    env.setdefault("HOME", str(Path.home()))
+    # The examples must not see the developer's DSH_HOME, tmux session or agents' home files.
+    hidden = ("DSH_HOME", "TMUX", "TMUX_PANE", "CODEX_HOME")
+    env = {k: v for k, v in os.environ.items() if k not in hidden}
+    env["HOME"] = EMPTY_HOME
     return env
 
 

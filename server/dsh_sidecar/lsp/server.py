@@ -26,7 +26,7 @@ from dsh_sidecar.protocol import methods
 from dsh_sidecar.protocol import types as wt
 from dsh_sidecar.sessions.service import Prompt, SessionService
 
-from . import wire
+from . import explain, wire
 from .converter import describe_structure_error, make_converter
 from .documents import DocumentTracker
 from .error_mapping import invalid_params, to_jsonrpc
@@ -258,6 +258,10 @@ def _register_context(server: DshServer) -> None:
             report.project_root, report.directory, wire.scopes_files(report), sessions
         )
 
+    async def explain_(p: wt.ExplainParams) -> wt.ExplainResult:
+        found = await explain.explain(server.service, p)
+        return explain.to_wire(server.protocol._converter, found)
+
     async def candidates(p: wt.CandidatesParams) -> wt.CandidatesResult:
         found = await server.service.candidates(p.session_id, p.query)
         return wt.CandidatesResult([wire.candidate(c) for c in found])
@@ -266,6 +270,7 @@ def _register_context(server: DshServer) -> None:
     _register_request(server, methods.CONTEXT_DISCARD, wt.ContextDiscardParams, discard)
     _register_request(server, methods.CONTEXT_PREVIEW, wt.ContextPreviewParams, preview)
     _register_request(server, methods.SCOPES, wt.ScopesParams, scopes)
+    _register_request(server, methods.EXPLAIN, wt.ExplainParams, explain_)
     _register_request(server, methods.SESSION_REFERENCE_CANDIDATES, wt.CandidatesParams, candidates)
 
 

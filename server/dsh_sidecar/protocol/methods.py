@@ -23,6 +23,7 @@ CONTEXT_PENDING = "dsh/context/pending"
 CONTEXT_DISCARD = "dsh/context/discard"
 CONTEXT_PREVIEW = "dsh/context/preview"
 SCOPES = "dsh/scopes"
+EXPLAIN = "dsh/explain"
 SESSION_REFERENCE_CANDIDATES = "dsh/sessionReferences/candidates"
 CONTEXT_DID_CHANGE = "dsh/context/didChange"
 
@@ -42,6 +43,7 @@ REQUESTS = (
     CONTEXT_DISCARD,
     CONTEXT_PREVIEW,
     SCOPES,
+    EXPLAIN,
     SESSION_REFERENCE_CANDIDATES,
 )
 # Client-to-server notifications.

@@ -145,6 +145,12 @@ class ScopesParams:
 
 
 @attrs.define
+class ExplainParams:
+    uri: str
+    cwd: str | None = None
+
+
+@attrs.define
 class CandidatesParams:
     session_id: str
     query: str | None = None
@@ -246,6 +252,79 @@ class ScopesResult:
     directory: str
     files: list[ScopeFile]
     sessions: list[SessionScopes]
+
+
+@attrs.define
+class ExplainSidecarFile:
+    path: str
+    display_path: str
+    scope: str
+    state: str
+    bytes: int | None = None  # left out only when the file could not even be stat'ed
+    via: str | None = None
+    included_bytes: int | None = None
+    digest: str | None = None
+    reason: str | None = None
+
+
+@attrs.define
+class ExplainSidecar:
+    files: list[ExplainSidecarFile]
+    max_bytes: float | None = None  # left out when not finite
+
+
+@attrs.define
+class ExplainAgentFile:
+    path: str
+    display_path: str
+    kind: str
+    state: str
+    bytes: int | None = None
+    kept_bytes: int | None = None
+    reason: str | None = None
+
+
+@attrs.define
+class ExplainDifference:
+    path: str
+    display_path: str
+    reason: str
+
+
+@attrs.define
+class ExplainSizeLimit:
+    setting: str
+    bytes: int
+    cut: str
+
+
+@attrs.define
+class ExplainSource:
+    url: str
+    checked: str
+
+
+@attrs.define
+class ExplainAgent:
+    id: str
+    name: str
+    working_directory: str
+    order: str
+    files: list[ExplainAgentFile]
+    only_agent: list[ExplainDifference]
+    only_sidecar: list[ExplainDifference]
+    sources: list[ExplainSource]
+    undocumented: list[str]
+    size_limit: ExplainSizeLimit | None = None
+
+
+@attrs.define
+class ExplainResult:
+    file: str
+    cwd: str
+    project_root: str
+    sidecar: ExplainSidecar
+    agents: list[ExplainAgent]
 
 
 @attrs.define

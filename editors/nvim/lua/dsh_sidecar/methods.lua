@@ -20,6 +20,7 @@ M.CONTEXT_PENDING = 'dsh/context/pending'
 M.CONTEXT_DISCARD = 'dsh/context/discard'
 M.CONTEXT_PREVIEW = 'dsh/context/preview'
 M.SCOPES = 'dsh/scopes'
+M.EXPLAIN = 'dsh/explain'
 M.SESSION_REFERENCE_CANDIDATES = 'dsh/sessionReferences/candidates'
 M.CONTEXT_DID_CHANGE = 'dsh/context/didChange'
 
@@ -39,6 +40,7 @@ M.REQUESTS = {
   M.CONTEXT_DISCARD,
   M.CONTEXT_PREVIEW,
   M.SCOPES,
+  M.EXPLAIN,
   M.SESSION_REFERENCE_CANDIDATES,
 }
 -- Client-to-server notifications.

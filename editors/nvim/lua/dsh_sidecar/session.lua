@@ -10,9 +10,7 @@ local M = {}
 
 local uv = vim.uv or vim.loop
 
--- dsh/context/discard lands with the server change that adds it to protocol/methods.py; until
--- then methods.lua, which mirrors that file constant for constant, cannot carry it.
-local CONTEXT_DISCARD = methods.CONTEXT_DISCARD or 'dsh/context/discard'
+local CONTEXT_DISCARD = methods.CONTEXT_DISCARD
 -- JSON-RPC InvalidParams: the one error that says a remembered session id itself is refused.
 local INVALID_PARAMS = -32602
 
