@@ -17,8 +17,11 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from dsh_sidecar.errors import DshError
+from dsh_sidecar.explain.hover import hover_section
+from dsh_sidecar.protocol.types import ExplainParams
 
 from .diagnostics import instruction_diagnostics
+from .explain import explain
 from .hover import chain_hover, instruction_file_hover
 
 if TYPE_CHECKING:
@@ -175,14 +178,19 @@ class DocumentTracker:
             instruction_file = tracker.is_instruction_file(path)
             if not instruction_file and not _hover_other_file(ls, params.position):
                 return None
+            uri = params.text_document.uri
             try:
-                report = await ls.service.scopes(params.text_document.uri)
+                report, explanation = await asyncio.gather(
+                    ls.service.scopes(uri), explain(ls.service, ExplainParams(uri))
+                )
             except DshError:
                 return None
             max_bytes = ls.settings.instructions.max_bytes
             text = instruction_file_hover(report, path, max_bytes) if instruction_file else None
             if text is None:
                 text = chain_hover(report, max_bytes)
+            # What the other agents would load for this same file, below our own answer.
+            text += "\n\n---\n\n" + hover_section(explanation)
             return types.Hover(
                 contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
             )
