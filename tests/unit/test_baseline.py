@@ -30,7 +30,7 @@ from dsh_sidecar.sources.agent_instructions.baseline import (
     UNREADABLE,
     dedup_per_directory,
 )
-from dsh_sidecar.sources.agent_instructions.paths import sha1_hex
+from dsh_sidecar.sources.agent_instructions.digests import sha1_hex
 
 OPEN = "<system-reminder>\n"
 CLOSE = "\n</system-reminder>"
@@ -406,6 +406,7 @@ def test_every_state_name_is_in_file_states() -> None:
         "oversized",
         "unreadable",
         "ignored",
+        "outside-project",
     )
 
 

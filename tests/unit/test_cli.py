@@ -17,7 +17,7 @@ from dsh_sidecar.cli import main
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LOCAL_FS
 from dsh_sidecar.sources.agent_instructions.baseline import load_baseline
-from dsh_sidecar.sources.agent_instructions.paths import sha1_hex
+from dsh_sidecar.sources.agent_instructions.digests import sha1_hex
 
 Capture = pytest.CaptureFixture[bytes]
 

@@ -23,7 +23,7 @@ from urllib.parse import unquote, urlparse
 import attrs
 
 from dsh_sidecar import errors
-from dsh_sidecar.config import Settings
+from dsh_sidecar.config import Settings, os_home
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
 from dsh_sidecar.model import (
@@ -177,7 +177,14 @@ class SessionService:
         return header
 
     def _compose_env(self, live: LiveSession) -> ComposeEnv:
-        return ComposeEnv(live.header.cwd, self.settings.instructions, self.dsh_home, self.fs)
+        return ComposeEnv(
+            live.header.cwd, self.settings.instructions, self.dsh_home, self.fs, self.os_home
+        )
+
+    @property
+    def os_home(self) -> str:
+        """The home directory of this service's environment (``~`` in settings, display paths)."""
+        return self.env.get("HOME") or os_home()
 
     def update_settings(self, settings: Settings) -> None:
         """New settings apply from the next step; accelerators built on the old ones are dropped."""

@@ -4,6 +4,11 @@ Scopes are probed in a fixed order and grouped by directory. Absence is confirme
 unavailability (EACCES, EIO, a probe error) is never treated as deletion and rolls back the whole
 directory group, so a warm and a cold cache behave identically. A scope whose cached version,
 path and digest all match the effective state is confirmed without reading it.
+
+A project scope whose real target lies outside the project (``confinement``) counts as absent:
+an active one is removed, an inactive one is never read. The version fast path needs no such
+check: a cached version was recorded from a confined read, and a link re-pointed anywhere else
+reaches another inode (or changes the ctime), so the version no longer matches.
 """
 
 from __future__ import annotations
@@ -20,20 +25,20 @@ from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState
 from dsh_sidecar.model import Message
 
+from .confinement import Confinement, confinement_for
+from .digests import sha1_hex, trimmed_digest
 from .discovery import (
     ancestor_chain,
     descendant_dirs_between,
     directory_candidates,
     user_global_candidate,
 )
-from .gitignore import IgnoreMatcher, stat_probe
+from .gitignore import IgnoreMatcher
 from .paths import (
     USER_GLOBAL,
     scope_abs_path,
     scope_dir_of_display,
-    sha1_hex,
     split_scope,
-    trimmed_digest,
 )
 from .render import RenderItem, RenderResult, render
 from .state import Change, changes_of
@@ -115,9 +120,22 @@ class ReconcileContext:
     settings: InstructionSettings
     dsh_home: str
     fs: LocalFileSystem
+    os_home: str  # the session's home directory: display paths and ``~`` in settings
     ignore: IgnoreMatcher | None = None
-    os_home: str | None = None
     plans: PlanCache | None = None
+    _confinement: Confinement | None = attrs.field(default=None, init=False)
+
+    def may_read(self, ref: ScopeRef, probe: Probe) -> bool:
+        """Whether a present scope's target may be read: the user-global file always, a
+        project file only inside the project or an allowed directory."""
+        if split_scope(ref.scope)[0] == USER_GLOBAL:
+            return True
+        if self._confinement is None:
+            # Resolved on first need: a warm touch confirms every scope by its version alone.
+            self._confinement = confinement_for(
+                self.project_root, self.settings, self.fs, self.os_home
+            )
+        return self._confinement.allows(probe)
 
     def baseline_scopes(self) -> list[ScopeRef]:
         ug = user_global_candidate(self.dsh_home, self.os_home)
@@ -229,8 +247,7 @@ def _plan(
     key: tuple[object, ...] | None = None
     if ctx.plans is not None:
         key = (
-            ctx.project_root, ctx.cwd, ctx.dsh_home, ctx.os_home, os.environ.get("HOME"),
-            ctx.settings, include_baseline, excluded, tuple(effective),
+            ctx.project_root, ctx.cwd, ctx.dsh_home, ctx.os_home, ctx.settings, include_baseline, excluded, tuple(effective),
             tuple(c.scope for m in scope_messages for c in changes_of(m)),
             tuple(os.path.dirname(os.path.join(ctx.cwd, p)) for p in touched),
         )  # fmt: skip
@@ -340,12 +357,19 @@ def _reconcile_directory(
         current = effective.get(ref.scope)
         if current is not None and not current.active:
             current = None
-        found = stat_probe(fs, ref.abs_path)
+        cached = cache.get(ref.scope)
+        found = fs.quick_stat(ref.abs_path)
+        probe: Probe | None = None
         if isinstance(found, Probe):
-            probe: Probe | None = found
             state, version = found.state, found.version
+        elif _confirmed(cached, current, ref, found[0]):
+            state, version = ProbeState.PRESENT, found[0]
         else:
-            probe, state, version = None, ProbeState.PRESENT, found[0]
+            # About to be read: the full probe resolves the target, which must be confined.
+            probe = fs.probe(ref.abs_path)
+            state, version = probe.state, probe.version
+            if probe.present and not ctx.may_read(ref, probe):
+                state = ProbeState.ABSENT  # leads outside the project: as if it were gone
         if state is ProbeState.UNAVAILABLE:
             if current is None:
                 continue
@@ -366,22 +390,12 @@ def _reconcile_directory(
             continue
         seen_paths.add(ref.abs_path)
         group_paths.add(ref.abs_path)
-        cached = cache.get(ref.scope)
-        if (
-            cached is not None
-            and current is not None
-            and cached.path == ref.display_path
-            and cached.version == version
-            and current.path == cached.path
-            and current.digest == cached.digest
-        ):
+        if probe is None:
+            assert cached is not None and current is not None
             if cached.trimmed in registered:
                 group_items.append(_Item(Change("remove", ref.scope, current.path)))
             registered.add(cached.trimmed)
             continue
-        if probe is None:
-            assert not isinstance(found, Probe)
-            probe = Probe(ProbeState.PRESENT, ref.abs_path, None, found[0], found[1])
         assert version is not None
         read = _read_scope(ctx, probe)
         if read is None:
@@ -407,6 +421,21 @@ def _reconcile_directory(
         )
         group_items.append(_Item(change, text, entry))
     return items + group_items
+
+
+def _confirmed(
+    cached: CacheEntry | None, current: Change | None, ref: ScopeRef, version: str
+) -> bool:
+    """The version fast path (reference §2.8): the active change is exactly what was last read
+    at this version, so the scope is confirmed without reading it."""
+    return (
+        cached is not None
+        and current is not None
+        and cached.path == ref.display_path
+        and cached.version == version
+        and current.path == cached.path
+        and current.digest == cached.digest
+    )
 
 
 def _render_item(item: _Item) -> RenderItem:

@@ -1,0 +1,56 @@
+"""Where a project instruction file may really live (docs/sources.md, "Symlinks that leave the
+project").
+
+A project's ``AGENTS.md`` is repository text. Through a symlink (``AGENTS.md -> ../.ssh/id_rsa``,
+or a file under a linked directory) it could name any file the user can read, and the sidecar
+would hand that file to a model. So a project candidate is read only when its resolved target lies
+under the real project root, or under one of the directories the user listed in
+``instructions.allowedSymlinkTargets``. The user-global ``$DSH_HOME/AGENTS.md`` is the user's own
+file and is never confined (dotfile managers link it anywhere).
+
+The check is on the probe's resolved target; the read then opens exactly that target and refuses
+any other file (``fs.LocalFileSystem.read_text``), so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from dsh_sidecar.config import InstructionSettings
+from dsh_sidecar.fs import LocalFileSystem, Probe
+
+from .paths import is_within
+
+OUTSIDE_PROJECT = "outside-project"
+
+
+@attrs.frozen
+class Confinement:
+    """The real directories a project instruction file may resolve into."""
+
+    roots: tuple[str, ...]
+
+    def allows(self, probe: Probe) -> bool:
+        """Whether a present probe's target may be read; no target means it cannot be told."""
+        target = probe.target
+        return target is not None and any(is_within(target, root) for root in self.roots)
+
+
+def confinement_for(
+    project_root: str, settings: InstructionSettings, fs: LocalFileSystem, os_home: str
+) -> Confinement:
+    """The project root (already real) plus the allowed directories, each resolved through its
+    own links, so ``~/dotfiles -> /data/dotfiles`` allows the targets that really live there."""
+    roots = [project_root]
+    for directory in settings.symlink_target_dirs(os_home):
+        try:
+            roots.append(fs.resolve(directory))
+        except (OSError, ValueError):  # a name the OS cannot take allows nothing
+            continue
+    return Confinement(tuple(roots))
+
+
+def outside_reason(target: str | None) -> str:
+    """The chain entry's reason for a file that is not read because of where it leads."""
+    where = target if target is not None else "an unknown target"
+    return f"links outside the project to {where}"
