@@ -1,4 +1,4 @@
-"""Content digests of instruction files (reference §2.6).
+"""Content digests of instruction files.
 
 ``digest`` (SHA-1 of the decoded text) is what a change records and what a session compares to
 decide ``replace``; ``trimmed_digest`` is the per-directory duplicate key.

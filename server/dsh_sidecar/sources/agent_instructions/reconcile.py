@@ -426,7 +426,7 @@ def _reconcile_directory(
 def _confirmed(
     cached: CacheEntry | None, current: Change | None, ref: ScopeRef, version: str
 ) -> bool:
-    """The version fast path (reference §2.8): the active change is exactly what was last read
+    """The version fast path: the active change is exactly what was last read
     at this version, so the scope is confirmed without reading it."""
     return (
         cached is not None
