@@ -141,7 +141,8 @@ def test_preview_json_shape_and_states(env: Path, capsysbinary: Capture) -> None
     assert b'"scope": ".\\u0000AGENTS.md"' in out  # NUL serialized as \u0000
     doc = json.loads(out)
     root = os.path.realpath(env / "p")
-    assert list(doc) == ["text", "projectRoot", "baselineIdentity", "files", "omitted", "truncated"]
+    # The dsh/context/preview result, in its field order.
+    assert list(doc) == ["text", "files", "omitted", "truncated", "baselineIdentity", "projectRoot"]
     assert doc["text"] == text(n)
     assert doc["projectRoot"] == root
     assert doc["baselineIdentity"] == (

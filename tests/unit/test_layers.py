@@ -1,5 +1,5 @@
 """The import direction of docs/architecture.md: fs, config ← sources ← sessions ← lsp;
-protocol ← lsp; nothing below lsp/ imports pygls."""
+foundation, sources ← protocol ← lsp, cli; nothing below lsp/ imports pygls."""
 
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ ALLOWED = {
     "sources": BOTTOM | {"sources"},
     "invariants": BOTTOM | {"sources", "invariants"},
     "sessions": BOTTOM | {"sources", "invariants", "sessions"},
-    "protocol": {"protocol", "__init__"},
+    # The wire types and the one mapping from domain objects to them (for the LSP and the CLI).
+    "protocol": BOTTOM | {"sources", "protocol"},
     "lsp": BOTTOM | {"sources", "invariants", "sessions", "protocol", "lsp"},
-    "cli": BOTTOM | {"sources", "sessions", "lsp", "cli"},
+    "cli": BOTTOM | {"sources", "sessions", "protocol", "lsp", "cli"},
 }
 # Wire libraries and the layers that may use them (protocol/ may describe types with lsprotocol).
 WIRE_LIBRARIES = {
@@ -97,8 +98,13 @@ def test_module_respects_the_import_direction(path: Path) -> None:
         ),
         (
             "protocol/bad.py",
-            "from dsh_sidecar.config import Settings\n",
-            "protocol module bad.py imports dsh_sidecar.config",
+            "from dsh_sidecar.sessions.service import ScopesReport\n",
+            "protocol module bad.py imports dsh_sidecar.sessions.service",
+        ),
+        (
+            "protocol/bad.py",
+            "from pygls.protocol import default_converter\n",
+            "bad.py imports pygls.protocol: pygls belongs to the wire layer",
         ),
     ],
 )
