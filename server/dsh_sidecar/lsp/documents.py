@@ -18,7 +18,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from dsh_sidecar.errors import DshError
 
-from .diagnostics import instruction_diagnostics
+from .diagnostics import diagnostic_text, instruction_diagnostics
 from .hover import chain_hover, instruction_file_hover
 
 if TYPE_CHECKING:
@@ -95,12 +95,15 @@ class DocumentTracker:
         if path is None or self.server._service is None or not self.is_instruction_file(path):
             return
         try:
-            report = await self.server.service.scopes(from_fs_path(path) or uri)
-            text = await asyncio.to_thread(_read_text, path)
+            service = self.server.service
+            report = await service.scopes(from_fs_path(path) or uri)
+            limit = self.server.settings.instructions.max_source_bytes
+            text = await asyncio.to_thread(diagnostic_text, report, path, service.fs, limit)
         except DshError as exc:
             log.info("no diagnostics for %s: %s", uri, exc.message)
             return
-        diagnostics = instruction_diagnostics(report, path, text)
+        encoding = self.server.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        diagnostics = instruction_diagnostics(report, path, text, encoding)
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
         )
@@ -187,11 +190,3 @@ class DocumentTracker:
             return types.Hover(
                 contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
             )
-
-
-def _read_text(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read(4 * 1024 * 1024)
-    except OSError:
-        return None
