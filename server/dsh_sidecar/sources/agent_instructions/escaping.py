@@ -12,8 +12,9 @@ left byte for byte as upstream leaves it.
 A frame tag is: a ``<`` (or its fullwidth or small form), then any whitespace (line breaks
 included) and invisible formatting characters, an optional ``/`` (or fullwidth ``／``) followed by
 more of the same, then the name ``system-reminder`` in any case, with any invisible formatting
-characters between its letters, any dash for its hyphen, and any letter that Unicode's NFKC
-normalization folds to the ASCII one (fullwidth, mathematical, circled letters...). Whatever
+characters between its letters, any dash for its hyphen, and any character that Unicode's NFKC
+normalization and case folding turn into its letters (fullwidth, mathematical, circled letters,
+the ``st`` ligature...). Whatever
 follows the name (``>``, attributes, nothing) does not matter, so a tag cut short by the byte
 budget is found as well. An escaped tag is never a frame tag again: nothing of the pattern may
 follow ``<`` but whitespace, invisibles, ``/`` and the name, and the backslash is none of these.
@@ -40,11 +41,17 @@ IGNORABLE = (
 )
 LESS_THAN = "<\ufe64\uff1c"
 SLASH = "/\uff0f"
-# The ASCII hyphen-minus, the Unicode hyphens and dashes, the minus sign, small and fullwidth forms.
-DASHES = "\\-\u2010-\u2015\u2212\ufe58\ufe63\uff0d"
-# Letters that NFKC folds (case-insensitively) to each letter of the name, beyond its two ASCII
-# cases: fullwidth, modifier, circled, parenthesized-free enclosed and mathematical forms.
-# Generated from the Unicode database; the test above regenerates and compares.
+# Every dash punctuation character (Unicode category Pd) and the minus sign.
+DASHES = (
+    "\\-\u058a\u05be\u1400\u1806\u2010-\u2015\u2212\u2e17\u2e1a\u2e3a\u2e3b\u2e40\u2e5d"
+    "\u301c\u3030\u30a0\ufe31\ufe32\ufe58\ufe63\uff0d\U00010ead"
+)
+# Characters that NFKC normalization and case folding turn into each letter of the name, beyond
+# its two ASCII cases: fullwidth, modifier, circled, squared, Roman numeral and mathematical
+# forms. MULTI_FORMS are the single characters that stand for two of its letters (the ``st``
+# ligatures, the squared ``in``). Generated from the Unicode database; tests/unit/test_escaping.py
+# regenerates them from the running Python's and fails if one is missing.
+MULTI_FORMS = {"st": "\ufb05\ufb06", "in": "\u33cc"}
 LETTER_FORMS = {
     "d": "ᴰᵈⅅⅆⅮⅾⒹⓓＤｄ𝐃𝐝𝐷𝑑𝑫𝒅𝒟𝒹𝓓𝓭𝔇𝔡𝔻𝕕𝕯𝖉𝖣𝖽𝗗𝗱𝘋𝘥𝘿𝙙𝙳𝚍🄳",
     "e": "ᴱᵉₑℯℰⅇⒺⓔＥｅ𝐄𝐞𝐸𝑒𝑬𝒆𝓔𝓮𝔈𝔢𝔼𝕖𝕰𝖊𝖤𝖾𝗘𝗲𝘌𝘦𝙀𝙚𝙴𝚎🄴",
@@ -58,12 +65,24 @@ LETTER_FORMS = {
 }
 
 
+def _letter(char: str) -> str:
+    return f"[{DASHES}]" if char == "-" else f"[{re.escape(char)}{LETTER_FORMS[char]}]"
+
+
 def _name_pattern() -> str:
+    between = f"[{IGNORABLE}]*"
     parts = []
-    for char in FRAME_NAME:
-        forms = DASHES if char == "-" else re.escape(char) + LETTER_FORMS[char]
-        parts.append(f"[{forms}]")
-    return f"[{IGNORABLE}]*".join(parts)
+    index = 0
+    while index < len(FRAME_NAME):
+        pair = FRAME_NAME[index : index + 2]
+        if pair in MULTI_FORMS:
+            letters = between.join(_letter(c) for c in pair)
+            parts.append(f"(?:{letters}|[{MULTI_FORMS[pair]}])")
+            index += 2
+        else:
+            parts.append(_letter(FRAME_NAME[index]))
+            index += 1
+    return between.join(parts)
 
 
 _GAP = rf"[\s{IGNORABLE}]*"
