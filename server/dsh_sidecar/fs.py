@@ -5,10 +5,12 @@ with an opaque version), *absent* (confirmed: missing, not a regular file, a lin
 ENOENT/ENOTDIR) or *unavailable* (any other error, which is never treated as a deletion). Reads are
 bounded and strict, and never block on a FIFO, socket or device.
 
-A read returns the bytes of the file the probe checked, or nothing: it opens the probe's resolved
-target without following a final symlink and compares the opened file's device and inode (and,
-where the OS can tell, its real path) with the probe's. So a link re-pointed, or a directory on
-the way swapped for a link, between the check and the read cannot smuggle in another file
+A read returns the bytes of the file that was checked, or nothing. With a probe's resolved
+target it opens that real path without following a final symlink and compares the opened file's
+device and inode (and, where the OS can tell, its real path) with the probe's. With an
+``allowed`` test it asks where the *opened* file really lives and refuses it unless allowed, so
+the check is on the very file whose bytes are read. Either way a link re-pointed, or a directory
+on the way swapped for a link, between a check and the read cannot smuggle in another file
 (docs/sources.md, "Symlinks that leave the project").
 
 Tests subclass ``LocalFileSystem`` to inject failures that root cannot provoke with permissions:
@@ -23,6 +25,7 @@ import errno
 import os
 import stat
 import sys
+from collections.abc import Callable
 from enum import Enum
 
 import attrs
@@ -62,13 +65,15 @@ class ReadFailure(Enum):
     NOT_A_FILE = "not-a-file"
     IO_ERROR = "io-error"
     CHANGED = "changed"  # the path led to another file than the probe checked
+    NOT_ALLOWED = "not-allowed"  # the opened file's real path failed the ``allowed`` test
 
 
 @attrs.frozen
 class ReadResult:
     text: str | None
     failure: ReadFailure | None = None
-    detail: str | None = None
+    detail: str | None = None  # for NOT_ALLOWED: the real path of the file that was refused
+    version: str | None = None  # the version of the file actually read
 
     @property
     def ok(self) -> bool:
@@ -159,13 +164,20 @@ class LocalFileSystem:
     def read_chunk(self, fd: int, size: int) -> bytes:
         return os.read(fd, size)
 
-    def read_text(self, probe: Probe, max_source_bytes: int) -> ReadResult:
-        """Bounded strict UTF-8 read (reference §2.5) of the file ``probe`` checked; never raises
+    def read_text(
+        self,
+        probe: Probe,
+        max_source_bytes: int,
+        *,
+        allowed: Callable[[str], bool] | None = None,
+    ) -> ReadResult:
+        """Bounded strict UTF-8 read (reference §2.5) of the file that was checked; never raises
         for file problems.
 
         With a resolved target the read opens that real path without following a final link,
         so it reaches the very file that was checked or fails; without one (a quick probe) it
-        opens the path as given.
+        opens the path as given. ``allowed`` is asked about the real path of the file actually
+        opened, before a byte is read (``NOT_ALLOWED`` when it says no).
         """
         if probe.size is not None and probe.size > max_source_bytes:
             return ReadResult(None, ReadFailure.OVERSIZED, f"{probe.size} bytes")
@@ -181,28 +193,48 @@ class LocalFileSystem:
                 )
             return ReadResult(None, ReadFailure.IO_ERROR, _describe_any(exc))
         try:
-            changed = self._check_opened(fd, probe)
-            if changed is not None:
-                return changed
-            return self._read_fd(fd, max_source_bytes)
+            st = os.fstat(fd)
+            refused = self._check_opened(fd, st, probe, allowed)
+            if refused is not None:
+                return refused
+            read = self._read_fd(fd, max_source_bytes)
+            return attrs.evolve(read, version=version_of(st)) if read.ok else read
         except OSError as exc:
             return ReadResult(None, ReadFailure.IO_ERROR, _describe(exc))
         finally:
             os.close(fd)
 
-    def _check_opened(self, fd: int, probe: Probe) -> ReadResult | None:
-        """Refuse an open file that is not a regular file or not the one ``probe`` checked."""
-        st = os.fstat(fd)
+    def _check_opened(
+        self,
+        fd: int,
+        st: os.stat_result,
+        probe: Probe,
+        allowed: Callable[[str], bool] | None,
+    ) -> ReadResult | None:
+        """Refuse an open file that is not a regular file, not the one ``probe`` checked, or
+        (with ``allowed``) not in an allowed place."""
         if not stat.S_ISREG(st.st_mode):
             return ReadResult(None, ReadFailure.NOT_A_FILE, "not a regular file")
         if probe.identity is not None and (st.st_dev, st.st_ino) != probe.identity:
             return ReadResult(None, ReadFailure.CHANGED, "replaced after it was checked")
+        if probe.target is None and allowed is None:
+            return None
+        real = self.opened_path(fd)
         if probe.target is not None:
-            opened = self.opened_path(fd)
-            if opened is not None and opened != probe.target:
+            if real is not None and real != probe.target:
                 return ReadResult(
-                    None, ReadFailure.CHANGED, f"its path led to {opened} after it was checked"
+                    None, ReadFailure.CHANGED, f"its path led to {real} after it was checked"
                 )
+            real = probe.target
+        elif real is None:
+            # The OS cannot name the open file: resolve the path and require that it still
+            # leads to the very file that is open.
+            real = self.resolve(probe.path)
+            there = os.stat(real, follow_symlinks=False)
+            if (there.st_dev, there.st_ino) != (st.st_dev, st.st_ino):
+                return ReadResult(None, ReadFailure.CHANGED, "changed while it was opened")
+        if allowed is not None and not allowed(real):
+            return ReadResult(None, ReadFailure.NOT_ALLOWED, real)
         return None
 
     def _read_fd(self, fd: int, max_source_bytes: int) -> ReadResult:

@@ -499,3 +499,28 @@ def test_opened_path_is_the_real_path_of_the_open_file(tmp_path: Path) -> None:
         assert LOCAL_FS.opened_path(fd) == os.path.realpath(tmp_path / "real/AGENTS.md")
     finally:
         os.close(fd)
+
+
+def test_allowed_is_asked_about_the_file_actually_opened(tmp_path: Path) -> None:
+    (tmp_path / "inside").mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside/secret").write_text("secret")
+    (tmp_path / "inside/AGENTS.md").symlink_to("../outside/secret")
+    asked: list[str] = []
+
+    def inside_only(real: str) -> bool:
+        asked.append(real)
+        return real.startswith(os.path.realpath(tmp_path / "inside") + os.sep)
+
+    quick = LOCAL_FS.quick_stat(str(tmp_path / "inside/AGENTS.md"))
+    assert not isinstance(quick, Probe)
+    probe = Probe(ProbeState.PRESENT, str(tmp_path / "inside/AGENTS.md"), None, *quick)
+    refused = LOCAL_FS.read_text(probe, MIB, allowed=inside_only)
+    assert (refused.text, refused.failure) == (None, ReadFailure.NOT_ALLOWED)
+    assert refused.detail == os.path.realpath(tmp_path / "outside/secret") == asked[0]
+
+    (tmp_path / "inside/AGENTS.md").unlink()
+    (tmp_path / "inside/AGENTS.md").write_text("inside")
+    result = LOCAL_FS.read_text(LOCAL_FS.probe(str(tmp_path / "inside/AGENTS.md")), MIB)
+    assert result.text == "inside"
+    assert result.version == version_of(os.stat(tmp_path / "inside/AGENTS.md"))

@@ -238,3 +238,37 @@ async def test_a_directory_swapped_for_a_link_is_caught_by_the_opened_path(kit: 
     assert fs.fired == 1
     assert all_changes(messages) == [("set", "AGENTS.md")]
     check_store_consistent(svc, sid)
+
+
+async def test_a_touch_whose_link_is_re_pointed_before_the_read_reads_nothing_outside(
+    kit: Kit,
+) -> None:
+    # The stat said "an inside file"; by the time the read opens the path, it leads outside.
+    # The read asks where the file it opened really lives, so nothing of it is read.
+    link = kit.root / "pkg/AGENTS.md"
+    link.symlink_to("../shared/pkg.md")
+    fs = RepointsWhenOpening(link, kit.tmp / "outside/secret")
+    svc = kit.service(fs=fs)
+    sid = await opened(kit, svc)
+    await start(svc, sid)
+    fs.armed = True
+    svc.tool_result(sid, "t1", None, "read", {"file_path": "pkg/x.py"}, False)
+    assert await svc.pending(sid) == []
+    assert fs.fired == 1
+    no_secret_anywhere(kit, svc, sid)
+
+
+class RepointsWhenOpening(LocalFileSystem):
+    """Once armed, re-point ``link`` to the secret just before the read opens it."""
+
+    def __init__(self, link: Path, secret: Path) -> None:
+        self.link, self.secret = link, secret
+        self.armed = False
+        self.fired = 0
+
+    def open_for_read(self, path: str, *, follow_final_link: bool = True) -> int:
+        if self.armed and path == str(self.link):
+            self.armed = False
+            relink(self.link, self.secret)
+            self.fired += 1
+        return super().open_for_read(path, follow_final_link=follow_final_link)

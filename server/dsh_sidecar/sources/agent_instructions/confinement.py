@@ -8,18 +8,19 @@ under the real project root, or under one of the directories the user listed in
 ``instructions.allowedSymlinkTargets``. The user-global ``$DSH_HOME/AGENTS.md`` is the user's own
 file and is never confined (dotfile managers link it anywhere).
 
-The check is on the probe's resolved target; the read then opens exactly that target and refuses
-any other file (``fs.LocalFileSystem.read_text``), so the two cannot disagree.
+A baseline checks the probe's resolved target (it reports it) and then reads exactly that target;
+a reconciliation lets the read check the real path of the file it opened (``allowed`` of
+``fs.LocalFileSystem.read_text``). Either way the file checked is the file read.
 """
 
 from __future__ import annotations
+
+import os
 
 import attrs
 
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LocalFileSystem, Probe
-
-from .paths import is_within
 
 OUTSIDE_PROJECT = "outside-project"
 
@@ -29,11 +30,20 @@ class Confinement:
     """The real directories a project instruction file may resolve into."""
 
     roots: tuple[str, ...]
+    _prefixes: tuple[str, ...] = attrs.field(init=False)
+
+    @_prefixes.default
+    def _slash_terminated(self) -> tuple[str, ...]:
+        return tuple(r if r.endswith(os.sep) else r + os.sep for r in self.roots)
+
+    def allows_path(self, real: str) -> bool:
+        """Whether the real path ``real`` is one of the roots or below one. Real paths are
+        normalized, so a prefix test is exact (``/p-evil`` is not below ``/p``)."""
+        return real in self.roots or real.startswith(self._prefixes)
 
     def allows(self, probe: Probe) -> bool:
         """Whether a present probe's target may be read; no target means it cannot be told."""
-        target = probe.target
-        return target is not None and any(is_within(target, root) for root in self.roots)
+        return probe.target is not None and self.allows_path(probe.target)
 
 
 def confinement_for(

@@ -6,9 +6,10 @@ directory group, so a warm and a cold cache behave identically. A scope whose ca
 path and digest all match the effective state is confirmed without reading it.
 
 A project scope whose real target lies outside the project (``confinement``) counts as absent:
-an active one is removed, an inactive one is never read. The version fast path needs no such
-check: a cached version was recorded from a confined read, and a link re-pointed anywhere else
-reaches another inode (or changes the ctime), so the version no longer matches.
+an active one is removed, an inactive one is never read (the read itself checks where the file
+it opened lives, before reading a byte). The version fast path needs no such check: a cached
+version was recorded from a confined read, and a link re-pointed anywhere else reaches another
+inode (or changes the ctime), so the version no longer matches.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 import attrs
 
 from dsh_sidecar.config import InstructionSettings
-from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState
+from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState, ReadFailure, ReadResult
 from dsh_sidecar.model import Message
 
 from .confinement import Confinement, confinement_for
@@ -125,17 +126,17 @@ class ReconcileContext:
     plans: PlanCache | None = None
     _confinement: Confinement | None = attrs.field(default=None, init=False)
 
-    def may_read(self, ref: ScopeRef, probe: Probe) -> bool:
-        """Whether a present scope's target may be read: the user-global file always, a
-        project file only inside the project or an allowed directory."""
+    def read_allowed(self, ref: ScopeRef) -> Callable[[str], bool] | None:
+        """The test a scope's read puts to the real path of the file it opens: none for the
+        user-global file, the project's confinement for every other."""
         if split_scope(ref.scope)[0] == USER_GLOBAL:
-            return True
+            return None
         if self._confinement is None:
             # Resolved on first need: a warm touch confirms every scope by its version alone.
             self._confinement = confinement_for(
                 self.project_root, self.settings, self.fs, self.os_home
             )
-        return self._confinement.allows(probe)
+        return self._confinement.allows_path
 
     def baseline_scopes(self) -> list[ScopeRef]:
         ug = user_global_candidate(self.dsh_home, self.os_home)
@@ -226,12 +227,10 @@ def _render(ctx: ReconcileContext, items: list[_Item]) -> RenderResult:
     return render([_render_item(i) for i in items], ctx.settings.max_bytes, None)
 
 
-def _read_scope(ctx: ReconcileContext, probe: Probe) -> tuple[str, str, str] | None:
-    """``(text, digest, trimmed digest)`` of a present scope, or None when the read fails."""
-    read = ctx.fs.read_text(probe, ctx.settings.max_source_bytes)
-    if read.text is None:
-        return None
-    return read.text, sha1_hex(read.text), trimmed_digest(read.text)
+def _read_scope(ctx: ReconcileContext, ref: ScopeRef, probe: Probe) -> ReadResult:
+    """The read of a present scope, refused (``NOT_ALLOWED``) when the file it opens really
+    lives outside the project."""
+    return ctx.fs.read_text(probe, ctx.settings.max_source_bytes, allowed=ctx.read_allowed(ref))
 
 
 def _plan(
@@ -359,17 +358,17 @@ def _reconcile_directory(
             current = None
         cached = cache.get(ref.scope)
         found = fs.quick_stat(ref.abs_path)
-        probe: Probe | None = None
+        read: ReadResult | None = None
         if isinstance(found, Probe):
             state, version = found.state, found.version
-        elif _confirmed(cached, current, ref, found[0]):
-            state, version = ProbeState.PRESENT, found[0]
         else:
-            # About to be read: the full probe resolves the target, which must be confined.
-            probe = fs.probe(ref.abs_path)
-            state, version = probe.state, probe.version
-            if probe.present and not ctx.may_read(ref, probe):
-                state = ProbeState.ABSENT  # leads outside the project: as if it were gone
+            state, version = ProbeState.PRESENT, found[0]
+            if not _confirmed(cached, current, ref, version):
+                # Not confirmed by its version: read it, asking where the opened file lives.
+                probe = Probe(ProbeState.PRESENT, ref.abs_path, None, version, found[1])
+                read = _read_scope(ctx, ref, probe)
+                if read.failure is ReadFailure.NOT_ALLOWED:
+                    state = ProbeState.ABSENT  # leads outside the project: as if it were gone
         if state is ProbeState.UNAVAILABLE:
             if current is None:
                 continue
@@ -390,18 +389,19 @@ def _reconcile_directory(
             continue
         seen_paths.add(ref.abs_path)
         group_paths.add(ref.abs_path)
-        if probe is None:
+        if read is None:
             assert cached is not None and current is not None
             if cached.trimmed in registered:
                 group_items.append(_Item(Change("remove", ref.scope, current.path)))
             registered.add(cached.trimmed)
             continue
-        assert version is not None
-        read = _read_scope(ctx, probe)
-        if read is None:
+        if read.text is None:
             continue  # a failed read means "no change" for this scope
-        text = read[0]
-        entry = CacheEntry(ref.display_path, version, read[1], read[2])
+        text = read.text
+        # The version of the bytes actually read (the file may have changed since its stat).
+        entry = CacheEntry(
+            ref.display_path, read.version or version or "", sha1_hex(text), trimmed_digest(text)
+        )
         if entry.trimmed in registered:
             if current is not None:
                 group_items.append(_Item(Change("remove", ref.scope, current.path)))
