@@ -246,7 +246,8 @@ def _plan(
     key: tuple[object, ...] | None = None
     if ctx.plans is not None:
         key = (
-            ctx.project_root, ctx.cwd, ctx.dsh_home, ctx.os_home, ctx.settings, include_baseline, excluded, tuple(effective),
+            ctx.project_root, ctx.cwd, ctx.dsh_home, ctx.os_home, ctx.settings,
+            include_baseline, excluded, tuple(effective),
             tuple(c.scope for m in scope_messages for c in changes_of(m)),
             tuple(os.path.dirname(os.path.join(ctx.cwd, p)) for p in touched),
         )  # fmt: skip
