@@ -33,6 +33,7 @@ from dsh_sidecar.sources.agent_instructions.baseline import (
     load_baseline,
     load_document_chain,
 )
+from dsh_sidecar.sources.agent_instructions.escaping import one_line
 
 PROG = "dsh-sidecar"
 EXIT_OK = 0
@@ -250,9 +251,10 @@ def scopes_json(load: BaselineLoad) -> dict[str, Any]:
 
 
 def _entry_line(entry: ChainEntry) -> str:
+    """One line per file, whatever its name: a line break in a name or target is escaped."""
     size = "-" if entry.bytes is None else str(entry.bytes)
-    line = f"{entry.state:<10} {size:>8}  {entry.candidate.display_path}"
-    return f"{line}  {entry.reason}" if entry.reason else line
+    line = f"{entry.state:<10} {size:>8}  {one_line(entry.candidate.display_path)}"
+    return f"{line}  {one_line(entry.reason)}" if entry.reason else line
 
 
 def store_writable(path: str) -> tuple[bool, str]:

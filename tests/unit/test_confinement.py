@@ -279,3 +279,22 @@ def test_cli_preview_and_scopes_show_the_target_and_never_the_content(
         f"outside-project {len(SECRET):>8}  AGENTS.md  links outside the project to {target}",
         "included         12  CLAUDE.md",
     ]
+
+
+def test_cli_scopes_prints_one_line_per_file_whatever_the_names(
+    tree: Path, capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSH_HOME", str(tree / "home"))
+    evil = tree / "p/a\nincluded 1 FORGED.md"
+    write_tree(tree, {"p/a\nincluded 1 FORGED.md/AGENTS.md": "nested\n"})
+    (tree / "outside/b\nc").mkdir()
+    (tree / "outside/b\nc/x.md").write_text("x\n")
+    (tree / "p/AGENTS.md").symlink_to(tree / "outside/b\nc/x.md")
+    assert main(["scopes", str(evil)]) == 0
+    lines = capsysbinary.readouterr()[0].decode().splitlines()
+    target = os.path.realpath(tree / "outside") + "/b\\nc/x.md"
+    assert lines == [
+        f"outside-project        2  AGENTS.md  links outside the project to {target}",
+        "included         12  CLAUDE.md",
+        "included          7  a\\nincluded 1 FORGED.md/AGENTS.md",
+    ]
