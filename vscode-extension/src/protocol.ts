@@ -129,7 +129,8 @@ export type ScopeFileState =
   | 'duplicate'
   | 'oversized'
   | 'unreadable'
-  | 'ignored';
+  | 'ignored'
+  | 'outside-project';
 
 export interface ScopeFile {
   path: string;
@@ -142,6 +143,8 @@ export interface ScopeFile {
   reason?: string;
   /** Bytes that reach the model (included or truncated files). */
   includedBytes?: number;
+  /** The file's real path, when it is reached through a symlink. */
+  target?: string;
 }
 
 export interface ContextPendingResult {

@@ -20,7 +20,7 @@ from dsh_sidecar.errors import DshError
 from dsh_sidecar.explain.hover import hover_section
 from dsh_sidecar.protocol.types import ExplainParams
 
-from .diagnostics import instruction_diagnostics
+from .diagnostics import diagnostic_text, instruction_diagnostics
 from .explain import explain
 from .hover import chain_hover, instruction_file_hover
 
@@ -98,12 +98,17 @@ class DocumentTracker:
         if path is None or self.server._service is None or not self.is_instruction_file(path):
             return
         try:
-            report = await self.server.service.scopes(from_fs_path(path) or uri)
-            text = await self.server.service.document_text(path)
+            service = self.server.service
+            report = await service.scopes(from_fs_path(path) or uri)
+            limit = self.server.settings.instructions.max_source_bytes
+            text = await service.workers.fs(
+                lambda: diagnostic_text(report, path, service.fs, limit)
+            )
         except DshError as exc:
             log.info("no diagnostics for %s: %s", uri, exc.message)
             return
-        diagnostics = instruction_diagnostics(report, path, text)
+        encoding = self.server.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        diagnostics = instruction_diagnostics(report, path, text, encoding)
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
         )
