@@ -517,6 +517,14 @@ def test_discard_sends_the_contract_s_params(nvim: Path, project: Project) -> No
     assert answers["unknown"]["err"]["data"]["code"] == "unknown-session"
 
 
+def test_discard_drops_the_pending_set_for_good(nvim: Path, project: Project) -> None:
+    record = succeed(nvim, "discard", project).records["discard_e2e"]
+    assert any("Additional instructions from: pkg/AGENTS.md" in t for t in record["before"])
+    assert record["after"] == 0
+    # Opening another file of the same directory does not bring the dropped set back.
+    assert record["again"] == 0
+
+
 # --- a chat plugin's request hook, as docs/editors/neovim.md shows it --------------------------
 
 DOC = REPO / "docs" / "editors" / "neovim.md"

@@ -377,6 +377,32 @@ function scenarios.discard_shape()
   out({ check = 'discard', session = id, sent = sent, answers = answers, calls = calls })
 end
 
+-- api.discard against the real sidecar: the nested set queued by opening a file is dropped, and
+-- stays dropped when the same directory is touched again.
+function scenarios.discard()
+  setup()
+  local api = require('dsh_sidecar').api
+  local id = must('project_session', api.project_session(project)).id
+  -- The first step takes the baseline (which cannot be dropped); then a file of pkg/ is opened.
+  must('prepare_step', api.prepare_step(id, { turn = 1, step = 1, prompt = { text = 'hi' } }))
+  must('end_step', api.end_step(id, { turn = 1, step = 1 }))
+  edit('pkg/src/x.txt')
+  local before
+  wait_for('the nested set to be pending', function()
+    before = must('pending', api.pending(id, {})).messages
+    return #before > 0
+  end)
+  local after = must('discard', api.discard(id, before[1].id)).messages
+  edit('pkg/src/y.txt')
+  local again = must('pending', api.pending(id, {})).messages
+  out({
+    check = 'discard_e2e',
+    before = vim.tbl_map(api.text_of, before),
+    after = #after,
+    again = #again,
+  })
+end
+
 -- The chat-plugin example of docs/editors/neovim.md, run as written against the stand-in plugin
 -- (tests/mychat) and a scripted model that records every request it gets.
 local function run_chat(script)
