@@ -393,12 +393,15 @@ def test_doctor_healthy(env: Path, capsysbinary: Capture) -> None:
     code, out, err = run(capsysbinary, "doctor")
     assert (code, err) == (0, "")
     rows = doctor_rows(out)
-    assert list(rows) == ["python", "pygls", "lsprotocol", "DSH_HOME", "store", "tmux", "status"]
+    assert list(rows) == [
+        "python", "pygls", "lsprotocol", "DSH_HOME", "store", "schema", "tmux", "status"
+    ]  # fmt: skip
     assert rows["python"].startswith(f"{sys.version_info.major}.{sys.version_info.minor}.")
     assert rows["pygls"] == "2.1.1"
     assert rows["lsprotocol"] == "2025.0.0"
     assert rows["DSH_HOME"] == f"{env / 'home'} (environment DSH_HOME)"
     assert rows["store"] == f"{env / 'home' / 'sessions.sqlite3'} (writable, will be created)"
+    assert rows["schema"] == "2 (the store is created with it on first use)"
     assert rows["status"] == "ok"
     assert not (env / "home").exists()  # the check created nothing
 
