@@ -20,7 +20,7 @@ from pathlib import Path
 from tests.fixtures import SCHEMA_1_STORE, schema_1_rows
 
 from dsh_sidecar.model import INBOX_SPLICED, SESSION_TITLE, USER_MESSAGE, Message
-from dsh_sidecar.sessions.store import Store, replay_inbox
+from dsh_sidecar.sessions.store import NO_FSYNC_ENV, Store, replay_inbox
 from dsh_sidecar.sessions.surface import fold_surface
 
 SESSIONS_PER_PROCESS = 50
@@ -68,8 +68,10 @@ WRITER = textwrap.dedent(
 
 
 def child(code: str, *args: str) -> subprocess.Popen[str]:
+    # Crash safety is the point here: the stores keep fsync whatever the developer's shell says.
+    env = {k: v for k, v in os.environ.items() if k != NO_FSYNC_ENV}
     return subprocess.Popen(
-        [sys.executable, "-c", code, *args],
+        [sys.executable, "-c", code, *args], env=env,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
 

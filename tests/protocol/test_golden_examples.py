@@ -30,6 +30,7 @@ from pytest_lsp.client import register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
 from dsh_sidecar.protocol import methods
+from dsh_sidecar.sessions.store import NO_FSYNC_ENV
 
 from . import _docs
 
@@ -114,6 +115,7 @@ def server_env() -> dict[str, str]:
     # The examples must not see the developer's DSH_HOME or tmux session.
     env = {k: v for k, v in os.environ.items() if k not in ("DSH_HOME", "TMUX", "TMUX_PANE")}
     env.setdefault("HOME", str(Path.home()))
+    env[NO_FSYNC_ENV] = "1"  # the examples are about messages, not surviving power loss
     return env
 
 

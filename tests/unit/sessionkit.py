@@ -20,7 +20,7 @@ from dsh_sidecar.config import Settings
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem, Probe, ReadResult
 from dsh_sidecar.model import INBOX_SPLICED, USER_MESSAGE, Event, Message
 from dsh_sidecar.sessions.service import Prompt, SessionService
-from dsh_sidecar.sessions.store import now_ms, replay_inbox
+from dsh_sidecar.sessions.store import Store, now_ms, replay_inbox
 from dsh_sidecar.sessions.surface import fold_surface
 from dsh_sidecar.sources.agent_instructions.state import SOURCE_KIND
 
@@ -59,8 +59,10 @@ class Kit:
         **instructions: Any,
     ) -> SessionService:
         """A new service over the same store file: what a restarted sidecar would be."""
+        # Not about durability: no fsync (docs/architecture.md, The store).
+        store = Store(str(self.store_path), clock, durable=False)
         svc = SessionService(
-            self.settings(**instructions), fs=fs, env={},
+            self.settings(**instructions), store=store, fs=fs, env={},
             on_inbox_changed=lambda sid, n: self.notes.append((sid, n)),
             on_warning=self.warnings.append, clock=clock,
         )  # fmt: skip

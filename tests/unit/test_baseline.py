@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from instrkit import INTRO, instructions, load, states, write_tree
+from tests.property_budget import examples
 
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LocalFileSystem
@@ -424,7 +425,7 @@ _BUDGET = st.one_of(
 )
 
 
-@hsettings(max_examples=150, deadline=None)
+@hsettings(max_examples=examples(150), deadline=None)
 @given(
     files=_FILES,
     user_global=st.one_of(st.none(), _CONTENT),

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sessionkit import Kit, Prompt, changes, check_store_consistent, replace_text
 from tests.fixtures import SCHEMA_1_STORE, schema_1_rows
+from tests.property_budget import examples
 
 from dsh_sidecar import cli
 from dsh_sidecar.model import (
@@ -275,7 +276,7 @@ def check_agreement(store: Store, sessions: Sequence[str]) -> None:
             assert store.turn_start(sid, turn) == scan_turn_start(log, turn), (sid, turn)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(lifecycle_drafts)
 def test_turn_start_agrees_with_a_scan_for_appended_events(
     scratch: Path, drafts: list[tuple[str, str, Any]]
@@ -290,7 +291,7 @@ def test_turn_start_agrees_with_a_scan_for_appended_events(
         store.close()
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(lifecycle_drafts)
 def test_turn_start_agrees_with_a_scan_for_migrated_events(
     scratch: Path, drafts: list[tuple[str, str, Any]]
