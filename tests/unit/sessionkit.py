@@ -207,13 +207,19 @@ class BlockingFS(LocalFileSystem):
 
 
 def baseline_text(sections: Sequence[tuple[str, str]], intro: str = INTRO) -> str:
-    """A framed baseline block: the intro, then ``Instructions from:`` sections (§3 T1)."""
+    """A framed baseline block: the intro, then ``Instructions from:`` sections.
+
+    docs/reference/agent-instructions.md, Templates (T1).
+    """
     parts = [intro, *(f"Instructions from: {path}\n\n{content}" for path, content in sections)]
     return frame("\n\n".join(parts))
 
 
 def identity(project_root: str = "", max_bytes: int = 65536) -> str:
-    """The baseline identity for default settings (§1.3), written out in upstream's key order."""
+    """The baseline identity for default settings, written out in upstream's key order.
+
+    docs/reference/agent-instructions.md, Baseline identity.
+    """
     return (
         f'{{"projectRoot":"{project_root}","projectRootMarkers":[".git"],"maxBytes":{max_bytes},'
         '"maxSourceBytes":1048576,"instructionFileCandidates":["AGENTS.md","CLAUDE.md"],'

@@ -1,4 +1,5 @@
-"""The next-step inbox: logged splices, their replay, and upstream's syncInbox rules (§2.10)."""
+"""The next-step inbox: logged splices, their replay, and upstream's syncInbox rules
+(docs/reference/agent-instructions.md, Inbox sync)."""
 
 from __future__ import annotations
 
