@@ -183,8 +183,8 @@ def _schema_version(query: Callable[[str], sqlite3.Cursor], path: str) -> int | 
     """The schema version of a store this code can open, or None for a file with no tables yet.
 
     Raises ``StoreSchemaError`` for a file that is not a session store, has a newer schema, or an
-    older one with no migration. ``query`` runs one statement (each in its own lock when no
-    transaction is open, which is why the two reads are separate statements).
+    older one with no migration. ``query`` runs one statement: ``Connection.execute`` inside a
+    transaction, or ``Store._retrying`` before the store has begun one.
     """
     tables = {r[0] for r in query("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not tables:
