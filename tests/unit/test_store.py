@@ -84,17 +84,26 @@ def test_wal_full_sync_and_busy_timeout(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_fsync_is_skipped_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = str(tmp_path / "s.sqlite3")
+
+    def synchronous(durable: bool | None = None) -> int:
+        store = Store(path, durable=durable)
+        try:
+            return int(store.pragma("synchronous"))
+        finally:
+            store.close()
+
     monkeypatch.setenv(NO_FSYNC_ENV, "1")
     unsynced = Store(path)
     assert unsynced.pragma("synchronous") == 0  # OFF
     monkeypatch.delenv(NO_FSYNC_ENV)
     assert unsynced.pragma("synchronous") == 0  # read once, when the store opened
-    assert Store(path).pragma("synchronous") == 2
+    unsynced.close()
+    assert synchronous() == 2  # FULL
     monkeypatch.setenv(NO_FSYNC_ENV, "1")
-    assert Store(path, durable=True).pragma("synchronous") == 2  # an explicit choice wins
+    assert synchronous(durable=True) == 2  # an explicit choice wins
     monkeypatch.setenv(NO_FSYNC_ENV, "yes")
-    assert Store(path).pragma("synchronous") == 2  # only "1" turns it off
-    assert Store(path, durable=False).pragma("synchronous") == 0
+    assert synchronous() == 2  # only "1" turns it off
+    assert synchronous(durable=False) == 0
 
 
 def test_seqs_are_contiguous_from_zero_per_session(tmp_path: Path) -> None:
