@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 
 import pytest
@@ -11,7 +10,7 @@ from pytest_lsp import LanguageClient
 
 from dsh_sidecar.protocol import methods
 from dsh_sidecar.sessions.store import Store
-from tests.fixtures import SCHEMA_1_STORE, schema_1_rows
+from tests.fixtures import schema_1_rows, schema_1_store
 
 from .conftest import Workspace, as_dict, call, start
 
@@ -21,7 +20,7 @@ async def test_old_store_is_migrated_and_its_sessions_served(
     client: LanguageClient, ws: Workspace
 ) -> None:
     ws.store.parent.mkdir(parents=True)
-    shutil.copyfile(SCHEMA_1_STORE, ws.store)
+    schema_1_store(ws.store)
     before = schema_1_rows(ws.store)
     await start(client, ws)
     surface = as_dict(await call(client, methods.SESSION_SURFACE, {"sessionId": "session-b"}))

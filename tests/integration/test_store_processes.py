@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -17,7 +16,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tests.fixtures import SCHEMA_1_STORE, schema_1_rows
+from tests.fixtures import schema_1_rows, schema_1_store
 
 from dsh_sidecar.model import INBOX_SPLICED, SESSION_TITLE, USER_MESSAGE, Message
 from dsh_sidecar.sessions.store import NO_FSYNC_ENV, Store, replay_inbox
@@ -193,8 +192,8 @@ MIGRATOR = textwrap.dedent(
 def test_processes_racing_to_open_old_stores_migrate_each_once(tmp_path: Path) -> None:
     files, processes = 20, 4
     for k in range(files):
-        shutil.copyfile(SCHEMA_1_STORE, tmp_path / f"{k}.sqlite3")
-    before = schema_1_rows(SCHEMA_1_STORE)
+        schema_1_store(tmp_path / f"{k}.sqlite3")
+    before = schema_1_rows(schema_1_store(tmp_path / "untouched.db"))
     openers = [child(MIGRATOR, str(tmp_path), str(files)) for _ in range(processes)]
     for proc in openers:
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"

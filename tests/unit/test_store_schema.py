@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -19,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sessionkit import Kit, Prompt, changes, check_store_consistent, replace_text
-from tests.fixtures import SCHEMA_1_STORE, schema_1_rows
+from tests.fixtures import schema_1_rows, schema_1_store
 from tests.property_budget import examples
 
 from dsh_sidecar import cli
@@ -49,9 +48,7 @@ LIFECYCLE = (TURN_START, TURN_END, STEP_START, STEP_END)
 
 
 def old_store(directory: Path) -> Path:
-    path = directory / "old.sqlite3"
-    shutil.copyfile(SCHEMA_1_STORE, path)
-    return path
+    return schema_1_store(directory / "old.sqlite3")
 
 
 def meta_schema(path: Path) -> str:
@@ -83,11 +80,12 @@ def scan_turn_start(log: Sequence[Event], turn: int) -> Event | None:
     return None
 
 
-def test_fixture_is_a_schema_1_store() -> None:
+def test_fixture_is_a_schema_1_store(tmp_path: Path) -> None:
     # Guards the premise of every test below: the fixture really is the old format.
-    assert meta_schema(SCHEMA_1_STORE) == "1"
-    assert "turn" not in columns(SCHEMA_1_STORE, "events")
-    assert read_schema_version(str(SCHEMA_1_STORE)) == 1
+    path = old_store(tmp_path)
+    assert meta_schema(path) == "1"
+    assert "turn" not in columns(path, "events")
+    assert read_schema_version(str(path)) == 1
 
 
 def test_new_store_is_created_at_the_current_schema(tmp_path: Path) -> None:
@@ -134,7 +132,7 @@ def test_migration_preserves_every_event_surface_and_inbox(tmp_path: Path) -> No
 async def test_a_migrated_session_resumes_and_claims_its_pending_context(tmp_path: Path) -> None:
     """The old log is live data: the service resumes it and the next step claims its inbox."""
     kit = Kit(tmp_path)
-    shutil.copyfile(SCHEMA_1_STORE, kit.store_path)
+    schema_1_store(kit.store_path)
     # The fixture's project and home, rebuilt under tmp_path with the files as the log last saw
     # them; only the copy's session headers are pointed at the new place.
     kit.write("AGENTS.md", "root rule\n")
