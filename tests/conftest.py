@@ -1,28 +1,49 @@
-"""Suite-wide checks.
+"""Suite-wide settings and checks.
 
-Every test that leaves a session store in its temp directory has every logged message checked
-by the invariant validators (upstream's ``./invariant`` companions) against the log before it,
-so a message the sidecar writes with a counterfeit or malformed source fails the test loudly.
+- Tests under tests/editors get the ``editors`` marker by path, so ``-m "not editors"`` runs
+  everything but the real-editor tests (README, Development).
+- ``DSH_HYPOTHESIS_PROFILE`` picks the Hypothesis profile: ``full`` (the default, what CI runs)
+  or ``dev`` (a tenth of the examples; see tests/property_budget.py).
+- Every test that leaves a session store in its temp directory has every logged message checked
+  by the invariant validators (docs/reference/invariants.md) against the log before it, so a
+  message the sidecar writes with a counterfeit or malformed source fails the test loudly.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from dsh_sidecar.invariants import InvariantError, validate_event
 from dsh_sidecar.model import Event
+from tests.property_budget import FULL_MAX_EXAMPLES
 
 # Stores that tests corrupt or fill on purpose are not the sidecar's own writes.
 UNCHECKED_MARK = "no_invariant_check"
+EDITORS_MARK = "editors"
+EDITORS_DIR = Path(__file__).parent / "editors"
+HYPOTHESIS_PROFILE_ENV = "DSH_HYPOTHESIS_PROFILE"
+
+settings.register_profile("full", max_examples=FULL_MAX_EXAMPLES)
+settings.register_profile("dev", max_examples=FULL_MAX_EXAMPLES // 10)
+settings.load_profile(os.environ.get(HYPOTHESIS_PROFILE_ENV) or "full")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{UNCHECKED_MARK}: skip the store invariant sweep")
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.is_relative_to(EDITORS_DIR):
+            item.add_marker(EDITORS_MARK)
 
 
 def stored_events(db: Path) -> dict[str, list[Event]]:

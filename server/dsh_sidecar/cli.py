@@ -30,6 +30,7 @@ from dsh_sidecar.errors import DshError
 from dsh_sidecar.fs import LOCAL_FS
 from dsh_sidecar.protocol import mapping
 from dsh_sidecar.protocol.encode import to_json
+from dsh_sidecar.sessions.store import describe_schema
 from dsh_sidecar.sources.agent_instructions.baseline import (
     INCLUDED,
     TRUNCATED,
@@ -271,6 +272,10 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     rows.append(("store", f"{store} ({detail})"))
     if not writable:
         problems.append(f"store {store} is not writable")
+    schema_ok, schema_detail = describe_schema(store)
+    rows.append(("schema", schema_detail))
+    if not schema_ok:
+        problems.append(schema_detail)
     tmux, tmux_detail = _tmux_status()
     rows.append(("tmux", tmux_detail))
     if tmux is None and settings.tmux_context.enabled:

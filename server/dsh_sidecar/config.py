@@ -1,4 +1,6 @@
-"""Settings: the ``dsh`` configuration tree of protocol.md §9, with upstream's normalization.
+"""Settings: the ``dsh`` tree of docs/configuration.md, normalized as upstream does.
+
+Upstream's rules for the instruction keys: docs/reference/agent-instructions.md, Configuration.
 
 Parsing is explicit rather than a generic structure call so that every invalid value is reported
 with the dotted camelCase key that names it, and nothing falls back silently.
@@ -97,7 +99,11 @@ class InstructionSettings:
 
     @property
     def active(self) -> bool:
-        """False when disabled or when the budget is non-positive or non-finite (upstream §1.1)."""
+        """False when disabled or when the budget is non-positive or non-finite.
+
+        Upstream turns itself off for such a budget (docs/reference/agent-instructions.md,
+        Configuration).
+        """
         return self.enabled and math.isfinite(self.max_bytes) and self.max_bytes > 0
 
     @property

@@ -65,7 +65,7 @@ _CLDR_IDS = frozenset(CLDR_CANONICAL.values())
 _UTC_PRIMARIES = frozenset({"Etc/UTC", "Etc/GMT", "UTC", "GMT"})
 UTC = "UTC"
 
-# Host-side shape check for a browser-reported zone (reference §3.7).
+# Host-side shape check for a browser-reported zone: docs/reference/time-context.md, Browser zones.
 CLIENT_TIME_ZONE_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_+.-]*(?:/[A-Za-z0-9_+.-]+)+")
 CLIENT_TIME_ZONE_MESSAGE = "clientTimeZone must be UTC or a valid IANA Area/Location name"
 

@@ -14,6 +14,8 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from dsh_sidecar.sessions.store import NO_FSYNC_ENV
+
 SERVER_COMMAND = [sys.executable, "-m", "dsh_sidecar", "serve"]
 CLIENTS = ["visual-studio-code", "neovim"]
 
@@ -63,6 +65,7 @@ def ws(tmp_path: Path) -> Workspace:
 def server_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("DSH_HOME", "TMUX", "TMUX_PANE")}
     env["HOME"] = env.get("HOME", "/root")
+    env[NO_FSYNC_ENV] = "1"  # these tests are about behaviour, not surviving power loss
     return env
 
 

@@ -16,8 +16,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+from tests.fixtures import schema_1_rows, schema_1_store
+
 from dsh_sidecar.model import INBOX_SPLICED, SESSION_TITLE, USER_MESSAGE, Message
-from dsh_sidecar.sessions.store import Store, replay_inbox
+from dsh_sidecar.sessions.store import NO_FSYNC_ENV, Store, replay_inbox
 from dsh_sidecar.sessions.surface import fold_surface
 
 SESSIONS_PER_PROCESS = 50
@@ -65,8 +67,10 @@ WRITER = textwrap.dedent(
 
 
 def child(code: str, *args: str) -> subprocess.Popen[str]:
+    # Crash safety is the point here: the stores keep fsync whatever the developer's shell says.
+    env = {k: v for k, v in os.environ.items() if k != NO_FSYNC_ENV}
     return subprocess.Popen(
-        [sys.executable, "-c", code, *args],
+        [sys.executable, "-c", code, *args], env=env,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
 
@@ -163,6 +167,54 @@ def test_processes_racing_to_create_the_same_fresh_stores(tmp_path: Path) -> Non
         store = Store(str(tmp_path / f"{k}.sqlite3"))
         assert store.pragma("journal_mode") == "wal"
         assert sorted(h.id for h in store.list_sessions()) == [f"p{i}" for i in range(6)]
+        store.close()
+
+
+MIGRATOR = textwrap.dedent(
+    """
+    import sys, traceback
+    from dsh_sidecar.sessions.store import Store
+
+    print("ready", flush=True)
+    sys.stdin.readline()
+    try:
+        for k in range(int(sys.argv[2])):
+            store = Store(f"{sys.argv[1]}/{k}.sqlite3")
+            print(store.migrated_from, flush=True)
+            store.close()
+    except BaseException:
+        traceback.print_exc()
+        sys.exit(3)
+    """
+)
+
+
+def test_processes_racing_to_open_old_stores_migrate_each_once(tmp_path: Path) -> None:
+    files, processes = 20, 4
+    for k in range(files):
+        schema_1_store(tmp_path / f"{k}.sqlite3")
+    before = schema_1_rows(schema_1_store(tmp_path / "untouched.db"))
+    openers = [child(MIGRATOR, str(tmp_path), str(files)) for _ in range(processes)]
+    for proc in openers:
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    for proc in openers:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    reports = []
+    for proc in openers:
+        out, err = proc.communicate()
+        assert (proc.returncode, err) == (0, "")
+        reports.append(out.split())
+    for k in range(files):
+        # One process found schema 1 and migrated; every other one found it already done.
+        assert sorted(report[k] for report in reports) == ["1"] + ["None"] * (processes - 1)
+        path = tmp_path / f"{k}.sqlite3"
+        assert schema_1_rows(path) == before
+        store = Store(str(path))
+        assert store.migrated_from is None
+        for sid in ("session-a", "session-b"):
+            check_session(store, sid)
         store.close()
 
 

@@ -33,6 +33,7 @@ from pytest_lsp.client import register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
 from dsh_sidecar.protocol import methods
+from dsh_sidecar.sessions.store import NO_FSYNC_ENV
 
 from . import _docs
 
@@ -123,6 +124,7 @@ def server_env() -> dict[str, str]:
     hidden = ("DSH_HOME", "TMUX", "TMUX_PANE", "CODEX_HOME")
     env = {k: v for k, v in os.environ.items() if k not in hidden}
     env["HOME"] = EMPTY_HOME
+    env[NO_FSYNC_ENV] = "1"  # the examples are about messages, not surviving power loss
     return env
 
 

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
+from dsh_sidecar.sessions.store import NO_FSYNC_ENV
+
 HANG_GUARD = 60.0  # seconds; never a speed assertion
 SERVE = [sys.executable, "-m", "dsh_sidecar", "serve"]
 
@@ -158,8 +160,10 @@ class Server:
                 self.proc.wait(timeout=HANG_GUARD)
 
 
-def server_env(home: str) -> dict[str, str]:
-    return {**os.environ, "DSH_HOME": home, "HOME": home}
+def server_env(home: str, *, fsync: bool = True) -> dict[str, str]:
+    """The server's environment; ``fsync=False`` for tests that are not about durability."""
+    env = {k: v for k, v in os.environ.items() if k != NO_FSYNC_ENV}
+    return {**env, "DSH_HOME": home, "HOME": home, **({} if fsync else {NO_FSYNC_ENV: "1"})}
 
 
 def file_uri(path: str) -> str:

@@ -14,11 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_rpc import RpcError, Server, file_uri, server_env
+from tests.property_budget import examples
 
 from dsh_sidecar.protocol import methods
 
 LONG = os.environ.get("DSH_LONG_TESTS") == "1"
-EXAMPLES = 1500 if LONG else 60
+EXAMPLES = 1500 if LONG else examples(60)
 
 json_leaf = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**63), 2**63), st.floats(allow_nan=False),
@@ -44,7 +45,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str
     (root / "AGENTS.md").write_text("rule\n")
     (root / "pkg").mkdir()
     (root / "pkg" / "AGENTS.md").write_text("pkg rule\n")
-    server = Server(server_env(str(base / "home")))
+    server = Server(server_env(str(base / "home"), fsync=False))
     server.initialize({"store": {"path": str(base / "fuzz.sqlite3")}})
     sid = server.request("dsh/session/open", {"cwd": str(root), "sessionId": "fuzz-target"})
     yield server, sid["session"]["id"], root

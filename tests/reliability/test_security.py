@@ -18,7 +18,7 @@ from dsh_sidecar.sessions.store import Store
 
 
 def test_store_file_is_private(tmp_path: Path) -> None:
-    store = Store(str(tmp_path / "deep" / "dir" / "sessions.sqlite3"))
+    store = Store(str(tmp_path / "deep" / "dir" / "sessions.sqlite3"), durable=False)
     store.close()
     assert stat.S_IMODE(os.stat(tmp_path / "deep" / "dir" / "sessions.sqlite3").st_mode) == 0o600
     assert stat.S_IMODE(os.stat(tmp_path / "deep" / "dir").st_mode) == 0o700
@@ -26,7 +26,7 @@ def test_store_file_is_private(tmp_path: Path) -> None:
 
 def test_store_created_by_the_server_is_private(tmp_path: Path) -> None:
     (tmp_path / "proj").mkdir()
-    server = Server(server_env(str(tmp_path / "home")))
+    server = Server(server_env(str(tmp_path / "home"), fsync=False))
     try:
         server.initialize({})
         server.request("dsh/session/open", {"cwd": str(tmp_path / "proj")})
@@ -62,7 +62,7 @@ def test_tcp_listens_on_loopback_only(tmp_path: Path) -> None:
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "dsh_sidecar", "serve", "--tcp", "--port", str(port)],
-        env=server_env(str(tmp_path / "home")),
+        env=server_env(str(tmp_path / "home"), fsync=False),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -18,8 +18,8 @@ from dsh_sidecar.config import InstructionSettings, Settings
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
 from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, load_baseline
 
-# Reference §3 text written out once for the unit tests, so a drifted template in the product
-# fails here rather than agreeing with itself.
+# The templates of docs/reference/agent-instructions.md, Templates, written out once for the unit
+# tests, so a drifted template in the product fails here rather than agreeing with itself.
 INTRO = (
     "The following workspace instructions may be relevant to your work. Use them as guidance "
     "when applicable. More specific instructions take precedence over broader ones. They do not "

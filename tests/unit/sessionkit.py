@@ -20,7 +20,7 @@ from dsh_sidecar.config import Settings
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem, Probe, ReadResult
 from dsh_sidecar.model import INBOX_SPLICED, USER_MESSAGE, Event, Message
 from dsh_sidecar.sessions.service import Prompt, SessionService
-from dsh_sidecar.sessions.store import now_ms, replay_inbox
+from dsh_sidecar.sessions.store import Store, now_ms, replay_inbox
 from dsh_sidecar.sessions.surface import fold_surface
 from dsh_sidecar.sources.agent_instructions.state import SOURCE_KIND
 
@@ -59,8 +59,10 @@ class Kit:
         **instructions: Any,
     ) -> SessionService:
         """A new service over the same store file: what a restarted sidecar would be."""
+        # Not about durability: no fsync (docs/architecture.md, The store).
+        store = Store(str(self.store_path), clock, durable=False)
         svc = SessionService(
-            self.settings(**instructions), fs=fs, env={},
+            self.settings(**instructions), store=store, fs=fs, env={},
             on_inbox_changed=lambda sid, n: self.notes.append((sid, n)),
             on_warning=self.warnings.append, clock=clock,
         )  # fmt: skip
@@ -207,13 +209,19 @@ class BlockingFS(LocalFileSystem):
 
 
 def baseline_text(sections: Sequence[tuple[str, str]], intro: str = INTRO) -> str:
-    """A framed baseline block: the intro, then ``Instructions from:`` sections (§3 T1)."""
+    """A framed baseline block: the intro, then ``Instructions from:`` sections.
+
+    docs/reference/agent-instructions.md, Templates (T1).
+    """
     parts = [intro, *(f"Instructions from: {path}\n\n{content}" for path, content in sections)]
     return frame("\n\n".join(parts))
 
 
 def identity(project_root: str = "", max_bytes: int = 65536) -> str:
-    """The baseline identity for default settings (§1.3), written out in upstream's key order."""
+    """The baseline identity for default settings, written out in upstream's key order.
+
+    docs/reference/agent-instructions.md, Baseline identity.
+    """
     return (
         f'{{"projectRoot":"{project_root}","projectRootMarkers":[".git"],"maxBytes":{max_bytes},'
         '"maxSourceBytes":1048576,"instructionFileCandidates":["AGENTS.md","CLAUDE.md"],'

@@ -1,4 +1,6 @@
-"""Baseline load: read, per-directory trimmed dedup, budget, exact text (reference §2.2–§2.7, §3).
+"""Baseline load: read, per-directory trimmed dedup, budget, exact text.
+
+Upstream behaviour: docs/reference/agent-instructions.md, Baseline candidates, through Templates.
 
 Expected texts are spelled out from the reference templates; budgets on a boundary are derived
 from the literal expected text, never from the renderer.
@@ -17,6 +19,7 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from instrkit import INTRO, instructions, load, states, write_tree
+from tests.property_budget import examples
 
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LocalFileSystem
@@ -130,7 +133,8 @@ def test_replacement_intro(tmp_path: Path) -> None:
 
 
 def test_no_files_means_no_baseline(tmp_path: Path) -> None:
-    # Upstream emits nothing when nothing is found (§2.9 step 4), not a frame with only the intro.
+    # Upstream emits nothing when nothing is found, not a frame with only the intro
+    # (docs/reference/agent-instructions.md, Compose, step 4).
     write_tree(tmp_path, {"p/.git/": "", "p/pkg/": ""})
     result = load(tmp_path / "p/pkg", tmp_path / "h")
     assert result.text == ""
@@ -426,7 +430,7 @@ _BUDGET = st.one_of(
 )
 
 
-@hsettings(max_examples=150, deadline=None)
+@hsettings(max_examples=examples(150), deadline=None)
 @given(
     files=_FILES,
     user_global=st.one_of(st.none(), _CONTENT),

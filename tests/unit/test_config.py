@@ -1,4 +1,7 @@
-"""Settings: dshHome precedence and tilde forms, candidate filtering, validation by key (§1.1, §9)."""
+"""Settings: dshHome precedence and tilde forms, candidate filtering, validation by key.
+
+See docs/configuration.md and docs/reference/agent-instructions.md, Configuration.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Project root, candidate chain, display paths, scope keys, digests, identity (§1.2–§2.2, §2.6)."""
+"""Project root, candidate chain, display paths, scope keys, digests, identity.
+
+Upstream behaviour: docs/reference/agent-instructions.md, Paths and scopes; the same page's
+Baseline identity, Project root, Baseline candidates and Digests.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The filesystem seam (reference §1.5, §2.4, §2.5) against real files.
+"""The filesystem seam (docs/reference/agent-instructions.md, Probes and reads) against real files.
 
 Faults that root cannot provoke with permissions (EIO, a file growing mid-read) come from
 ``LocalFileSystem`` subclasses; EACCES is provoked for real by running a snippet as ``nobody``,

@@ -1,4 +1,5 @@
-"""The next-step inbox: logged splices, their replay, and upstream's syncInbox rules (§2.10)."""
+"""The next-step inbox: logged splices, their replay, and upstream's syncInbox rules
+(docs/reference/agent-instructions.md, Inbox sync)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.property_budget import examples
 
 from dsh_sidecar.model import INBOX_SPLICED, Event, Message, SessionHeader
 from dsh_sidecar.sessions.inbox import same_inbox, splice_draft
@@ -73,12 +75,12 @@ inbox_states = st.lists(
 )
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(inbox_states)
 def test_materialized_inbox_equals_the_replay_of_its_splices(states: list[list[int]]) -> None:
     pool = [context(f"m{i}") if i % 2 else note(f"m{i}") for i in range(6)]
     with tempfile.TemporaryDirectory() as tmp:
-        store = Store(str(Path(tmp) / "s.sqlite3"))
+        store = Store(str(Path(tmp) / "s.sqlite3"), durable=False)
         store.create_session(SessionHeader("s", 1, "/w"))
         current: list[Message] = []
         for state in states:

@@ -1,4 +1,6 @@
-"""Byte-exact tests for the agent-instructions renderer (reference §2.7 and §3).
+"""Byte-exact tests for the agent-instructions renderer.
+
+Upstream behaviour: docs/reference/agent-instructions.md, Rendering and budget; and Templates.
 
 Expected strings are written out from the reference, never taken from the module's own constants,
 so a drifted template fails here. Budgets that sit on a boundary are derived with explicit

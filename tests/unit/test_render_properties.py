@@ -6,6 +6,7 @@ import math
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.property_budget import examples
 
 from dsh_sidecar.jsutil import utf8_len
 from dsh_sidecar.sources.agent_instructions.render import (
@@ -51,7 +52,7 @@ def _inputs_contain(items: list[RenderItem], needle: str) -> bool:
     return any(needle in f"{i.path}{i.content}{i.scope_dir}" for i in items)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(items=_ITEMS, max_bytes=_BUDGETS, intro=_INTROS)
 def test_rendered_block_respects_budget_and_frame_invariants(
     items: list[RenderItem], max_bytes: float, intro: str | None
@@ -73,7 +74,7 @@ def test_rendered_block_respects_budget_and_frame_invariants(
         assert "\ufffd" not in text
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(items=_ITEMS, max_bytes=st.integers(1, 1500), intro=_INTROS)
 def test_drop_bookkeeping_is_consistent(
     items: list[RenderItem], max_bytes: int, intro: str | None

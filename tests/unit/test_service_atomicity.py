@@ -1,4 +1,5 @@
-"""A cancelled or failing ``prepare_step`` writes nothing and leaves the inbox as it was (§4)."""
+"""A cancelled or failing ``prepare_step`` writes nothing and leaves the inbox as it was
+(docs/protocol.md#dshstepprepare)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""The workspace-instruction baseline through the session service (reference §2.9, §2.11, §2.14)."""
+"""The workspace-instruction baseline through the session service.
+
+Upstream behaviour: docs/reference/agent-instructions.md, Compose; and the same page's Pre-step
+and "Resume, compaction and tombstones".
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The log-facing session API: open, list, append, compact, events, surface (protocol §3)."""
+"""The log-facing session API: open, list, append, compact, events, surface.
+
+The contract: docs/protocol.md, Sessions.
+"""
 
 from __future__ import annotations
 

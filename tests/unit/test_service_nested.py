@@ -1,4 +1,7 @@
-"""Nested scopes discovered by touches: set, replace, remove, dedup, rollback (reference §2.8)."""
+"""Nested scopes discovered by touches: set, replace, remove, dedup, rollback.
+
+Upstream behaviour: docs/reference/agent-instructions.md, Reconcile.
+"""
 
 from __future__ import annotations
 
@@ -153,10 +156,10 @@ async def test_an_identical_reappearance_enters_at_the_next_step_not_the_inbox(k
     await s.step()
     kit.write("pkg/AGENTS.md", "pkg rules\n")
     s.touch("pkg/src/x.txt")
-    # Upstream's syncInbox (§2.10) drops a desired message whose payload equals any visible
-    # message, and the first set is still visible, byte for byte. The tombstone keeps the scope
-    # inactive, so the next pre-step reconciliation (which only compares against its own batch)
-    # sets it again.
+    # Upstream's syncInbox drops a desired message whose payload equals any visible message
+    # (docs/reference/agent-instructions.md, Inbox sync), and the first set is still visible,
+    # byte for byte. The tombstone keeps the scope inactive, so the next pre-step reconciliation
+    # (which only compares against its own batch) sets it again.
     assert await s.pending() == []
     (again,) = await s.step()
     assert again.same_payload(first) and again.id != first.id
@@ -424,7 +427,8 @@ async def test_an_unreadable_active_file_is_not_reported_as_removed(tmp_path: Pa
 
 async def test_a_batch_the_budget_cannot_represent_is_dropped_and_retried(tmp_path: Path) -> None:
     # 340 bytes hold the root baseline, but not even the heading of a set for a large file with
-    # a budget marker in front, so only a notice would survive: [AI] queues nothing then.
+    # a budget marker in front, so only a notice would survive: the variant we follow queues
+    # nothing then (docs/reference/agent-instructions.md, Variant choices).
     kit = Kit(tmp_path, maxBytes=340)
     kit.write("AGENTS.md", "r\n")
     kit.write("pkg/AGENTS.md", "x" * 5000)

@@ -1,4 +1,7 @@
-"""Resume: a new service over the same store reconciles offline changes (reference §2.14)."""
+"""Resume: a new service over the same store reconciles offline changes.
+
+Upstream behaviour: docs/reference/agent-instructions.md, Resume, compaction and tombstones.
+"""
 
 from __future__ import annotations
 
@@ -123,9 +126,10 @@ async def test_an_unavailable_sibling_also_holds_back_an_excluded_scope_removal(
     svc = kit.service(fs=fs)
     await svc.open_session(str(kit.root), sid)
     # The recomputed preparation excludes CLAUDE.md (collapsed), and CLAUDE.md is active, so its
-    # removal is due; but an active sibling of the same directory cannot be observed. Reference
-    # §2.8: nothing changes for any candidate of that directory. (Upstream's code would still
-    # emit the excluded scope's removal, which it records before the rollback point.)
+    # removal is due; but an active sibling of the same directory cannot be observed, so nothing
+    # changes for any candidate of that directory (docs/reference/agent-instructions.md,
+    # Reconcile). Upstream's code would still emit the excluded scope's removal, which it records
+    # before the rollback point.
     assert await step(svc, sid, 1, 2) == []
     fs.heal()
     (update,) = await step(svc, sid, 1, 3)

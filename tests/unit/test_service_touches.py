@@ -1,4 +1,7 @@
-"""The touch seam through the service: gating, parent tokens, open steps, editors (§2.12)."""
+"""The touch seam through the service: gating, parent tokens, open steps, editors.
+
+Upstream behaviour: docs/reference/agent-instructions.md, Touches.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Candidates, preparation and batch rewriting for session references (reference §2.6-2.12)."""
+"""Candidates, preparation and batch rewriting for session references.
+
+Upstream behaviour: docs/reference/session-reference.md, Candidates, through Pre-step.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Per-source byte retention and the model-facing prompt (reference §2.9-2.10), byte for byte."""
+"""Per-source byte retention and the model-facing prompt (docs/reference/session-reference.md,
+Byte retention; Prompt), byte for byte."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Session-reference URIs, mentions and mention parsing (reference context-sources.md §2.4-2.5)."""
+"""Session-reference URIs, mentions and mention parsing (docs/reference/session-reference.md,
+Canonical URI; Mentions)."""
 
 from __future__ import annotations
 

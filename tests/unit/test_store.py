@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.property_budget import examples
 
 from dsh_sidecar.model import (
     ASSISTANT_MESSAGE,
@@ -23,6 +24,7 @@ from dsh_sidecar.model import (
 from dsh_sidecar.sessions.store import (
     BUSY_TIMEOUT_MS,
     LATEST_OF_SOURCE_SQL,
+    NO_FSYNC_ENV,
     VISIBLE_OF_SOURCE_SQL,
     EventDraft,
     Store,
@@ -43,7 +45,7 @@ def said(text: str) -> EventDraft:
 
 
 def new_store(path: Path, *ids: str) -> Store:
-    store = Store(str(path), clock=lambda: 1000)
+    store = Store(str(path), clock=lambda: 1000, durable=False)
     for i, sid in enumerate(ids):
         assert store.create_session(SessionHeader(sid, 10 + i, "/w"))
     return store
@@ -65,18 +67,43 @@ def test_existing_store_keeps_its_mode(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     new_store(path).close()
     path.chmod(0o640)
-    Store(str(path)).close()
+    Store(str(path), durable=False).close()
     assert mode(path) == 0o640
 
 
-def test_wal_full_sync_and_busy_timeout(tmp_path: Path) -> None:
-    store = new_store(tmp_path / "s.sqlite3")
+def test_wal_full_sync_and_busy_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(NO_FSYNC_ENV, raising=False)
+    store = Store(str(tmp_path / "s.sqlite3"))
     assert store.pragma("journal_mode") == "wal"
     assert store.pragma("busy_timeout") == BUSY_TIMEOUT_MS > 0
     assert store.pragma("synchronous") == 2  # FULL
     with pytest.raises(ValueError):
         store.pragma("journal_mode = DELETE")
     store.close()
+
+
+def test_fsync_is_skipped_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = str(tmp_path / "s.sqlite3")
+
+    def synchronous(durable: bool | None = None) -> int:
+        store = Store(path, durable=durable)
+        try:
+            return int(store.pragma("synchronous"))
+        finally:
+            store.close()
+
+    monkeypatch.setenv(NO_FSYNC_ENV, "1")
+    unsynced = Store(path)
+    assert unsynced.pragma("synchronous") == 0  # OFF
+    monkeypatch.delenv(NO_FSYNC_ENV)
+    assert unsynced.pragma("synchronous") == 0  # read once, when the store opened
+    unsynced.close()
+    assert synchronous() == 2  # FULL
+    monkeypatch.setenv(NO_FSYNC_ENV, "1")
+    assert synchronous(durable=True) == 2  # an explicit choice wins
+    monkeypatch.setenv(NO_FSYNC_ENV, "yes")
+    assert synchronous() == 2  # only "1" turns it off
+    assert synchronous(durable=False) == 0
 
 
 def test_seqs_are_contiguous_from_zero_per_session(tmp_path: Path) -> None:
@@ -177,7 +204,7 @@ surface_ops = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(surface_ops)
 def test_materialized_surface_equals_the_pure_fold(ops: list[tuple[int | str, ...]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
@@ -258,7 +285,7 @@ def test_latest_of_source_sees_shadowed_events_and_matches_plugin_exactly(tmp_pa
 
 
 def test_sessions_newest_first_then_id_and_duplicates_refused(tmp_path: Path) -> None:
-    store = Store(str(tmp_path / "s.sqlite3"))
+    store = Store(str(tmp_path / "s.sqlite3"), durable=False)
     for sid, created in (("b", 5), ("a", 5), ("c", 9), ("d", 1)):
         assert store.create_session(SessionHeader(sid, created, "/w"))
     assert not store.create_session(SessionHeader("a", 99, "/elsewhere"))
@@ -276,7 +303,7 @@ def test_reopening_the_file_sees_everything(tmp_path: Path) -> None:
     store.compact("s", user("sum"), 0, 0)
     events, inbox = store.events("s"), store.inbox("s")
     store.close()
-    again = Store(str(path))
+    again = Store(str(path), durable=False)
     assert again.events("s") == events
     assert again.inbox("s") == inbox
     assert again.surface_seqs("s") == [2, 1]
@@ -297,10 +324,10 @@ class RacedStore(Store):
 
 def test_a_surface_snapshot_is_one_state_of_the_file(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
-    store = RacedStore(str(path))
+    store = RacedStore(str(path), durable=False)
     store.create_session(SessionHeader("s", 1, "/w"))
     store.append("s", [said("a")])
-    store.other = Store(str(path))  # what another sidecar process would hold
+    store.other = Store(str(path), durable=False)  # what another sidecar process would hold
     for expected_last in (0, 1, 2):
         snapshot = store.surface_snapshot("s")
         assert snapshot is not None

@@ -1,6 +1,7 @@
 """time-context (variant D): timestamps, durations, browser zone, interval rule, baselines.
 
-Goldens are the reference's computed values (context-sources.md §3.3-3.7), written out in full.
+Goldens are upstream's computed values, written out in full: docs/reference/time-context.md,
+Reading text, through Browser zones.
 """
 
 from __future__ import annotations

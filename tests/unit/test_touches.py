@@ -1,4 +1,5 @@
-"""Which tool results touch a file, and how nested executions stage under their parent (§2.12)."""
+"""Which tool results touch a file, and how nested executions stage under their parent
+(docs/reference/agent-instructions.md, Touches)."""
 
 from __future__ import annotations
 

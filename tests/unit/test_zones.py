@@ -1,4 +1,8 @@
-"""Zone canonicalization (reference context-sources.md §3.4 table) and the host-side check (§3.7)."""
+"""Zone canonicalization and the host-side check.
+
+Upstream behaviour: docs/reference/time-context.md, Timestamp format (the canonical names),
+and the same page's Browser zones.
+"""
 
 from __future__ import annotations
 

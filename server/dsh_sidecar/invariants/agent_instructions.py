@@ -1,7 +1,7 @@
 """Invariant companion of agent-instructions.
 
 Upstream's companion validates nothing; ours checks the exact durable shape of an instructions
-context (reference agent-instructions.md §1.3, §2.7, §2.9): the typed source with its changes, and
+context (docs/reference/invariants.md, agent-instructions): the typed source with its changes, and
 one or two text blocks (a baseline block and an update block) that are each framed by a single
 ``<system-reminder>`` pair, or are the unframed budget notice a tiny budget falls back to.
 "Single" is meant as a tolerant reader sees tags (``sources/agent_instructions/escaping.py``):

@@ -1,4 +1,4 @@
-"""The pre-step pipeline of ``dsh/step/prepare`` (protocol.md §4 step 3).
+"""The pre-step pipeline of ``dsh/step/prepare`` (docs/protocol.md#dshstepprepare, step 3).
 
 Upstream's listeners each delegate downstream first and post-process the result, so the innermost
 one acts first. Listed outermost first the chain is session-reference, agent-instructions,
@@ -88,7 +88,10 @@ def run_pre_step(inputs: StepInputs, settings: Settings, hooks: SourceHooks) -> 
 def _agent_instructions(
     inputs: StepInputs, batch: list[Message], hooks: SourceHooks
 ) -> tuple[list[Message], list[Message]]:
-    """Reference §2.11 with the whole inbox already claimed into ``inputs.claimed``."""
+    """Upstream's pre-step with the whole inbox already claimed into ``inputs.claimed``.
+
+    docs/reference/agent-instructions.md, Pre-step.
+    """
     desired = compose(
         hooks.compose_env,
         hooks.instruction_state,

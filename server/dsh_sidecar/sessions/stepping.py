@@ -141,20 +141,11 @@ def time_events(store: Store, session_id: str, turn: int) -> list[Event]:
     )
     if latest_visible is not None:
         picked[latest_visible.seq] = latest_visible
-    turn_start = latest_turn_start(store, session_id, turn)
+    turn_start = store.turn_start(session_id, turn)
     if turn_start is not None:
         for event in store.events_from(session_id, turn_start.seq):
             picked[event.seq] = event
     return [picked[s] for s in sorted(picked)]
-
-
-def latest_turn_start(store: Store, session_id: str, turn: int) -> Event | None:
-    before: int | None = None
-    while True:
-        event = store.latest_of_types(session_id, (TURN_START,), before_seq=before)
-        if event is None or event.data.get("turn") == turn:
-            return event
-        before = event.seq
 
 
 def tmux_events(store: Store, session_id: str) -> list[Event]:

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -24,7 +25,11 @@ from dsh_sidecar.errors import StoreBusy
 from dsh_sidecar.model import (
     INBOX_SPLICED,
     SESSION_TITLE,
+    STEP_END,
+    STEP_START,
     SURFACE_EVENT_TYPES,
+    TURN_END,
+    TURN_START,
     USER_MESSAGE,
     Event,
     JsonObject,
@@ -38,7 +43,16 @@ from .surface import SurfaceOpError, apply_op, replace_range
 # How long a write waits for another connection's write lock before failing with StoreBusy:
 # writes are single short transactions, so this only runs out when something holds the lock.
 BUSY_TIMEOUT_MS = 5_000
-SCHEMA_VERSION = 1
+# The store format this code reads and writes; see docs/architecture.md, "Schema versions".
+SCHEMA_VERSION = 2
+# Test-only: "1" makes stores opened without an explicit ``durable`` skip fsync (README,
+# Development). Never set it for a store whose contents matter.
+NO_FSYNC_ENV = "DSH_TEST_STORE_NO_FSYNC"
+
+# Lifecycle events carry their turn number in a column of its own, so "where did turn N start"
+# is one index seek instead of a walk back through every turn.
+LIFECYCLE_TYPES = (TURN_START, TURN_END, STEP_START, STEP_END)
+_SQL_LIFECYCLE_TYPES = ", ".join(f"'{t}'" for t in LIFECYCLE_TYPES)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -61,9 +75,12 @@ CREATE TABLE IF NOT EXISTS events (
     source_event_seqs TEXT,
     source_kind TEXT,
     source_plugin TEXT,
+    turn INTEGER,
     PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS events_by_type ON events (session_id, type, seq);
+CREATE INDEX IF NOT EXISTS events_by_turn ON events (session_id, type, turn, seq)
+    WHERE turn IS NOT NULL;
 CREATE INDEX IF NOT EXISTS events_by_source ON events (session_id, source_kind, source_plugin, seq)
     WHERE source_kind IS NOT NULL;
 CREATE TABLE IF NOT EXISTS surface (
@@ -80,6 +97,27 @@ CREATE TABLE IF NOT EXISTS inbox (
     PRIMARY KEY (session_id, pos)
 ) WITHOUT ROWID;
 """
+
+# MIGRATIONS[n] turns a schema-n store into a schema-(n+1) one. They run in the transaction that
+# reads the version, so a reader never sees a half-migrated file and two processes opening an old
+# store at once migrate it once (the second waits for the lock, then finds the new version).
+MIGRATIONS: dict[int, str] = {
+    # 2: the turn of lifecycle events, backfilled from their JSON exactly as _turn_of reads it.
+    1: f"""
+ALTER TABLE events ADD COLUMN turn INTEGER;
+UPDATE events SET turn = json_extract(data, '$.turn')
+    WHERE type IN ({_SQL_LIFECYCLE_TYPES}) AND json_type(data, '$.turn') = 'integer'
+    AND typeof(json_extract(data, '$.turn')) = 'integer';
+CREATE INDEX events_by_turn ON events (session_id, type, turn, seq) WHERE turn IS NOT NULL;
+""",
+}
+
+# One seek in events_by_turn; pinned like the source look-ups below.
+TURN_START_SQL = (
+    "SELECT * FROM events INDEXED BY events_by_turn"
+    f" WHERE session_id = ? AND type = '{TURN_START}' AND turn = ?"
+    " ORDER BY seq DESC LIMIT 1"
+)
 
 # Kept as a constant so a test can ask SQLite for its plan. Without statistics the planner
 # prefers walking the session's primary key backwards (it avoids a sort), which scans the whole
@@ -126,6 +164,57 @@ def _source_of(draft: EventDraft) -> tuple[str | None, str | None]:
     return (kind if isinstance(kind, str) else None, plugin if isinstance(plugin, str) else None)
 
 
+def _turn_of(draft: EventDraft) -> int | None:
+    """The ``turn`` column: a lifecycle event's integer ``data.turn`` that SQLite can hold.
+
+    The same rule as the schema-2 backfill (a JSON integer, not ``true``, that fits SQLite's 64
+    bits), so appended and migrated rows agree and a seek never misses a turn a scan would find.
+    """
+    if draft.type not in LIFECYCLE_TYPES:
+        return None
+    turn = draft.data.get("turn")
+    if isinstance(turn, int) and not isinstance(turn, bool) and -(2**63) <= turn < 2**63:
+        return turn
+    return None
+
+
+class StoreSchemaError(sqlite3.DatabaseError):
+    """The file is not a session store this code can use; nothing in it was changed."""
+
+
+def _schema_version(query: Callable[[str], sqlite3.Cursor], path: str) -> int | None:
+    """The schema version of a store this code can open, or None for a file with no tables yet.
+
+    Raises ``StoreSchemaError`` for a file that is not a session store, has a newer schema, or an
+    older one with no migration. ``query`` runs one statement: ``Connection.execute`` inside a
+    transaction, or ``Store._retrying`` before the store has begun one.
+    """
+    tables = {r[0] for r in query("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables:
+        return None
+    row = (
+        query("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if "meta" in tables
+        else None
+    )
+    if row is None:
+        raise StoreSchemaError(f"{path} is an SQLite database but not a dsh-sidecar session store")
+    try:
+        found = int(row[0])
+    except ValueError:
+        raise StoreSchemaError(f"{path} has an unreadable schema version {row[0]!r}") from None
+    if found > SCHEMA_VERSION:
+        raise StoreSchemaError(
+            f"{path} has session store schema version {found}, newer than this dsh-sidecar"
+            f" supports ({SCHEMA_VERSION}): upgrade dsh-sidecar, or point store.path at another file"
+        )
+    if found < SCHEMA_VERSION and found not in MIGRATIONS:
+        raise StoreSchemaError(
+            f"{path} has session store schema version {found}, which has no migration"
+        )
+    return found
+
+
 def _row_to_event(row: sqlite3.Row) -> Event:
     op = json.loads(row["surface_op"]) if row["surface_op"] is not None else None
     seqs = json.loads(row["source_event_seqs"]) if row["source_event_seqs"] is not None else None
@@ -157,6 +246,11 @@ class Store:
     connection, which in WAL mode sees the last committed state even while this process or
     another one holds the write lock. A write that cannot get the lock within the busy timeout
     raises ``StoreBusy`` having written nothing.
+
+    ``durable=False`` skips fsync (``synchronous=OFF``): for tests that are not about durability.
+    Left as None it is False only when ``DSH_TEST_STORE_NO_FSYNC=1`` was set when the store opened
+    (how tests reach stores inside server subprocesses). ``migrated_from`` is the schema version
+    this open migrated the file from, or None.
     """
 
     def __init__(
@@ -165,10 +259,14 @@ class Store:
         clock: Callable[[], int] = now_ms,
         *,
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+        durable: bool | None = None,
     ) -> None:
         self.path = os.path.abspath(path)
         self.clock = clock
         self.busy_timeout_ms = busy_timeout_ms
+        if durable is None:
+            durable = os.environ.get(NO_FSYNC_ENV) != "1"
+        self.migrated_from: int | None = None
         self._lock = threading.RLock()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
@@ -176,6 +274,9 @@ class Store:
         self._closed = False
         _create_private_file(self.path)
         self._conn = self._connect()
+        # Refuse a newer or foreign file before the WAL switch below rewrites its header. The
+        # transaction further down checks again: the file may change in between.
+        _schema_version(self._retrying, self.path)
         # Switching a fresh file to WAL needs an exclusive lock, and SQLite reports a clash with
         # another process opening the same new file as "locked" without calling the busy handler.
         mode = self._retrying("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -183,16 +284,10 @@ class Store:
             # Concurrent processes are only safe with WAL; never fall back silently.
             raise sqlite3.OperationalError(f"{self.path}: cannot use WAL journal mode (got {mode})")
         # FULL: an append the client was told is durable survives power loss, not only a crash.
-        self._conn.execute("PRAGMA synchronous = FULL")
+        self._conn.execute(f"PRAGMA synchronous = {'FULL' if durable else 'OFF'}")
         self._conn.execute("PRAGMA foreign_keys = ON")
-        with self.transaction():
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    self._conn.execute(statement)
-            self._conn.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)",
-                (str(SCHEMA_VERSION),),
-            )
+        with self.transaction() as db:
+            self.migrated_from = _prepare_schema(db, self.path)
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -350,12 +445,12 @@ class Store:
             kind, plugin = _source_of(draft)
             db.execute(
                 "INSERT INTO events (session_id, seq, type, time, data, surface_op,"
-                " source_event_seqs, source_kind, source_plugin) VALUES (?,?,?,?,?,?,?,?,?)",
+                " source_event_seqs, source_kind, source_plugin, turn) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
                     session_id, seq, draft.type, stamp, _dumps(draft.data),
                     _dumps(draft.surface_op) if draft.surface_op is not None else None,
                     _dumps(list(draft.source_event_seqs)) if draft.source_event_seqs is not None else None,
-                    kind, plugin,
+                    kind, plugin, _turn_of(draft),
                 ),
             )  # fmt: skip
             if draft.type == SESSION_TITLE and isinstance(draft.data.get("title"), str):
@@ -510,6 +605,27 @@ class Store:
         )
         return _row_to_event(rows[0]) if rows else None
 
+    def turn_start(self, session_id: str, turn: int) -> Event | None:
+        """The latest ``turn/start`` whose ``data.turn`` is the integer ``turn``."""
+        if not -(2**63) <= turn < 2**63:
+            return self._turn_start_unindexed(session_id, turn)
+        rows = self._read(TURN_START_SQL, (session_id, turn))
+        return _row_to_event(rows[0]) if rows else None
+
+    def _turn_start_unindexed(self, session_id: str, turn: int) -> Event | None:
+        # A turn number too large for SQLite's integers has no ``turn`` column to seek on.
+        rows = self._read(
+            "SELECT * FROM events INDEXED BY events_by_type WHERE session_id = ? AND type = ?"
+            " AND turn IS NULL ORDER BY seq DESC",
+            (session_id, TURN_START),
+        )
+        for row in rows:
+            event = _row_to_event(row)
+            value = event.data.get("turn")
+            if isinstance(value, int) and not isinstance(value, bool) and value == turn:
+                return event
+        return None
+
     def inbox(self, session_id: str) -> list[Message]:
         rows = self._read(
             "SELECT message FROM inbox WHERE session_id = ? ORDER BY pos", (session_id,)
@@ -526,6 +642,65 @@ def _busy_or(exc: sqlite3.OperationalError, path: str) -> Exception:
     if _is_busy(exc):
         return StoreBusy(path)
     return exc
+
+
+def _prepare_schema(db: sqlite3.Connection, path: str) -> int | None:
+    """Create a new file's tables or migrate an old one, inside the open transaction.
+
+    Returns the version migrated from (None when nothing was migrated). A file that cannot be
+    used is refused before anything is written to it.
+    """
+    found = _schema_version(db.execute, path)
+    if found is None:
+        _execute_script(db, _SCHEMA)
+        db.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        return None
+    if found == SCHEMA_VERSION:
+        return None
+    for version in range(found, SCHEMA_VERSION):
+        _execute_script(db, MIGRATIONS[version])
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
+    return found
+
+
+def _execute_script(db: sqlite3.Connection, script: str) -> None:
+    # Statement by statement: executescript() would commit the enclosing transaction first.
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def read_schema_version(path: str) -> int | None:
+    """The schema version of the store at ``path``, read without writing; None if it has none yet.
+
+    Raises ``StoreSchemaError`` for a file this code would refuse to open, and ``sqlite3.Error``
+    or ``OSError`` when it cannot be read.
+    """
+    if not os.path.exists(path):
+        return None
+    db = sqlite3.connect(f"{Path(os.path.abspath(path)).as_uri()}?mode=ro", uri=True)
+    try:
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return _schema_version(db.execute, path)
+    finally:
+        db.close()
+
+
+def describe_schema(path: str) -> tuple[bool, str]:
+    """``(usable, detail)`` of the store's schema, for ``dsh-sidecar doctor``."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        return True, "unknown: the store path is not a file"  # the store check reports it
+    try:
+        found = read_schema_version(path)
+    except StoreSchemaError as exc:
+        return False, str(exc)
+    except (sqlite3.Error, OSError) as exc:
+        return False, f"cannot read {path}: {exc}"
+    if found is None:
+        return True, f"{SCHEMA_VERSION} (the store is created with it on first use)"
+    if found < SCHEMA_VERSION:
+        return True, f"{found}, migrated to {SCHEMA_VERSION} when the sidecar next opens it"
+    return True, f"{found} (current)"
 
 
 def replay_inbox(events: Sequence[Event]) -> list[JsonObject]:

@@ -1,4 +1,6 @@
-"""Which tool results count as touches (reference §2.12) and where they wait.
+"""Which tool results count as touches and where they wait.
+
+Upstream behaviour: docs/reference/agent-instructions.md, Touches.
 
 Only successful, unaborted first-party ``read``/``write``/``edit`` calls with a non-blank string
 ``file_path`` touch. A result with a ``parentToken`` stages its touches under the parent until the

@@ -1,4 +1,4 @@
-"""Validation of events a client appends (protocol.md §3 ``dsh/session/append``).
+"""Validation of events a client appends (docs/protocol.md#dshsessionappend).
 
 Every event of a call is checked before anything is written; the first bad one rejects the call
 with ``invalid-event`` and a message naming the event index and the field.

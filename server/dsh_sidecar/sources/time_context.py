@@ -7,7 +7,9 @@ A reading is three lines, appended at the END of the entering batch when it is d
     Elapsed since the preceding model-visible message: 1m 5s.
 
 Every decision is made from the raw durable log (shadowed events included), never from process
-state, so the schedule survives compaction, restart and resume. Reference: context-sources.md §3.
+state, so the schedule survives compaction, restart and resume.
+
+Upstream behaviour: docs/reference/time-context.md.
 """
 
 from __future__ import annotations

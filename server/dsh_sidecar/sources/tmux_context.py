@@ -7,7 +7,7 @@ from the latest raw reading in the log::
     session 0, window 1 "node", pane 2 %90
     window active=1, pane active=0, layout d517,270x71,0,0{...}
 
-The query is one read-only shell command (reference context-sources.md §4.3). ``$TMUX_PANE``
+The query is one read-only shell command (docs/reference/tmux-context.md, Query). ``$TMUX_PANE``
 alone is not trusted, because a terminal started from a tmux shell inherits it: the pane's
 ``#{pane_tty}`` must equal the controlling tty of the process whose PID is in the command.
 

@@ -1,4 +1,4 @@
-"""The model-facing snapshot text (reference context-sources.md §2.10).
+"""The model-facing snapshot text (docs/reference/session-reference.md, Prompt).
 
 The data objects are rendered as tag-safe JSON (every ``<`` as ``\\u003c``) inside
 ``<referenced-sessions>`` tags, so source text can never close the tag; the warning tells the

@@ -1,4 +1,6 @@
-"""Candidates, preparation and batch rewriting for session references (reference §2.6-2.12).
+"""Candidates, preparation and batch rewriting for session references.
+
+Upstream behaviour: docs/reference/session-reference.md, Candidates, through Pre-step.
 
 Pure over its inputs: the caller supplies the session list, the titles and a ``read_surface``
 callable, and handles cancellation (an ``errors.Cancelled`` raised by ``read_surface`` propagates

@@ -1,4 +1,6 @@
-"""Per-source byte retention (reference context-sources.md §2.9, upstream ``TextRetainer``).
+"""Per-source byte retention, as upstream's ``TextRetainer``.
+
+Upstream behaviour: docs/reference/session-reference.md, Byte retention.
 
 The serialized, tag-safe data object of one referenced session must fit ``maxReferenceBytes``.
 First whole items are dropped (oldest first; never a compaction checkpoint, never the newest),

@@ -1,4 +1,6 @@
-"""Canonical session-reference URIs and markdown mentions (reference context-sources.md §2.4-2.5).
+"""Canonical session-reference URIs and markdown mentions.
+
+Upstream behaviour: docs/reference/session-reference.md, Canonical URI and Mentions.
 
 ``dsh-session:<base64url(UTF-8(JSON.stringify(sessionId)))>`` with no padding. Decoding accepts
 only the canonical spelling: whatever decodes must re-encode to the identical URI.
