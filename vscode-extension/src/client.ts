@@ -10,7 +10,7 @@ import {
   State,
 } from 'vscode-languageclient/node';
 import { CONTEXT_DID_CHANGE, type NotificationMethod, type RequestMethod } from './methods';
-import type { ContextDidChangeParams } from './protocol';
+import type { ContextDidChangeParams, NotificationParams, RequestParams, RequestResult } from './protocol';
 import { readClientSettings, readServerSettings } from './settings';
 
 export class SidecarNotRunningError extends Error {
@@ -19,10 +19,18 @@ export class SidecarNotRunningError extends Error {
   }
 }
 
-/** The narrow surface the chat, inspector and status bar use (fakes implement it in tests). */
+/**
+ * The narrow surface the chat, inspector and status bar use (fakes implement it in tests).
+ * Typed by the method tables of protocol.ts: the wrong params, or reading a result as the wrong
+ * shape, is a compile error.
+ */
 export interface Sidecar {
-  request<R>(method: RequestMethod, params: unknown, token?: vscode.CancellationToken): Promise<R>;
-  notify(method: NotificationMethod, params: unknown): Promise<void>;
+  request<M extends RequestMethod>(
+    method: M,
+    params: RequestParams<M>,
+    token?: vscode.CancellationToken,
+  ): Promise<RequestResult<M>>;
+  notify<M extends NotificationMethod>(method: M, params: NotificationParams<M>): Promise<void>;
 }
 
 export class SidecarClient implements Sidecar, vscode.Disposable {
@@ -72,14 +80,18 @@ export class SidecarClient implements Sidecar, vscode.Disposable {
     }
   }
 
-  async request<R>(method: RequestMethod, params: unknown, token?: vscode.CancellationToken): Promise<R> {
+  async request<M extends RequestMethod>(
+    method: M,
+    params: RequestParams<M>,
+    token?: vscode.CancellationToken,
+  ): Promise<RequestResult<M>> {
     const client = await this.ready();
     return token === undefined
-      ? client.sendRequest<R>(method, params)
-      : client.sendRequest<R>(method, params, token);
+      ? client.sendRequest<RequestResult<M>>(method, params)
+      : client.sendRequest<RequestResult<M>>(method, params, token);
   }
 
-  async notify(method: NotificationMethod, params: unknown): Promise<void> {
+  async notify<M extends NotificationMethod>(method: M, params: NotificationParams<M>): Promise<void> {
     const client = await this.ready();
     await client.sendNotification(method, params);
   }

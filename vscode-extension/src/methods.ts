@@ -1,5 +1,5 @@
 /**
- * Every custom method name of the wire contract (shared/design/protocol.md), in one table.
+ * Every custom method name of the wire contract (docs/protocol.md), in one table.
  *
  * Mirrors server/dsh_sidecar/protocol/methods.py name for name; tests/editors/test_vscode_methods.py
  * parses both files and fails when they differ, so edit them together.

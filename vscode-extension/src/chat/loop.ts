@@ -20,10 +20,10 @@ import type { ChatModel } from '../model/types';
 import type {
   AppendEvent,
   Message,
-  SessionAppendResult,
+  AppendResult,
   StepPrepareParams,
-  StepPrepareResult,
-  ToolResultNotification,
+  PrepareResult,
+  ToolResultParams,
 } from '../protocol';
 import { type ToolCall, type ToolDefinition, type ToolOutcome } from '../tools';
 import { assistantMessage, toolResultMessage } from './convert';
@@ -87,7 +87,7 @@ export class AgentLoop {
           params.prompt = { text: o.prompt };
           if (o.clientTimeZone !== undefined) params.prompt.clientTimeZone = o.clientTimeZone;
         }
-        const prepared = await this.sidecar.request<StepPrepareResult>(STEP_PREPARE, params);
+        const prepared = await this.sidecar.request(STEP_PREPARE, params);
         stepOpen = true;
         turnOpen = true;
         for (const message of prepared.messages) {
@@ -119,7 +119,7 @@ export class AgentLoop {
           await this.append(o.sessionId, [
             { type: 'tool/result', data: { turn: o.turn, step, message: result }, surfaceOp: 'append' },
           ]);
-          const notification: ToolResultNotification = {
+          const notification: ToolResultParams = {
             sessionId: o.sessionId,
             token: call.id,
             name: call.name,
@@ -137,7 +137,7 @@ export class AgentLoop {
           o.observer.onMessage(result);
         }
 
-        await this.sidecar.request<null>(STEP_END, { sessionId: o.sessionId, turn: o.turn, step });
+        await this.sidecar.request(STEP_END, { sessionId: o.sessionId, turn: o.turn, step });
         stepOpen = false;
         if (response.toolCalls.length === 0) break;
       }
@@ -148,13 +148,13 @@ export class AgentLoop {
     // Close what is open even after a failure, so the next turn starts from a clean state.
     if (stepOpen) {
       await this.sidecar
-        .request<null>(STEP_END, { sessionId: o.sessionId, turn: o.turn, step })
+        .request(STEP_END, { sessionId: o.sessionId, turn: o.turn, step })
         .catch(() => undefined);
     }
     // A failed first step/prepare wrote nothing, so there is no turn to end.
     if (turnOpen) {
       await this.sidecar
-        .request<null>(TURN_END, { sessionId: o.sessionId, turn: o.turn, reason })
+        .request(TURN_END, { sessionId: o.sessionId, turn: o.turn, reason })
         .catch(() => undefined);
     }
     const outcome: TurnOutcome = { reason, steps: step };
@@ -163,7 +163,7 @@ export class AgentLoop {
   }
 
   private async append(sessionId: string, events: AppendEvent[]): Promise<number[]> {
-    const result = await this.sidecar.request<SessionAppendResult>(SESSION_APPEND, { sessionId, events });
+    const result = await this.sidecar.request(SESSION_APPEND, { sessionId, events });
     return result.seqs;
   }
 }

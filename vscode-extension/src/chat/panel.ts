@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { type Sidecar } from '../client';
 import { SESSION_COMPACT, SESSION_REFERENCE_CANDIDATES } from '../methods';
 import { createChatModel } from '../model/select';
-import type { CandidatesResult, Message } from '../protocol';
+import type { Message } from '../protocol';
 import { readClientSettings } from '../settings';
 import { runTool, TOOL_DEFINITIONS } from '../tools';
 import type { FromChat, ToChat } from '../webview/messages';
@@ -271,7 +271,7 @@ export class ChatPanel implements vscode.Disposable {
       const session = await this.deps.sessions.ensure(this.folder);
       const params: { sessionId: string; query?: string } = { sessionId: session.header.id };
       if (query !== '') params.query = query;
-      const result = await this.deps.sidecar.request<CandidatesResult>(SESSION_REFERENCE_CANDIDATES, params, source.token);
+      const result = await this.deps.sidecar.request(SESSION_REFERENCE_CANDIDATES, params, source.token);
       if (source.token.isCancellationRequested) return;
       this.post({
         type: 'candidates',

@@ -7,11 +7,11 @@ import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
 import { SESSION_EVENTS, SESSION_OPEN, SESSION_SURFACE } from '../methods';
 import type {
-  SessionEventsResult,
+  EventsResult,
   SessionHeader,
   SessionOpenParams,
   SessionOpenResult,
-  SessionSurfaceResult,
+  SurfaceResult,
 } from '../protocol';
 
 export interface LiveSession {
@@ -85,8 +85,8 @@ export class ChatSessions implements vscode.Disposable {
     await Promise.all(remembered.map((f) => this.ensure(f).catch(() => undefined)));
   }
 
-  async surface(session: LiveSession): Promise<SessionSurfaceResult> {
-    return this.sidecar.request<SessionSurfaceResult>(SESSION_SURFACE, { sessionId: session.header.id });
+  async surface(session: LiveSession): Promise<SurfaceResult> {
+    return this.sidecar.request(SESSION_SURFACE, { sessionId: session.header.id });
   }
 
   dispose(): void {
@@ -96,7 +96,7 @@ export class ChatSessions implements vscode.Disposable {
   private async open(folder: vscode.WorkspaceFolder, sessionId: string | undefined): Promise<LiveSession> {
     const params: SessionOpenParams = { cwd: folder.uri.fsPath, title: folder.name };
     if (sessionId !== undefined) params.sessionId = sessionId;
-    const result = await this.sidecar.request<SessionOpenResult>(SESSION_OPEN, params);
+    const result = await this.sidecar.request(SESSION_OPEN, params);
     const nextTurn = result.resumed ? (await this.lastTurn(result.session.id)) + 1 : 1;
     const session: LiveSession = { header: result.session, folder, resumed: result.resumed, nextTurn };
     this.live.set(folder.uri.toString(), session);
@@ -112,7 +112,7 @@ export class ChatSessions implements vscode.Disposable {
     for (;;) {
       const params: { sessionId: string; limit: number; afterSeq?: number } = { sessionId, limit: EVENTS_PAGE };
       if (afterSeq !== undefined) params.afterSeq = afterSeq;
-      const { events } = await this.sidecar.request<SessionEventsResult>(SESSION_EVENTS, params);
+      const { events } = await this.sidecar.request(SESSION_EVENTS, params);
       for (const event of events) {
         const turn = event.data['turn'];
         if (typeof turn === 'number' && turn > last) last = turn;

@@ -7,7 +7,6 @@ import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
 import type { ChatSessions, LiveSession } from '../chat/sessions';
 import { CONTEXT_PENDING } from '../methods';
-import type { ContextPendingResult, Message } from '../protocol';
 import type { FromInspector, InspectorState, ToInspector } from '../webview/messages';
 import { webviewHtml, webviewRoots } from '../webviewHtml';
 import type { ActiveScopes } from './activeScopes';
@@ -127,13 +126,13 @@ export class InspectorView implements vscode.WebviewViewProvider, vscode.Disposa
       try {
         const [surface, pending] = await Promise.all([
           this.sessions.surface(session),
-          this.sidecar.request<ContextPendingResult>(CONTEXT_PENDING, { sessionId: session.header.id }),
+          this.sidecar.request(CONTEXT_PENDING, { sessionId: session.header.id }),
         ]);
         inputs.session = {
           id: session.header.id,
           folder: session.folder.name,
           surface: surface.events,
-          pending: pending.messages as Message[],
+          pending: pending.messages,
         };
       } catch (err) {
         inputs.sessionNote = `Session ${session.header.id}: ${err instanceof Error ? err.message : String(err)}`;
