@@ -8,7 +8,9 @@ import { ChatSessions, type LiveSession } from './chat/sessions';
 import { type Sidecar, SidecarClient } from './client';
 import { ActiveScopes } from './inspector/activeScopes';
 import { INSPECTOR_VIEW_ID, InspectorView } from './inspector/view';
+import { askApiKey, configureModel } from './model/configure';
 import { API_KEY_SECRET } from './model/select';
+import { StartupProblems } from './startupProblem';
 import { InstructionStatus } from './statusBar';
 import type { InspectorState } from './webview/messages';
 
@@ -27,11 +29,12 @@ let running: SidecarClient | undefined;
 
 export function activate(context: vscode.ExtensionContext): DshApi {
   const output = vscode.window.createOutputChannel('DSH Sidecar');
-  const sidecar = new SidecarClient(output);
+  const problems = new StartupProblems(output);
+  const sidecar = new SidecarClient(output, context.extensionUri, problems);
   running = sidecar;
   const sessions = new ChatSessions(sidecar, context.workspaceState);
   const scopes = new ActiveScopes(sidecar);
-  const status = new InstructionStatus(scopes);
+  const status = new InstructionStatus(scopes, problems);
   const panels = new ChatPanels({
     sidecar,
     sessions,
@@ -51,6 +54,7 @@ export function activate(context: vscode.ExtensionContext): DshApi {
 
   context.subscriptions.push(
     output,
+    problems,
     sidecar,
     sessions,
     scopes,
@@ -85,25 +89,16 @@ export function activate(context: vscode.ExtensionContext): DshApi {
     }),
     vscode.commands.registerCommand('dsh.server.restart', async () => {
       try {
-        await sidecar.restart();
+        await sidecar.restart({ userAsked: true });
         void vscode.window.showInformationMessage('DSH sidecar restarted.');
-      } catch (err) {
-        void vscode.window.showErrorMessage(`DSH sidecar failed to restart: ${err instanceof Error ? err.message : String(err)}`);
+      } catch {
+        // Already told, once, by StartupProblems (with the setting that fixes it).
       }
     }),
+    vscode.commands.registerCommand('dsh.server.showProblem', () => problems.showAgain()),
     vscode.commands.registerCommand('dsh.server.showOutput', () => output.show(true)),
-    vscode.commands.registerCommand('dsh.model.setApiKey', async () => {
-      const key = await vscode.window.showInputBox({
-        title: 'DSH: Model API key',
-        prompt: 'API key for the OpenAI-compatible endpoint (kept in the editor’s secret storage).',
-        password: true,
-        ignoreFocusOut: true,
-      });
-      if (key === undefined) return;
-      if (key.trim() === '') await context.secrets.delete(API_KEY_SECRET);
-      else await context.secrets.store(API_KEY_SECRET, key.trim());
-      void vscode.window.showInformationMessage('DSH: model API key saved.');
-    }),
+    vscode.commands.registerCommand('dsh.model.setApiKey', () => askApiKey(context.secrets)),
+    vscode.commands.registerCommand('dsh.model.configure', () => configureModel(context.secrets)),
     vscode.commands.registerCommand('dsh.model.clearApiKey', async () => {
       await context.secrets.delete(API_KEY_SECRET);
       void vscode.window.showInformationMessage('DSH: model API key removed.');
@@ -111,9 +106,7 @@ export function activate(context: vscode.ExtensionContext): DshApi {
   );
 
   const ready = sidecar.start();
-  ready.catch((err: unknown) => {
-    output.appendLine(`[dsh] ${err instanceof Error ? err.message : String(err)}`);
-  });
+  ready.catch(() => undefined); // reported by StartupProblems; `ready` rejects for API callers
 
   return {
     sidecar,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { applyingFiles } from '../src/inspector/activeScopes';
 import { buildInspectorState, scopeDirectory, visibleInstructions } from '../src/inspector/model';
 import type { DshEvent, Message, ScopesResult } from '../src/protocol';
-import { statusText } from '../src/statusBar';
+import { appliesText, statusText } from '../src/statusBar';
 
 const instr = (id: string, text: string, baseline: boolean, path: string): Message => ({
   id,
@@ -79,5 +79,11 @@ describe('status bar count', () => {
     expect(applyingFiles(scopes)).toBe(2);
     expect(statusText(1)).toBe('1 instruction file');
     expect(statusText(2)).toBe('2 instruction files');
+  });
+
+  it('agrees in number: one file applies, several apply', () => {
+    expect(appliesText(0)).toBe('No instruction file applies');
+    expect(appliesText(1)).toBe('1 instruction file applies');
+    expect(appliesText(2)).toBe('2 instruction files apply');
   });
 });

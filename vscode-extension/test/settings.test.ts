@@ -58,7 +58,8 @@ describe('server settings (protocol.md §9)', () => {
 describe('client settings', () => {
   it('defaults', () => {
     expect(readClientSettings(reader())).toEqual({
-      pythonPath: 'python3',
+      pythonPath: undefined, // found automatically
+      importStrategy: 'useBundled',
       provider: 'auto',
       baseUrl: '',
       modelName: '',
@@ -69,7 +70,13 @@ describe('client settings', () => {
 
   it('trims, and falls back on nonsense', () => {
     expect(
-      readClientSettings(reader({ pythonPath: '  ', 'model.provider': 'x', 'model.baseUrl': ' http://h/v1 ', 'model.maxSteps': -1 })),
-    ).toMatchObject({ pythonPath: 'python3', provider: 'auto', baseUrl: 'http://h/v1', maxSteps: 25 });
+      readClientSettings(
+        reader({ pythonPath: '  ', importStrategy: 'x', 'model.provider': 'x', 'model.baseUrl': ' http://h/v1 ', 'model.maxSteps': -1 }),
+      ),
+    ).toMatchObject({ pythonPath: undefined, importStrategy: 'useBundled', provider: 'auto', baseUrl: 'http://h/v1', maxSteps: 25 });
+    expect(readClientSettings(reader({ pythonPath: ' /opt/py/bin/python ', importStrategy: 'fromEnvironment' }))).toMatchObject({
+      pythonPath: '/opt/py/bin/python',
+      importStrategy: 'fromEnvironment',
+    });
   });
 });
