@@ -96,9 +96,10 @@ def test_chat_turn_gets_nested_instructions_after_tool_result(
     )
     assert code == 0, details
 
-    # The model saw the tool call request, the answer request, then the compaction summary.
-    assert len(fake_model.requests) == 3, details
-    first, second, summary = (r["body"] for r in fake_model.requests)
+    # The model saw the tool call request, the answer request, the compaction summary, then the
+    # prompt of the new session that mentions the first one.
+    assert len(fake_model.requests) == 4, details
+    first, second, summary, mentioning = (r["body"] for r in fake_model.requests)
     assert "tools" not in summary
     assert summary["messages"][-1]["role"] == "user"
     assert summary["messages"][-1]["content"].startswith("Summarize the conversation so far")
@@ -134,11 +135,21 @@ def test_chat_turn_gets_nested_instructions_after_tool_result(
     assert "pkg/AGENTS.md" in ui["inspectorText"] and NESTED_RULE in ui["inspectorText"]
     assert "2 instruction files apply to x.txt" in ui["statusLabel"]
 
-    # `@` completion inserted a mention (the suite checked it names the first session) and the
-    # panel sent nothing for it (the request count above).
+    # `@` completion put a chip with the first session's title (its first prompt) in the box; the
+    # suite checked the markup behind it names that session. Sent, the mention reached the model
+    # as the referenced session's snapshot right after the prompt.
     mention = json.loads((e2e_dir / "mention-done").read_text())
-    assert mention["prompt"].startswith("Compare with @[ws](dsh-session:"), mention
-    assert mention["prompt"].endswith(") "), mention
+    title = "Please read pkg/src/x.txt and tell me what it says."
+    assert mention["chipText"] == f"@{title}", mention
+    assert mention["prompt"] == f"Compare with @{title} ", mention
+    assert any(c.startswith(title) for c in mention["candidates"]), mention["candidates"]
+    prompt_at = next(
+        i for i, m in enumerate(mentioning["messages"])
+        if m["role"] == "user" and any(t.startswith("Compare with @") for t in texts(m))
+    )  # fmt: skip
+    assert texts(mentioning["messages"][prompt_at]) == [f"Compare with @{title}"]
+    snapshot = "\n".join(texts(mentioning["messages"][prompt_at + 1]))
+    assert "Summary: read pkg/src/x.txt." in snapshot, snapshot
 
     shot = e2e_dir / "vscode-e2e.png"
     assert shot.is_file() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

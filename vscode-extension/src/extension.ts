@@ -3,6 +3,7 @@
  * bar item and the commands. Each piece lives in its own module; this file only connects them.
  */
 import * as vscode from 'vscode';
+import { EditApprovals } from './chat/approvals';
 import { type ChatPanel, ChatPanels } from './chat/panel';
 import { ChatSessions, type LiveSession } from './chat/sessions';
 import { type Sidecar, SidecarClient } from './client';
@@ -11,6 +12,7 @@ import { INSPECTOR_VIEW_ID, InspectorView } from './inspector/view';
 import { askApiKey, configureModel } from './model/configure';
 import { API_KEY_SECRET } from './model/select';
 import { StartupProblems } from './startupProblem';
+import { LastTextEditor } from './lastEditor';
 import { InstructionStatus } from './statusBar';
 import type { InspectorState } from './webview/messages';
 
@@ -35,13 +37,17 @@ export function activate(context: vscode.ExtensionContext): DshApi {
   const sessions = new ChatSessions(sidecar, context.workspaceState);
   const scopes = new ActiveScopes(sidecar);
   const status = new InstructionStatus(scopes, problems);
+  const approvals = new EditApprovals();
+  const editors = new LastTextEditor();
   const panels = new ChatPanels({
     sidecar,
     sessions,
     extensionUri: context.extensionUri,
     secrets: context.secrets,
     output,
-    onTurnFinished: () => {
+    approvals,
+    editors,
+    onSessionChanged: () => {
       scopes.schedule(0);
       inspector.schedule(0);
     },
@@ -59,6 +65,8 @@ export function activate(context: vscode.ExtensionContext): DshApi {
     sessions,
     scopes,
     status,
+    approvals,
+    editors,
     panels,
     inspector,
     vscode.window.registerWebviewViewProvider(INSPECTOR_VIEW_ID, inspector),
@@ -78,10 +86,14 @@ export function activate(context: vscode.ExtensionContext): DshApi {
       const panel = await openChat();
       await panel?.newSession();
     }),
-    vscode.commands.registerCommand('dsh.session.compact', async () => {
+    // Asks in the panel first; `{confirmed: true}` (for scripts and tests) skips the question.
+    vscode.commands.registerCommand('dsh.session.compact', async (options?: { confirmed?: boolean }) => {
       const panel = await openChat();
-      return panel?.compact();
+      return panel?.compact(options?.confirmed === true);
     }),
+    // The diff editor's title buttons for a proposed write or edit.
+    vscode.commands.registerCommand('dsh.edit.accept', (uri?: vscode.Uri) => decideEdit(uri, 'accepted')),
+    vscode.commands.registerCommand('dsh.edit.reject', (uri?: vscode.Uri) => decideEdit(uri, 'rejected')),
     vscode.commands.registerCommand('dsh.inspector.show', () => inspector.show()),
     vscode.commands.registerCommand('dsh.inspector.refresh', async () => {
       await scopes.refresh();
@@ -104,6 +116,12 @@ export function activate(context: vscode.ExtensionContext): DshApi {
       void vscode.window.showInformationMessage('DSH: model API key removed.');
     }),
   );
+
+  function decideEdit(uri: vscode.Uri | undefined, decision: 'accepted' | 'rejected'): boolean {
+    const shown = uri ?? vscode.window.activeTextEditor?.document.uri;
+    const id = approvals.idOf(shown) ?? (approvals.pending().length === 1 ? approvals.pending()[0] : undefined);
+    return id !== undefined && approvals.decide(id, decision);
+  }
 
   const ready = sidecar.start();
   ready.catch(() => undefined); // reported by StartupProblems; `ready` rejects for API callers
