@@ -455,8 +455,12 @@ export class ChatPanel implements vscode.Disposable {
         await this.openLink(message.href);
         break;
       case 'copy':
-        await vscode.env.clipboard.writeText(message.text);
-        this.status('Copied to the clipboard.');
+        try {
+          await vscode.env.clipboard.writeText(message.text);
+          this.status('Copied to the clipboard.');
+        } catch (err) {
+          this.notice('error', `Could not copy: ${errorText(err)}`);
+        }
         break;
       case 'insert':
         await this.insertAtCursor(message.text);

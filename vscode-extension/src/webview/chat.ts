@@ -363,7 +363,8 @@ window.addEventListener('message', (event: MessageEvent<ToChat>) => {
     case 'restorePrompt':
       if (m.texts.length > 0) {
         prompt.setText(mergeIntoPrompt(prompt.text, m.texts));
-        announce(`${plural(m.texts.length, 'queued message')} put back into the box.`);
+        // Said after whatever the turn's end announced ("Stopped. …"), not instead of it.
+        announce(`${status.textContent ?? ''} ${plural(m.texts.length, 'queued message')} put back into the box.`.trim());
         updateSendButton();
       }
       break;
