@@ -8,6 +8,7 @@ import { type ChatPanel, ChatPanels } from './chat/panel';
 import { ChatSessions, type LiveSession } from './chat/sessions';
 import { type Sidecar, SidecarClient } from './client';
 import { ActiveScopes } from './inspector/activeScopes';
+import { showScopesOf } from './inspector/scopesPick';
 import { INSPECTOR_VIEW_ID, InspectorView } from './inspector/view';
 import { askApiKey, configureModel } from './model/configure';
 import { API_KEY_SECRET } from './model/select';
@@ -95,6 +96,13 @@ export function activate(context: vscode.ExtensionContext): DshApi {
     vscode.commands.registerCommand('dsh.edit.accept', (uri?: vscode.Uri) => decideEdit(uri, 'accepted')),
     vscode.commands.registerCommand('dsh.edit.reject', (uri?: vscode.Uri) => decideEdit(uri, 'rejected')),
     vscode.commands.registerCommand('dsh.inspector.show', () => inspector.show()),
+    // From the palette: the active (or last) editor's file; from a context menu: that file.
+    vscode.commands.registerCommand('dsh.scopes.showForFile', (uri?: vscode.Uri) =>
+      showScopesOf(sidecar, uri instanceof vscode.Uri ? uri : (editors.get()?.document.uri ?? scopes.current.uri), (file) => {
+        const folder = vscode.workspace.getWorkspaceFolder(file);
+        return folder !== undefined ? sessions.get(folder)?.header.id : undefined;
+      }),
+    ),
     vscode.commands.registerCommand('dsh.inspector.refresh', async () => {
       await scopes.refresh();
       return inspector.refresh();

@@ -128,6 +128,13 @@ async function main() {
     await page.waitForFunction(() => !document.querySelector('.tab.active.dirty'), undefined, { timeout: 10000 });
     say('copy, link and insert work');
 
+    // The chain of the file in front of the user, as a quick pick.
+    await runCommand(page, 'DSH: Show Workspace Instructions for This File');
+    await page.waitForSelector('.quick-input-widget .quick-input-list .monaco-list-row', { timeout: 15000 });
+    found.scopesTitle = await page.locator('.quick-input-widget .quick-input-title').innerText();
+    found.scopesRows = await page.locator('.quick-input-widget .quick-input-list .monaco-list-row').allInnerTexts();
+    await page.keyboard.press('Escape');
+
     // --- 2. An edit, shown as a diff, applied only on Accept ------------------------------------
     await ask('EDIT please change the greeting');
     await chat.waitForSelector('.approval.pending:has-text("src/app.py")', { timeout: 30000 });
