@@ -264,7 +264,7 @@ def code_server(
     *,
     user_settings: dict[str, Any],
     machine_settings: dict[str, Any] | None = None,
-    install_vsix: Path | None = None,
+    install_vsix: Path | list[Path] | None = None,
     env: dict[str, str] | None = None,
 ) -> Iterator[CodeServer]:
     """code-server on a free 127.0.0.1 port with a scratch profile; its group is killed after."""
@@ -302,9 +302,10 @@ def code_server(
         "--user-data-dir", str(home / "data"), "--extensions-dir", str(home / "exts"),
     ]  # fmt: skip
     log = tmp_path / "code-server.log"
-    if install_vsix is not None:
+    vsixes = [install_vsix] if isinstance(install_vsix, Path) else (install_vsix or [])
+    for vsix in vsixes:
         installed = subprocess.run(
-            [*base, "--install-extension", str(install_vsix)],
+            [*base, "--install-extension", str(vsix)],
             env=full_env, capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
         assert installed.returncode == 0, f"install failed:\n{installed.stdout}{installed.stderr}"
@@ -399,4 +400,21 @@ def package_vsix(out: Path) -> Path:
     )  # fmt: skip
     assert proc.returncode == 0, f"packaging failed:\n{proc.stdout}\n{proc.stderr}"
     assert out.is_file() and out.stat().st_size > 100_000
+    return out
+
+
+def package_python_extension_standin(out: Path) -> Path:
+    """A .vsix of tests/editors/python-extension-standin (id ms-python.python, which cannot be
+    installed offline): its environments API names DSH_E2E_SELECTED_PYTHON as the interpreter."""
+    node = shutil.which("node")
+    assert node, "node is not on PATH"
+    source = Path(__file__).resolve().parent / "python-extension-standin"
+    staged = out.parent / "python-extension-standin"
+    shutil.copytree(source, staged)
+    vsce = EXT / "node_modules" / "@vscode" / "vsce" / "vsce"
+    proc = subprocess.run(
+        [node, str(vsce), "package", "--allow-missing-repository", "--skip-license", "--out", str(out)],
+        cwd=staged, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, f"packaging the stand-in failed:\n{proc.stdout}\n{proc.stderr}"
     return out
