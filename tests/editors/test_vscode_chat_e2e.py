@@ -43,6 +43,8 @@ MARKDOWN = (
     "Done.\n"
 )
 RATE_LIMIT = b'{"error":{"message":"Rate limit reached for fake-model","type":"requests","code":"rate_limit_exceeded"}}'
+PKG_RULE = "PKG-RULE-51: tabs in pkg."
+LIB_RULE = "LIB-RULE-52: spaces in lib."
 MARKERS = ("MARKDOWN", "FOLLOWUP", "EDIT", "WRITE", "STOP", "FAILONCE")
 
 
@@ -100,6 +102,11 @@ def workspace(tmp_path: Path) -> Path:
     (ws / "src").mkdir()
     (ws / "AGENTS.md").write_text("Root rules.\n", encoding="utf-8")
     (ws / "src" / "app.py").write_text(APP, encoding="utf-8")
+    for pkg, rule in (("pkg", PKG_RULE), ("lib", LIB_RULE)):
+        (ws / pkg).mkdir()
+        (ws / pkg / "AGENTS.md").write_text(f"{rule}\n", encoding="utf-8")
+    (ws / "pkg" / "x.txt").write_text("x\n", encoding="utf-8")
+    (ws / "lib" / "y.txt").write_text("y\n", encoding="utf-8")
     return ws
 
 
@@ -217,6 +224,17 @@ def test_chat_panel(cs: CodeServer, fake_model: FakeModel, workspace: Path, them
     assert found["newTitle"] == "New session"
     assert any(s.startswith("MARKDOWN show me the plan") for s in found["sessionList"])
     assert found["switchedTitle"] == "MARKDOWN show me the plan" and found["switchedTo"] is True
+
+    # Pending context: both new AGENTS.md were queued by opening files; one change was dropped,
+    # then the rest; nothing was left, and the next request carried neither.
+    assert "pkg/AGENTS.md" in found["pendingBefore"] and "lib/AGENTS.md" in found["pendingBefore"]
+    assert "pkg/AGENTS.md" in found["pendingAfterOne"]
+    assert "lib/AGENTS.md" not in found["pendingAfterOne"]
+    assert found["pendingLeft"] == []
+    last_body = bodies[-1]
+    assert any("FOLLOWUP after dropping" in t for m in last_body["messages"] for t in texts(m))
+    sent = "\n".join(t for m in last_body["messages"] for t in texts(m))
+    assert PKG_RULE not in sent and LIB_RULE not in sent
 
     assert found["a11y"] == {
         "log": ["log", "off"],

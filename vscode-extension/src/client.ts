@@ -101,6 +101,19 @@ export class SidecarClient implements Sidecar, vscode.Disposable {
     return this.client?.isRunning() ?? false;
   }
 
+  /**
+   * Whether the running sidecar implements `method` (its `initialize` result lists its dsh/
+   * methods). A sidecar from an older install (dsh.importStrategy=fromEnvironment) may lack newer
+   * ones; the UI leaves out what it cannot do.
+   */
+  supports(method: string): boolean {
+    const experimental = this.client?.initializeResult?.capabilities.experimental as
+      | { dsh?: { methods?: unknown } }
+      | undefined;
+    const methods = experimental?.dsh?.methods;
+    return Array.isArray(methods) && methods.includes(method);
+  }
+
   /** The interpreter the running (or last started) sidecar uses. */
   get python(): FoundInterpreter | undefined {
     return this.interpreter;

@@ -19,6 +19,7 @@ export const STEP_END = 'dsh/step/end';
 export const TURN_END = 'dsh/turn/end';
 export const TOOL_RESULT = 'dsh/tool/result';
 export const CONTEXT_PENDING = 'dsh/context/pending';
+export const CONTEXT_DISCARD = 'dsh/context/discard';
 export const CONTEXT_PREVIEW = 'dsh/context/preview';
 export const SCOPES = 'dsh/scopes';
 export const SESSION_REFERENCE_CANDIDATES = 'dsh/sessionReferences/candidates';
@@ -37,6 +38,7 @@ export const REQUESTS = [
   STEP_END,
   TURN_END,
   CONTEXT_PENDING,
+  CONTEXT_DISCARD,
   CONTEXT_PREVIEW,
   SCOPES,
   SESSION_REFERENCE_CANDIDATES,

@@ -9,6 +9,7 @@
  */
 import {
   CONTEXT_DID_CHANGE,
+  CONTEXT_DISCARD,
   CONTEXT_PENDING,
   CONTEXT_PREVIEW,
   type NotificationMethod,
@@ -210,6 +211,14 @@ export interface PendingResult {
   messages: Message[];
 }
 
+export interface ContextDiscardParams {
+  sessionId: string;
+  /** A pending message's id. */
+  messageId: string;
+  /** Drop only these changes of it (their `scope` keys); the whole message when absent. */
+  scopes?: string[];
+}
+
 export interface ContextPreviewParams {
   cwd: string;
 }
@@ -269,6 +278,7 @@ export interface RequestTypes {
   [STEP_END]: [StepEndParams, null];
   [TURN_END]: [TurnEndParams, null];
   [CONTEXT_PENDING]: [SessionIdParams, PendingResult];
+  [CONTEXT_DISCARD]: [ContextDiscardParams, PendingResult];
   [CONTEXT_PREVIEW]: [ContextPreviewParams, PreviewResult];
   [SCOPES]: [ScopesParams, ScopesResult];
   [SESSION_REFERENCE_CANDIDATES]: [CandidatesParams, CandidatesResult];

@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
-import { CONTEXT_PENDING, SESSION_COMPACT, SESSION_REFERENCE_CANDIDATES } from '../methods';
+import { CONTEXT_DISCARD, CONTEXT_PENDING, SESSION_COMPACT, SESSION_REFERENCE_CANDIDATES } from '../methods';
 import { createChatModel } from '../model/select';
 import { ModelError } from '../model/types';
 import { lmRuntime } from '../model/vscodeLm';
@@ -18,6 +18,7 @@ import type { ApprovalView, FromChat, ModelView, NoticeAction, SessionView, ToCh
 import { escapeHtml, webviewHtml, webviewRoots } from '../webviewHtml';
 import { type EditApprovals, notAppliedText } from './approvals';
 import { isUserPrompt, messageText, surfaceToMessages, toChatItems } from './convert';
+import { discardPending } from './discard';
 import { resolveLink } from './links';
 import { AgentLoop, type TurnOutcome } from './loop';
 import { describeModel } from './modelInfo';
@@ -26,7 +27,7 @@ import { PromptQueue } from './queue';
 import type { ChatSessions, LiveSession } from './sessions';
 
 export interface ChatPanelDeps {
-  sidecar: Sidecar & { onContextDidChange: vscode.Event<ContextDidChangeParams> };
+  sidecar: Sidecar & { onContextDidChange: vscode.Event<ContextDidChangeParams>; supports(method: string): boolean };
   sessions: ChatSessions;
   extensionUri: vscode.Uri;
   secrets: vscode.SecretStorage;
@@ -337,7 +338,11 @@ export class ChatPanel implements vscode.Disposable {
       return false;
     } finally {
       this.abort = undefined;
-      if (this.busy) this.setBusy(false);
+      if (this.busy) {
+        this.setBusy(false);
+        // Prompts typed while the summary was written go out now, against the compacted history.
+        this.afterTurn({ reason: 'completed', steps: 0, promptRecorded: false });
+      }
     }
   }
 
@@ -383,7 +388,6 @@ export class ChatPanel implements vscode.Disposable {
         model,
         history: messages.filter(isUserPrompt).map(messageText),
         queue: this.queue.list(),
-        pending: [],
       });
       void this.refreshPending();
     } catch (err) {
@@ -396,7 +400,6 @@ export class ChatPanel implements vscode.Disposable {
         model,
         history: [],
         queue: this.queue.list(),
-        pending: [],
       });
       this.notice('error', errorText(err));
     }
@@ -407,10 +410,14 @@ export class ChatPanel implements vscode.Disposable {
     if (session === undefined || session.header.id !== this.shownSessionId) return;
     try {
       const { messages } = await this.deps.sidecar.request(CONTEXT_PENDING, { sessionId: session.header.id });
-      this.post({ type: 'pending', items: pendingViews(messages) });
+      this.postPending(messages);
     } catch (err) {
       this.deps.output.appendLine(`[chat] reading the pending context failed: ${errorText(err)}`);
     }
+  }
+
+  private postPending(messages: Message[]): void {
+    this.post({ type: 'pending', items: pendingViews(messages), canDrop: this.deps.sidecar.supports(CONTEXT_DISCARD) });
   }
 
   private async modelView(): Promise<ModelView> {
@@ -516,9 +523,18 @@ export class ChatPanel implements vscode.Disposable {
 
   /** Drop pending context before the next step sees it (the whole message, or some changes). */
   private async discard(messageId: string, scopes: string[] | undefined): Promise<void> {
-    void messageId;
-    void scopes;
-    this.notice('error', 'Dropping pending context needs a newer sidecar.');
+    const session = this.deps.sessions.get(this.folder);
+    if (session === undefined) return;
+    try {
+      const outcome = await discardPending(this.deps.sidecar, session.header.id, messageId, scopes);
+      this.postPending(outcome.messages);
+      if (outcome.note !== undefined) this.notice('info', outcome.note);
+      else this.status(scopes !== undefined ? 'Dropped that change: the next step will not carry it.' : 'Dropped: the next step will not carry it.');
+      this.deps.onSessionChanged(session);
+    } catch (err) {
+      this.notice('error', `Could not drop it: ${errorText(err)}`);
+      void this.refreshPending();
+    }
   }
 
   private async openLink(href: string): Promise<void> {

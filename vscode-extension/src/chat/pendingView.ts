@@ -4,7 +4,7 @@
  * Pure: no vscode.
  */
 import type { Change, Message } from '../protocol';
-import { describeContext, messageText } from './convert';
+import { describeContext } from './convert';
 
 export interface PendingChangeView {
   /** The scope key sent as `scopes: [scope]` to drop just this change. */
@@ -26,7 +26,11 @@ const encoder = new TextEncoder();
 
 export function pendingViews(messages: readonly Message[]): PendingItemView[] {
   return messages.map((message) => {
-    const text = messageText(message);
+    // Separately framed blocks (a baseline and an update) stay apart.
+    const text = message.content
+      .filter((b) => b.type === 'text')
+      .map((b) => b.text)
+      .join('\n\n');
     const changes = message.source.kind === 'agent-instructions' && Array.isArray(message.source['changes'])
       ? (message.source['changes'] as Change[])
       : [];

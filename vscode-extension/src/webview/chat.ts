@@ -46,6 +46,7 @@ let shownSession: string | undefined;
 const prompt = new PromptBox({
   submit: (text) => {
     hideNotice();
+    scrollToEnd(true);
     // The browser's own zone: the sidecar stamps the prompt with it (time-context uses it).
     post({ type: 'send', text, clientTimeZone: Intl.DateTimeFormat().resolvedOptions().timeZone });
     updateSendButton();
@@ -56,8 +57,15 @@ const prompt = new PromptBox({
 
 // --- the conversation ---------------------------------------------------------------------------
 
-function scrollToEnd(): void {
-  log.scrollTop = log.scrollHeight;
+/** Follow new output only while the user is at the bottom: reading further up is not yanked away. */
+let following = true;
+log.addEventListener('scroll', () => {
+  following = log.scrollHeight - log.scrollTop - log.clientHeight < 48;
+});
+
+function scrollToEnd(force = false): void {
+  if (force) following = true;
+  if (following) log.scrollTop = log.scrollHeight;
 }
 
 function append(items: ChatItem[]): void {
@@ -204,7 +212,7 @@ function renderQueue(items: QueuedPrompt[]): void {
   }
 }
 
-function renderPending(items: PendingItemView[]): void {
+function renderPending(items: PendingItemView[], canDrop: boolean): void {
   pendingSection.replaceChildren();
   pendingSection.hidden = items.length === 0;
   if (items.length === 0) return;
@@ -214,9 +222,10 @@ function renderPending(items: PendingItemView[]): void {
     const details = el('details');
     const summary = el('summary', '', item.title);
     details.append(summary, el('pre', '', item.text));
-    row.append(details, button('Drop', 'secondary', () => post({ type: 'discard', messageId: item.messageId }), `Drop ${item.title}`));
+    row.append(details);
+    if (canDrop) row.append(button('Drop', 'secondary', () => post({ type: 'discard', messageId: item.messageId }), `Drop ${item.title}`));
     pendingSection.append(row);
-    for (const change of item.changes) {
+    for (const change of canDrop ? item.changes : []) {
       const sub = el('div', 'pending-change');
       sub.append(el('span', '', change.label));
       sub.append(
@@ -302,6 +311,7 @@ window.addEventListener('message', (event: MessageEvent<ToChat>) => {
   const m = event.data;
   switch (m.type) {
     case 'init':
+      following = true;
       if (m.session?.id !== shownSession) {
         // Another session: what was said about the previous one no longer applies.
         hideNotice();
@@ -318,7 +328,7 @@ window.addEventListener('message', (event: MessageEvent<ToChat>) => {
       renderEmpty();
       prompt.setHistory(m.history);
       renderQueue(m.queue);
-      renderPending(m.pending);
+      renderPending([], false);
       setBusy(m.busy);
       break;
     case 'items':
@@ -378,7 +388,7 @@ window.addEventListener('message', (event: MessageEvent<ToChat>) => {
       renderApprovalCard(m.approval);
       break;
     case 'pending':
-      renderPending(m.items);
+      renderPending(m.items, m.canDrop);
       break;
     case 'model':
       model = m.model;

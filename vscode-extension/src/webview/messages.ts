@@ -62,7 +62,6 @@ export type ToChat =
       /** The session's earlier prompts, oldest first (↑ recalls them). */
       history: string[];
       queue: QueuedPrompt[];
-      pending: PendingItemView[];
     }
   | { type: 'items'; items: ChatItem[] }
   | { type: 'delta'; text: string }
@@ -81,7 +80,8 @@ export type ToChat =
   | { type: 'sessions'; sessions: SessionListItem[] }
   | { type: 'session'; session: SessionView | undefined }
   | { type: 'approval'; approval: ApprovalView }
-  | { type: 'pending'; items: PendingItemView[] }
+  /** `canDrop`: the sidecar implements dsh/context/discard. */
+  | { type: 'pending'; items: PendingItemView[]; canDrop: boolean }
   | { type: 'model'; model: ModelView }
   | { type: 'confirmCompact'; count: number };
 
@@ -130,8 +130,10 @@ export interface InspectorState {
         folder: string;
         /** The baseline the session's model saw, and later instruction updates, in order. */
         visible: InspectorContextItem[];
-        pending: InspectorContextItem[];
+        pending: PendingItemView[];
         pendingCount: number;
+        /** The sidecar implements dsh/context/discard: pending items get Drop buttons. */
+        canDrop: boolean;
       }
     | undefined;
   /** Why there is no session section (e.g. "No chat session is open for this folder"). */
@@ -150,4 +152,8 @@ export interface InspectorState {
 }
 
 export type ToInspector = { type: 'state'; state: InspectorState };
-export type FromInspector = { type: 'ready' } | { type: 'refresh' } | { type: 'openChat' };
+export type FromInspector =
+  | { type: 'ready' }
+  | { type: 'refresh' }
+  | { type: 'openChat' }
+  | { type: 'discard'; sessionId: string; messageId: string; scopes?: string[] };

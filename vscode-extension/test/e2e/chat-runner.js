@@ -242,6 +242,30 @@ async function main() {
     found.switchedTo = (await call('session')).id === before.id;
     say('session switch');
 
+    // --- 9. Pending context: drop one change, then the rest ---------------------------------------
+    await chat.click('#new-session');
+    await chat.waitForSelector('#empty', { timeout: 20000 });
+    await ask('FOLLOWUP first turn of a fresh session');
+    await chat.waitForSelector('article.msg.assistant:has-text("Follow-up answered.")', { timeout: 30000 });
+    await idle();
+    // Opening files is a touch: their folders' AGENTS.md are queued for the next step.
+    await openFromExplorer(page, 'pkg', 'x.txt');
+    await openFromExplorer(page, 'lib', 'y.txt');
+    await chat.waitForSelector('#pending .pending-change:has-text("lib/AGENTS.md")', { timeout: 30000 });
+    found.pendingBefore = await chat.locator('#pending').innerText();
+    await page.screenshot({ path: path.join(dir, `chat-pending-${themeKind}.png`) });
+    await chat.locator('#pending .pending-change:has-text("lib/AGENTS.md") button:has-text("Drop")').click();
+    await chat.waitForFunction(() => !document.querySelector('#pending')?.textContent?.includes('lib/AGENTS.md'), undefined, { timeout: 15000 });
+    found.pendingAfterOne = await chat.locator('#pending').innerText();
+    await chat.locator('#pending .pending-item button:has-text("Drop")').first().click();
+    await chat.waitForSelector('#pending', { state: 'hidden', timeout: 15000 });
+    const fresh = await call('session');
+    found.pendingLeft = (await call('sidecar', { method: 'dsh/context/pending', params: { sessionId: fresh.id } })).messages;
+    await ask('FOLLOWUP after dropping');
+    await chat.waitForSelector('article.msg.user:has-text("FOLLOWUP after dropping") ~ article.msg.assistant:has-text("Follow-up answered.")', { timeout: 30000 });
+    await idle();
+    say('pending context dropped');
+
     // --- accessibility ---------------------------------------------------------------------------
     found.a11y = await chat.evaluate(() => ({
       log: [document.getElementById('log')?.getAttribute('role'), document.getElementById('log')?.getAttribute('aria-live')],
