@@ -6,7 +6,8 @@ on the stdio transport stdout is the protocol channel, so nothing here writes to
 and logging is configured by the server (stderr or ``--log-file``).
 
 Bad input (a missing directory or file, an unreadable settings file, an invalid setting) is one
-line on stderr naming the problem and exit status 2, never a traceback.
+line on stderr naming the problem and exit status 2, never a traceback. A usage error of a
+subcommand shows that subcommand's usage, not the top-level one.
 """
 
 from __future__ import annotations
@@ -18,14 +19,18 @@ import platform
 import shutil
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Callable, Sequence
 from importlib import import_module, metadata
 from typing import Any, BinaryIO
 
-from dsh_sidecar.config import Settings, describe_dsh_home
+import dsh_sidecar
+from dsh_sidecar.config import InstructionSettings, Settings, describe_dsh_home
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.fs import LOCAL_FS
 from dsh_sidecar.sources.agent_instructions.baseline import (
+    INCLUDED,
+    TRUNCATED,
     BaselineLoad,
     ChainEntry,
     load_baseline,
@@ -45,7 +50,12 @@ class UsageError(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        # argparse exits for --help, --version and usage errors; return its status instead so
+        # callers of main() (the console script, tests) see one way of ending.
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     command: Callable[[argparse.Namespace], int] | None = getattr(args, "run", None)
     if command is None:
         parser.print_help(sys.stderr)
@@ -64,12 +74,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
 
 
+class _SubcommandParser(argparse.ArgumentParser):
+    """A subcommand's parser that reports its own leftover arguments.
+
+    argparse hands a subcommand's unrecognized arguments back to the top-level parser, whose
+    error then shows the top-level usage (``dsh-sidecar [-h] COMMAND ...``), which does not tell
+    the user what ``preview`` accepts. Failing here shows ``usage: dsh-sidecar preview ...``.
+    """
+
+    # typeshed spells this method as three overloads; one signature that serves them all is
+    # what argparse itself has.
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Workspace instructions (AGENTS.md/CLAUDE.md) for editor AI agents.",
     )
-    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"{PROG} {dsh_sidecar.__version__}")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_SubcommandParser)
 
     serve = sub.add_parser("serve", help="run the language server (stdio unless --tcp)")
     serve.add_argument("--tcp", action="store_true", help="listen on 127.0.0.1 instead of stdio")
@@ -92,6 +122,19 @@ def build_parser() -> argparse.ArgumentParser:
     _settings_option(scopes)
     scopes.set_defaults(run=_cmd_scopes)
 
+    explain = sub.add_parser(
+        "explain", help="what this sidecar and each agent load for FILE, and where limits cut"
+    )
+    explain.add_argument(
+        "file", metavar="FILE", help="a file (it need not exist; its directory must)"
+    )
+    explain.add_argument(
+        "--cwd", metavar="DIR", help="the session directory (default: FILE's project root)"
+    )
+    explain.add_argument("--json", action="store_true", help="machine-readable output")
+    _settings_option(explain)
+    explain.set_defaults(run=_cmd_explain)
+
     doctor = sub.add_parser("doctor", help="check the installation and the environment")
     _settings_option(doctor)
     doctor.set_defaults(run=_cmd_doctor)
@@ -102,7 +145,7 @@ def _settings_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--settings",
         metavar="FILE.json",
-        help="settings tree as in initializationOptions (protocol §9); defaults otherwise",
+        help="settings tree as in initializationOptions (docs/configuration.md); defaults otherwise",
     )
 
 
@@ -116,16 +159,52 @@ def _cmd_preview(args: argparse.Namespace) -> int:
     if args.json:
         _write_json(preview_json(load))
     else:
+        # The notes go first, so a terminal shows them above the text rather than glued to its
+        # last line (the text ends without a newline).
+        notes = "".join(f"{PROG}: {note}\n" for note in preview_notes(load, settings))
+        _write_bytes(notes.encode("utf-8", "surrogateescape"), sys.stderr.buffer)
         # Exactly the baseline bytes, with no newline added: the output can be compared with
-        # (or counted against) the budget as it is. An empty baseline prints nothing on stdout,
-        # and says so on stderr so an empty result is not mistaken for a failure.
+        # (or counted against) the budget as it is.
         _write_bytes(load.text.encode("utf-8", "surrogateescape"))
-        if not load.text:
-            sys.stderr.write(
-                f"dsh-sidecar: no workspace instruction files apply to {load.cwd}"
-                f" (project root {load.project_root}, DSH_HOME {settings.home()})\n"
-            )
     return EXIT_OK
+
+
+def preview_notes(load: BaselineLoad, settings: InstructionSettings) -> list[str]:
+    """What ``preview`` says on stderr: every file left out of the baseline or cut, and why.
+
+    An empty output must never look like "nothing applies" when files were found but skipped
+    (all oversized, say), nor a partial baseline like the whole chain.
+    """
+    if not settings.active:
+        return [f"no baseline: {_inactive_reason(settings)}"]
+    if not load.entries:
+        return [
+            f"no workspace instruction files apply to {terminal_safe(load.cwd)}"
+            f" (project root {terminal_safe(load.project_root)},"
+            f" DSH_HOME {terminal_safe(settings.home())})"
+        ]
+    notes = []
+    left_out = [e for e in load.entries if e.state != INCLUDED]
+    if not load.text:
+        total = len(load.entries)
+        every = (
+            "the only instruction file was" if total == 1 else f"all {total} instruction files were"
+        )
+        notes.append(f"no baseline for {terminal_safe(load.cwd)}: {every} skipped")
+    for entry in left_out:
+        verb = "cut" if entry.state == TRUNCATED else "skipped"
+        path, why = entry.candidate.display_path, entry.reason or entry.state
+        notes.append(f"{verb} {terminal_safe(path)}: {terminal_safe(why)}")
+    return notes
+
+
+def _inactive_reason(settings: InstructionSettings) -> str:
+    if not settings.enabled:
+        return "instructions.enabled is false"
+    shown = (
+        int(settings.max_bytes) if float(settings.max_bytes).is_integer() else settings.max_bytes
+    )
+    return f"instructions.maxBytes is {shown}; a budget that is not a positive number turns the source off"
 
 
 def _cmd_scopes(args: argparse.Namespace) -> int:
@@ -148,9 +227,34 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from dsh_sidecar.explain import explain_file
+    from dsh_sidecar.explain.text import render_text
+
+    settings = load_settings(args.settings).instructions
+    path = os.path.abspath(args.file)
+    if os.path.isdir(path):
+        raise UsageError(
+            f"{args.file}: is a directory (explain takes a file; scopes takes a directory)"
+        )
+    if not os.path.isdir(os.path.dirname(path)):
+        raise UsageError(f"{args.file}: no such directory {os.path.dirname(path)}")
+    cwd = None if args.cwd is None else _existing_directory(args.cwd)
+    explained = explain_file(path, settings, LOCAL_FS, dsh_home=settings.home(), cwd=cwd)
+    if args.json:
+        _write_json(explained.to_json())
+    else:
+        _write_text(render_text(explained))
+    return EXIT_OK
+
+
 def _cmd_doctor(args: argparse.Namespace) -> int:
     settings = load_settings(args.settings)
     rows: list[tuple[str, str]] = [
+        (
+            PROG,
+            f"{dsh_sidecar.__version__} ({os.path.dirname(os.path.abspath(dsh_sidecar.__file__))})",
+        ),
         ("python", f"{platform.python_version()} ({sys.executable})"),
     ]
     problems: list[str] = []
@@ -203,7 +307,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def load_settings(path: str | None) -> Settings:
-    """Defaults, or the protocol §9 tree read from ``path``."""
+    """Defaults, or the settings tree (docs/configuration.md) read from ``path``."""
     if path is None:
         return Settings()
     try:
@@ -273,8 +377,26 @@ def _entry_json(entry: ChainEntry) -> dict[str, Any]:
 
 def _entry_line(entry: ChainEntry) -> str:
     size = "-" if entry.bytes is None else str(entry.bytes)
-    line = f"{entry.state:<10} {size:>8}  {entry.candidate.display_path}"
-    return f"{line}  {entry.reason}" if entry.reason else line
+    line = f"{entry.state:<10} {size:>8}  {terminal_safe(entry.candidate.display_path)}"
+    return f"{line}  {terminal_safe(entry.reason)}" if entry.reason else line
+
+
+# Bidirectional overrides and isolates: they reorder what a terminal shows ("Trojan source").
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with control characters escaped (``\\x1b``, ``\\u202e``).
+
+    File and directory names come from the repository, which may be hostile: a newline in a
+    name would forge a line of the listing, an escape sequence would drive the terminal.
+    """
+    return "".join(
+        (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+        if unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI_CONTROLS
+        else c
+        for c in text
+    )
 
 
 def store_writable(path: str) -> tuple[bool, str]:
@@ -322,9 +444,12 @@ def _write_text(text: str) -> None:
     _write_bytes(text.encode("utf-8", "surrogateescape"))
 
 
-def _write_bytes(data: bytes) -> None:
+def _write_bytes(data: bytes, stream: BinaryIO | None = None) -> None:
     # Bytes, not text: the locale's encoding must not change what the baseline looks like.
-    stream: BinaryIO = sys.stdout.buffer
+    if stream is None:
+        stream = sys.stdout.buffer
+    else:
+        sys.stderr.flush()  # keep the order of anything already written through sys.stderr
     stream.write(data)
     stream.flush()
 

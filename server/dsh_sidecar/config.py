@@ -132,9 +132,24 @@ class TmuxContextSettings:
     use_client_process: bool = False
 
 
+HOVER_OTHER_FILES = ("off", "firstLine", "always")
+
+
+@attrs.frozen
+class HoverSettings:
+    # Hover on a file that is not an instruction file: off (the status bar and inspector tell the
+    # chain), on its first line only, or everywhere (it fires on every cursor rest).
+    other_files: str = "off"
+
+
+DEFAULT_BUSY_TIMEOUT_MS = 5000
+
+
 @attrs.frozen
 class StoreSettings:
     path: str | None = None
+    # How long a write waits for another process's write lock before failing with store-busy.
+    busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS
 
 
 @attrs.frozen
@@ -144,6 +159,7 @@ class Settings:
     time_context: TimeContextSettings = TimeContextSettings()
     tmux_context: TmuxContextSettings = TmuxContextSettings()
     store: StoreSettings = StoreSettings()
+    hover: HoverSettings = HoverSettings()
 
     def store_path(self, env: Mapping[str, str] | None = None, home: str | None = None) -> str:
         if self.store.path is not None:
@@ -360,9 +376,28 @@ def _parse_tmux(raw: Mapping[str, Any], base: TmuxContextSettings) -> TmuxContex
 
 
 def _parse_store(raw: Mapping[str, Any], base: StoreSettings) -> StoreSettings:
-    _unknown_keys("store", raw, {"path"})
+    _unknown_keys("store", raw, {"path", "busyTimeoutMs"})
+    changes: dict[str, Any] = {}
     if "path" in raw:
-        return StoreSettings(path=_optional_path("store.path", raw["path"]))
+        changes["path"] = _optional_path("store.path", raw["path"])
+    if "busyTimeoutMs" in raw:
+        value = raw["busyTimeoutMs"]
+        if not _safe_int(value, 0):
+            raise ConfigError(
+                "store.busyTimeoutMs", f"must be a non-negative safe integer, got {value!r}"
+            )
+        changes["busy_timeout_ms"] = int(value)
+    return attrs.evolve(base, **changes)
+
+
+def _parse_hover(raw: Mapping[str, Any], base: HoverSettings) -> HoverSettings:
+    _unknown_keys("hover", raw, {"otherFiles"})
+    if "otherFiles" in raw:
+        value = raw["otherFiles"]
+        if value not in HOVER_OTHER_FILES:
+            allowed = ", ".join(repr(v) for v in HOVER_OTHER_FILES)
+            raise ConfigError("hover.otherFiles", f"must be one of {allowed}, got {value!r}")
+        return HoverSettings(other_files=value)
     return base
 
 
@@ -371,7 +406,7 @@ def _parse_settings(raw: Any, base: Settings) -> Settings:
         return base
     if not isinstance(raw, Mapping):
         raise ConfigError("dsh", "settings must be an object")
-    known = {"instructions", "sessionReference", "timeContext", "tmuxContext", "store"}
+    known = {"instructions", "sessionReference", "timeContext", "tmuxContext", "store", "hover"}
     extra = sorted(set(raw) - known)
     if extra:
         raise ConfigError(extra[0], "is not a known setting")
@@ -383,6 +418,7 @@ def _parse_settings(raw: Any, base: Settings) -> Settings:
         time_context=_parse_time(_section(raw, "timeContext"), base.time_context),
         tmux_context=_parse_tmux(_section(raw, "tmuxContext"), base.tmux_context),
         store=_parse_store(_section(raw, "store"), base.store),
+        hover=_parse_hover(_section(raw, "hover"), base.hover),
     )
 
 
@@ -413,5 +449,6 @@ def settings_to_json(settings: Settings) -> dict[str, Any]:
             "enabled": x.enabled, "refreshIntervalMs": x.refresh_interval_ms,
             "useClientProcess": x.use_client_process,
         },
-        "store": {"path": settings.store.path},
+        "store": {"path": settings.store.path, "busyTimeoutMs": settings.store.busy_timeout_ms},
+        "hover": {"otherFiles": settings.hover.other_files},
     }  # fmt: skip

@@ -15,6 +15,9 @@ INVALID_CONFIG = "invalid-config"
 INVALID_TIME_ZONE = "invalid-time-zone"
 INVALID_PARAMS = "invalid-params"
 INVALID_URI = "invalid-uri"
+UNKNOWN_MESSAGE = "unknown-message"
+# Not bad input: the store's write lock stayed taken (by another process) past the busy timeout.
+STORE_BUSY = "store-busy"
 
 SESSION_REFERENCE_INVALID_CONFIG = "SESSION_REFERENCE_INVALID_CONFIG"
 SESSION_REFERENCE_INVALID_REFERENCE = "SESSION_REFERENCE_INVALID_REFERENCE"
@@ -46,6 +49,17 @@ class ConfigError(DshError):
     def __init__(self, key: str, message: str) -> None:
         super().__init__(INVALID_CONFIG, f"{key}: {message}", {"key": key})
         self.key = key
+
+
+class StoreBusy(DshError):
+    """Another connection held the session store's write lock past the busy timeout."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            STORE_BUSY,
+            f"the session store {path} is busy: another process holds its write lock; nothing was written",
+            {"path": path},
+        )
 
 
 class Cancelled(Exception):

@@ -22,6 +22,8 @@ TURN_END = "turn/end"
 STEP_START = "step/start"
 STEP_END = "step/end"
 INBOX_SPLICED = "agent/inbox/spliced"
+# The user dropped pending context (dsh/context/discard): which changes, so they stay dropped.
+INBOX_DISCARDED = "agent/inbox/discarded"
 SESSION_TITLE = "session/title"
 
 SURFACE_EVENT_TYPES = frozenset({USER_MESSAGE, ASSISTANT_MESSAGE, TOOL_RESULT})

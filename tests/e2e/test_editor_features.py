@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -35,13 +36,19 @@ async def diagnostics_for(
         waiter = client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
 
 
-async def hover_text(client: LanguageClient, ws: Workspace, rel: str) -> str:
-    result = await client.text_document_hover_async(
+async def hover_at(
+    client: LanguageClient, ws: Workspace, rel: str, line: int = 0
+) -> types.Hover | None:
+    return await client.text_document_hover_async(
         types.HoverParams(
             text_document=types.TextDocumentIdentifier(uri=ws.uri(rel)),
-            position=types.Position(line=0, character=0),
+            position=types.Position(line=line, character=0),
         )
     )
+
+
+async def hover_text(client: LanguageClient, ws: Workspace, rel: str, line: int = 0) -> str:
+    result = await hover_at(client, ws, rel, line)
     assert result is not None
     assert isinstance(result.contents, types.MarkupContent)
     return result.contents.value
@@ -100,11 +107,37 @@ async def test_hover_shows_place_state_budget_and_sessions(
     assert "State: **included**" in local
     assert f"- `{sid}`: active via set" in local
 
-    # Any other file: the chain an agent would be told about when it touches it.
-    source = await hover_text(client, ws, "pkg/src/main.py")
-    assert "**Workspace instructions for this directory** (4 files" in source
-    assert "- `pkg/AGENTS.md`: **oversized**" in source
-    assert "- `CLAUDE.md`: **duplicate**" in source
+    # Any other file: no hover by default (the status bar and inspector tell the chain).
+    assert await hover_at(client, ws, "pkg/src/main.py") is None
+
+
+@pytest.mark.parametrize(
+    ("mode", "answered_lines"), [("off", []), ("firstLine", [0]), ("always", [0, 3])]
+)
+async def test_hover_on_other_files_follows_the_setting(
+    client: LanguageClient, ws: Workspace, mode: str, answered_lines: list[int]
+) -> None:
+    ws.write(TREE)
+    options = {**ws.options(**SETTINGS), "hover": {"otherFiles": mode}}
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(), initialization_options=options
+        )
+    )
+    client.dsh_initialized = True  # type: ignore[attr-defined]
+    for line in (0, 3):
+        result = await hover_at(client, ws, "pkg/src/main.py", line)
+        if line not in answered_lines:
+            assert result is None
+            continue
+        assert result is not None and isinstance(result.contents, types.MarkupContent)
+        # The chain an agent would be told about when it touches this file.
+        source = result.contents.value
+        assert "**Workspace instructions for this directory** (4 files" in source
+        assert "- `pkg/AGENTS.md`: **oversized**" in source
+        assert "- `CLAUDE.md`: **duplicate**" in source
+    # Instruction files answer whatever the setting says.
+    assert "Place in the chain: 1 of 3" in await hover_text(client, ws, "AGENTS.md", 5)
 
 
 async def test_scopes_reports_states_and_active_changes(

@@ -37,6 +37,17 @@ BAD_CALLS: list[tuple[str, Any, str]] = [
     (methods.SESSION_COMPACT, {"sessionId": "$SID", "start": 0, "end": 0}, "invalid-params"),
     (methods.STEP_PREPARE, {"sessionId": "$SID", "turn": 0, "step": 1}, "invalid-params"),
     (methods.STEP_PREPARE, {"sessionId": "$SID", "turn": 1, "step": True}, "invalid-params"),
+    (methods.STEP_PREPARE, {"sessionId": "$SID", "turn": 1, "step": 0}, "invalid-params"),
+    (methods.STEP_PREPARE, {"sessionId": "$SID", "turn": -1, "step": 1}, "invalid-params"),
+    (methods.STEP_PREPARE, {"sessionId": "$SID", "turn": 1, "step": "2"}, "invalid-params"),
+    (methods.STEP_END, {"sessionId": "$SID", "turn": 1, "step": 0}, "invalid-params"),
+    (methods.TURN_END, {"sessionId": "$SID", "turn": 0, "reason": "done"}, "invalid-params"),
+    (
+        methods.SESSION_COMPACT,
+        {"sessionId": "$SID", "start": -1, "end": 0, "summary": "s"},
+        "invalid-params",
+    ),
+    (methods.SESSION_EVENTS, {"sessionId": "$SID", "limit": 0}, "invalid-params"),
     (
         methods.STEP_PREPARE,
         {
@@ -55,8 +66,15 @@ BAD_CALLS: list[tuple[str, Any, str]] = [
     (methods.STEP_END, {"sessionId": "nope", "turn": 1, "step": 1}, "unknown-session"),
     (methods.TURN_END, {"sessionId": "$SID", "turn": 1}, "invalid-params"),
     (methods.CONTEXT_PENDING, {"sessionId": 1}, "invalid-params"),
+    (methods.CONTEXT_DISCARD, {"sessionId": "$SID", "messageId": "nope"}, "unknown-message"),
+    (methods.CONTEXT_DISCARD, {"sessionId": "$SID"}, "invalid-params"),
     (methods.CONTEXT_PREVIEW, {"cwd": "/definitely/not/here"}, "invalid-cwd"),
     (methods.SCOPES, {"uri": "untitled:Untitled-1"}, "invalid-uri"),
+    (methods.EXPLAIN, {"uri": "untitled:Untitled-1"}, "invalid-uri"),
+    (methods.EXPLAIN, {"uri": "/definitely/not/here/x.py"}, "invalid-uri"),
+    (methods.EXPLAIN, {"uri": "/", "cwd": "/definitely/not/here"}, "invalid-uri"),
+    (methods.EXPLAIN, {"uri": "/etc/hostname", "cwd": "/definitely/not/here"}, "invalid-cwd"),
+    (methods.EXPLAIN, {"cwd": "/"}, "invalid-params"),
     (methods.SESSION_REFERENCE_CANDIDATES, {"sessionId": "nope"}, "unknown-session"),
     (methods.SESSION_REFERENCE_CANDIDATES, {"sessionId": "$SID", "query": 3}, "invalid-params"),
 ]

@@ -11,10 +11,12 @@ stdout and exits non-zero on any Lua error, so these tests only parse and assert
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -60,6 +62,8 @@ def project(tmp_path: Path) -> Project:
     root = tmp_path / "proj"
     (root / ".git").mkdir(parents=True)
     (root / "AGENTS.md").write_text("# Root rules\n\nUse tabs.\n")
+    # The same rules without the final newline: a duplicate, which the chain lists with a reason.
+    (root / "CLAUDE.md").write_text("# Root rules\n\nUse tabs.")
     (root / "pkg" / "src").mkdir(parents=True)
     (root / "pkg" / "AGENTS.md").write_text("# Package rules\n\nNo globals in pkg.\n")
     (root / "pkg" / "src" / "x.txt").write_text("hello\n")
@@ -87,8 +91,11 @@ class Run:
         )
 
 
-def run_scenario(nvim: Path, scenario: str, project: Project) -> Run:
+def run_scenario(
+    nvim: Path, scenario: str, project: Project, extra_env: dict[str, str] | None = None
+) -> Run:
     env = dict(os.environ)
+    env.update(extra_env or {})
     env.update(
         DSH_SCENARIO=scenario,
         DSH_TEST_PROJECT=str(project.root),
@@ -142,8 +149,10 @@ def run_scenario(nvim: Path, scenario: str, project: Project) -> Run:
     return Run(proc.returncode, records, stdout, stderr, lsp_log)
 
 
-def succeed(nvim: Path, scenario: str, project: Project) -> Run:
-    run = run_scenario(nvim, scenario, project)
+def succeed(
+    nvim: Path, scenario: str, project: Project, extra_env: dict[str, str] | None = None
+) -> Run:
+    run = run_scenario(nvim, scenario, project, extra_env)
     assert run.returncode == 0 and "done" in run.records, run.explain()
     return run
 
@@ -203,16 +212,37 @@ def test_hover_in_agents_md_shows_scope(nvim: Path, project: Project) -> None:
 def test_scopes_lists_chain(nvim: Path, project: Project) -> None:
     scopes = succeed(nvim, "scopes", project).records["scopes"]
     assert scopes["status"] == "ready", scopes
+    assert "\x00" not in text_of(scopes["lines"]) and "^@" not in text_of(scopes["lines"])
     chain = [
         line.split() for line in scopes["lines"] if line.split()[:1] and line.split()[0] in STATES
     ]
-    shown = [(row[0], row[3]) for row in chain]
-    assert ("included", "AGENTS.md") in shown
-    assert ("included", "pkg/AGENTS.md") in shown
-    assert shown.index(("included", "AGENTS.md")) < shown.index(("included", "pkg/AGENTS.md"))
-    sizes = {row[3]: int(row[1]) for row in chain}
+    # state, bytes, file, scope directory (as VS Code shows it: ".", not "./AGENTS.md" or ^@)
+    shown = [(row[0], row[2], row[3]) for row in chain]
+    assert ("included", "AGENTS.md", ".") in shown
+    assert ("included", "pkg/AGENTS.md", "pkg") in shown
+    assert shown.index(("included", "AGENTS.md", ".")) < shown.index(
+        ("included", "pkg/AGENTS.md", "pkg")
+    )
+    sizes = {row[2]: int(row[1]) for row in chain}
     assert sizes["pkg/AGENTS.md"] == len((project.root / "pkg" / "AGENTS.md").read_bytes())
     assert f"project root: {project.root}" in scopes["lines"]
+
+
+def test_scopes_of_a_hostile_directory_name(nvim: Path, project: Project) -> None:
+    evil = "a\nforged\x1b[31m"
+    (project.root / evil).mkdir()
+    (project.root / evil / "AGENTS.md").write_text("evil rules\n")
+    (project.root / evil / "f.txt").write_text("x\n")
+    run = succeed(nvim, "hostile_scopes", project, {"DSH_TEST_FILE": f"{evil}/f.txt"})
+    scopes = run.records["scopes"]
+    assert scopes["status"] == "ready", scopes
+    rows = [line for line in scopes["lines"] if line.startswith("included")]
+    assert rows[-1].split() == [
+        "included",
+        "11",
+        "a\\x0aforged\\x1b[31m/AGENTS.md",
+        "a\\x0aforged\\x1b[31m",
+    ]
 
 
 STATES = {"included", "truncated", "omitted", "duplicate", "oversized", "unreadable", "ignored"}
@@ -220,7 +250,20 @@ STATES = {"included", "truncated", "omitted", "duplicate", "oversized", "unreada
 
 def test_preview_and_reconfiguration(nvim: Path, project: Project) -> None:
     run = succeed(nvim, "preview", project)
-    before = text_of(run.records["preview"]["lines"])
+    lines = run.records["preview"]["lines"]
+    before = text_of(lines)
+    # A readable listing, like the CLI's: no JSON of the result (the identity, a truncation).
+    assert "{" not in before.split("## Text")[0], before
+    assert "baselineIdentity" not in before and "projectRootMarkers" not in before
+    text = before.split("## Text\n\n", 1)[1]
+    assert f"baseline:     {len(text.encode())} of 65536 bytes" in lines
+    assert f"project root: {project.root}" in lines
+    rows = [line.split(None, 3) for line in lines if line.split()[:1] and line.split()[0] in STATES]
+    assert rows == [
+        ["included", "24", "AGENTS.md"],
+        ["duplicate", "23", "CLAUDE.md", "same content as AGENTS.md (after trimming whitespace)"],
+        ["included", "36", "pkg/AGENTS.md"],
+    ]
     assert "Instructions from: AGENTS.md" in before
     assert "Instructions from: pkg/AGENTS.md" in before
     assert "RULES.md" not in before
@@ -274,6 +317,8 @@ def test_help_tags(nvim: Path, project: Project, tmp_path: Path) -> None:
     assert records["help"]["file"] == "dsh_sidecar.txt"
     assert "*dsh_sidecar*" in records["help"]["line"]
     assert "*dsh_sidecar-api*" in records["help_api"]["line"]
+    for tag in ("dsh_sidecar-hover", "dsh_sidecar-resume", "dsh_sidecar.api.discard"):
+        assert f"*{tag}*" in records[f"help_{tag}"]["line"]
     # The committed tags file is what :helptags makes of the current doc.
     doc = tmp_path / "doc"
     shutil.copytree(PLUGIN / "doc", doc)
@@ -286,3 +331,262 @@ def test_help_tags(nvim: Path, project: Project, tmp_path: Path) -> None:
         check=True,
     )
     assert (doc / "tags").read_text() == (PLUGIN / "doc" / "tags").read_text()
+
+
+# --- K --------------------------------------------------------------------------------------
+
+
+def test_k_shows_hover_in_instruction_files(nvim: Path, project: Project) -> None:
+    records = succeed(nvim, "hover_key", project).records
+    mapping = records["mapping"]["instruction"]
+    assert mapping["buffer"] is True, mapping
+    if nvim == NVIMS["pypi"]:
+        # 0.10+ maps K itself; the plugin leaves it to Neovim.
+        assert "ours" not in mapping and mapping["desc"] == "vim.lsp.buf.hover()", mapping
+    else:
+        assert mapping["ours"] == "K" and mapping["desc"] == "dsh_sidecar: LSP hover", mapping
+    float_text = text_of(records["hover_float"]["lines"])
+    assert "pkg/AGENTS.md" in float_text and "included" in float_text, float_text
+    other = records["mapping_other"]["other"]
+    assert "ours" not in other, other
+    if nvim != NVIMS["pypi"]:
+        # Outside instruction files (hover.otherFiles off) 0.7 keeps K for 'keywordprg'.
+        assert other["buffer"] is False and "desc" not in other, other
+
+
+def test_k_of_the_user_is_left_alone(nvim: Path, project: Project) -> None:
+    record = succeed(nvim, "hover_key_user", project).records["user_mapping"]
+    assert record["mine"] == 1
+    assert "ours" not in record["mapping"]
+    assert "let g:mine = 1" in record["mapping"]["rhs"]
+
+
+# --- sessions across restarts ---------------------------------------------------------------
+
+
+def state_file(project: Project) -> Path:
+    digest = hashlib.sha256(str(project.root).encode()).hexdigest()
+    return project.state / "data" / "nvim" / "dsh_sidecar" / "sessions" / f"{digest}.json"
+
+
+def resume(nvim: Path, project: Project, **env: str) -> dict:
+    run = succeed(nvim, "resume", project, env)
+    assert "dsh_sidecar" not in run.stderr, run.explain()
+    return run.records["resume"]
+
+
+def test_the_project_session_is_resumed_after_a_restart(nvim: Path, project: Project) -> None:
+    first = resume(nvim, project)
+    assert first["resumed"] is False and "note" not in first
+    assert first["state"] == str(state_file(project))
+    saved = json.loads(state_file(project).read_text())
+    # The Neovim that had it open released it when it exited.
+    assert saved == {"version": 1, "root": str(project.root), "sessionId": first["id"]}
+    assert stat.S_IMODE(state_file(project).stat().st_mode) == 0o600
+    run = succeed(nvim, "resume", project, {"DSH_TEST_HEALTH": "1"})
+    second = run.records["resume"]
+    assert second["id"] == first["id"]
+    assert second["resumed"] is True and "note" not in second
+    health = text_of(run.records["health"]["lines"])
+    assert f"project session {first['id']} (resumed)" in health, health
+    assert not list(state_file(project).parent.glob("*.tmp"))
+
+
+def test_resume_sessions_off_starts_a_new_session_each_time(nvim: Path, project: Project) -> None:
+    options = {"DSH_TEST_OPTIONS": json.dumps({"resume_sessions": False})}
+    first = resume(nvim, project, **options)
+    second = resume(nvim, project, **options)
+    assert first["id"] != second["id"] and second["resumed"] is False
+    assert not state_file(project).exists()
+
+
+CORRUPT_STATES = {
+    "not-json": b"{sessionId: nope",
+    "a-list": b"[]",
+    "another-root": json.dumps({"version": 1, "root": "/elsewhere", "sessionId": "s"}).encode(),
+    "bad-id": json.dumps({"version": 1, "root": "{root}", "sessionId": 5}).encode(),
+    "empty-id": json.dumps({"version": 1, "root": "{root}", "sessionId": ""}).encode(),
+    "future-version": json.dumps({"version": 2, "root": "{root}", "sessionId": "s"}).encode(),
+    "huge": b" " * 200_000,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CORRUPT_STATES))
+def test_a_corrupt_state_file_starts_a_new_session_cleanly(
+    nvim: Path, project: Project, kind: str
+) -> None:
+    path = state_file(project)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(CORRUPT_STATES[kind].replace(b"{root}", str(project.root).encode()))
+    record = resume(nvim, project)
+    assert record["resumed"] is False
+    assert record["note"], record
+    # The new session took the file's place.
+    saved = json.loads(path.read_text())
+    assert saved["sessionId"] == record["id"] and saved["root"] == str(project.root)
+
+
+def test_a_fifo_or_directory_in_place_of_the_state_file(nvim: Path, project: Project) -> None:
+    path = state_file(project)
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    # Reading a FIFO would block until a writer came: the plugin never opens it.
+    record = resume(nvim, project)
+    assert record["resumed"] is False and record["note"] == "not a small regular file"
+    assert json.loads(path.read_text())["sessionId"] == record["id"]  # renamed over the FIFO
+    path.unlink()
+    path.mkdir()
+    run = succeed(nvim, "resume", project)
+    record = run.records["resume"]
+    assert record["resumed"] is False
+    assert record["note"].startswith("cannot remember the session: "), record
+    assert "dsh_sidecar: cannot remember the session" in run.stderr + run.stdout
+
+
+def test_a_remembered_session_of_another_directory_is_not_resumed(
+    nvim: Path, project: Project, tmp_path: Path
+) -> None:
+    other = Project(
+        root=tmp_path / "other", home=project.home, store=project.store, state=project.state
+    )
+    (other.root / ".git").mkdir(parents=True)
+    (other.root / "pkg" / "src").mkdir(parents=True)
+    (other.root / "pkg" / "src" / "x.txt").write_text("other\n")
+    foreign = resume(nvim, other)
+    path = state_file(project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        json.dumps({"version": 1, "root": str(project.root), "sessionId": foreign["id"]})
+    )
+    record = resume(nvim, project)
+    assert record["id"] != foreign["id"] and record["cwd"] == str(project.root)
+    assert record["note"] == f"the remembered session {foreign['id']} belongs to {other.root}"
+    assert json.loads(path.read_text())["sessionId"] == record["id"]
+
+
+def test_a_session_open_in_another_neovim_is_not_taken_over(nvim: Path, project: Project) -> None:
+    first = resume(nvim, project)
+    path = state_file(project)
+    # Another live process holds the session (this test's own pid stands in for that Neovim).
+    claimed = {
+        "version": 1,
+        "root": str(project.root),
+        "sessionId": first["id"],
+        "pid": os.getpid(),
+    }
+    path.write_text(json.dumps(claimed))
+    record = resume(nvim, project)
+    assert record["id"] != first["id"] and record["resumed"] is False
+    assert record["note"] == f"in use by Neovim {os.getpid()}"
+    assert json.loads(path.read_text()) == claimed  # left to its owner
+    # A claim by a process that has exited is stale: the session is resumed.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    # So is one that is no process id at all.
+    for pid in (dead.pid, 1.5, 2**40, -1):
+        path.write_text(json.dumps(dict(claimed, pid=pid)))
+        record = resume(nvim, project)
+        assert record["id"] == first["id"] and record["resumed"] is True, pid
+
+
+# --- discard ------------------------------------------------------------------------------------
+
+
+def test_discard_sends_the_contract_s_params(nvim: Path, project: Project) -> None:
+    record = succeed(nvim, "discard_shape", project).records["discard"]
+    session = record["session"]
+    sent = [(s["method"], json.loads(s["params"]), s["root"]) for s in record["sent"]]
+    root = str(project.root)
+    assert sent == [
+        (
+            "dsh/context/discard",
+            {"sessionId": session, "messageId": "msg-1", "scopes": ["pkg\u0000AGENTS.md"]},
+            root,
+        ),
+        # Without scopes the key is left out (not null, not an empty list): the whole message.
+        ("dsh/context/discard", {"sessionId": session, "messageId": "msg-2"}, root),
+        ("dsh/context/discard", {"sessionId": session, "messageId": "msg-3"}, root),
+    ]
+    assert record["calls"] == 1  # the callback form answers exactly once
+    answers = {a["label"]: a for a in record["answers"]}
+    assert set(answers) == {"scopes", "whole", "async", "unknown"}
+    # Every call came back as a value (result or error), none raised.
+    for label in ("scopes", "whole", "async"):
+        assert answers[label]["result"] or answers[label]["err"], answers[label]
+    # A session this Neovim never opened is refused before anything is sent.
+    assert answers["unknown"]["err"]["data"]["code"] == "unknown-session"
+
+
+# --- a chat plugin's request hook, as docs/editors/neovim.md shows it --------------------------
+
+DOC = REPO / "docs" / "editors" / "neovim.md"
+SNIPPET_MARK = "<!-- tested: chat-plugin-hooks -->"
+
+
+def documented_snippet(tmp_path: Path) -> Path:
+    lines = DOC.read_text().splitlines()
+    start = lines.index(SNIPPET_MARK)
+    assert lines[start + 1] == "```lua"
+    end = lines.index("```", start + 2)
+    path = tmp_path / "chat_hooks.lua"
+    path.write_text("\n".join(lines[start + 2 : end]) + "\n")
+    return path
+
+
+def contents(request: dict) -> list[str]:
+    return [m["content"] for m in request["messages"] if isinstance(m.get("content"), str)]
+
+
+def test_the_documented_chat_hooks_feed_the_model(
+    nvim: Path, project: Project, tmp_path: Path
+) -> None:
+    env = {
+        "DSH_TEST_SNIPPET": str(documented_snippet(tmp_path)),
+        "DSH_TEST_MYCHAT": str(PLUGIN / "tests" / "mychat"),
+    }
+    chat = succeed(nvim, "chat", project, env).records["chat"]
+    first, second, third = chat["requests"]
+    assert (first["turn"], first["step"], second["step"], third["turn"]) == (1, 1, 2, 2)
+    # Step 1: the prompt (as the sidecar returned it) followed by the baseline.
+    said = contents(first)
+    assert said[0] == "What does x.txt say?"
+    assert "Instructions from: AGENTS.md" in said[1] and "Use tabs." in said[1]
+    assert len(said) == 2 and "pkg/AGENTS.md" not in said[1]
+    # Step 2: the model read pkg/src/x.txt, so the request carries pkg/AGENTS.md after the result.
+    said = contents(second)
+    assert said[:2] == contents(first)
+    assert "hello\n" in said
+    added = said[-1]
+    assert (
+        added.startswith("<system-reminder>")
+        and "Additional instructions from: pkg/AGENTS.md" in added
+    )
+    assert "No globals in pkg." in added
+    # Turn 2: nothing new to add, only the prompt.
+    said = contents(third)
+    assert said[-1] == "Thanks" and said[:-1] == [*contents(second), "It says hello."]
+    assert chat["answers"] == ["It says hello.", "You are welcome."]
+    types = [(e["type"], e.get("turn")) for e in chat["events"]]
+    for expected in (
+        ("turn/start", 1),
+        ("assistant/message", 1),
+        ("tool/result", 1),
+        ("step/end", 1),
+        ("turn/end", 1),
+        ("turn/start", 2),
+        ("turn/end", 2),
+    ):
+        assert expected in types, types
+    assert [t for t in types if t[0] == "step/end"] == [("step/end", 1)] * 2 + [("step/end", 2)]
+
+    # A restart: the chat's own history is gone, the sidecar's session is resumed, the turn
+    # numbering goes on, and a rule changed meanwhile arrives as an update.
+    (project.root / "AGENTS.md").write_text("# Root rules\n\nUse spaces.\n")
+    resumed = succeed(nvim, "chat_resumed", project, env).records["chat"]
+    assert resumed["session"] == chat["session"]
+    (request,) = resumed["requests"]
+    said = contents(request)
+    assert said[0] == "Anything new?"
+    assert "Updated instructions from: AGENTS.md" in said[1] and "Use spaces." in said[1]
+    types = [(e["type"], e.get("turn")) for e in resumed["events"]]
+    assert ("turn/start", 3) in types and ("turn/end", 3) in types

@@ -24,7 +24,14 @@ CANCELLABLE = {methods.STEP_PREPARE, methods.CONTEXT_PENDING, methods.SESSION_RE
 PARTS = ("Method", "Direction", "Params", "Result", "Errors", "Ordering", "Example")
 DEFAULT_SETTINGS = _docs.flatten(settings_to_json(Settings()))
 TABLE = _docs.settings_table(CONFIGURATION)
-SETTING_SECTIONS = ("instructions", "sessionReference", "timeContext", "tmuxContext", "store")
+SETTING_SECTIONS = (
+    "instructions",
+    "sessionReference",
+    "timeContext",
+    "tmuxContext",
+    "store",
+    "hover",
+)
 
 
 def expected_direction(method: str) -> str:
@@ -143,6 +150,7 @@ _TYPE_CHECK = {
     "boolean": lambda v: isinstance(v, bool),
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "string": lambda v: isinstance(v, str),
     "string or null": lambda v: v is None or isinstance(v, str),
     "string[]": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
 }

@@ -10,10 +10,13 @@ the doc's ``golden-project`` block; volatile values are written as ``"<uuid>"`` 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -110,10 +113,16 @@ def make_client() -> LanguageClient:
     return client
 
 
+# dsh/explain looks for the agents' user-global files (~/.codex, ~/.claude, ...) in HOME.
+EMPTY_HOME = tempfile.mkdtemp(prefix="dsh-golden-home-")
+atexit.register(shutil.rmtree, EMPTY_HOME, True)
+
+
 def server_env() -> dict[str, str]:
-    # The examples must not see the developer's DSH_HOME or tmux session.
-    env = {k: v for k, v in os.environ.items() if k not in ("DSH_HOME", "TMUX", "TMUX_PANE")}
-    env.setdefault("HOME", str(Path.home()))
+    # The examples must not see the developer's DSH_HOME, tmux session or agents' home files.
+    hidden = ("DSH_HOME", "TMUX", "TMUX_PANE", "CODEX_HOME")
+    env = {k: v for k, v in os.environ.items() if k not in hidden}
+    env["HOME"] = EMPTY_HOME
     return env
 
 
@@ -126,10 +135,16 @@ class Scenario:
     project: Path
     home: Path
     store: Path
+    # ${PENDING_ID}: the id of the first message the last dsh/context/pending answered with.
+    captured: dict[str, str] = attrs.field(factory=dict)
 
     @property
     def substitutions(self) -> dict[str, str]:
-        return {"${PROJECT}": str(self.project), "${PROJECT_URI}": self.project.as_uri()}
+        return {
+            "${PROJECT}": str(self.project),
+            "${PROJECT_URI}": self.project.as_uri(),
+            **self.captured,
+        }
 
     @property
     def options(self) -> dict[str, Any]:
@@ -290,7 +305,10 @@ async def request(
         return
     if "error" in resp:
         pytest.fail(f"golden {name}: documented an error, the server answered {result!r}")
-    check(name, scenario, resp["result"], wire_json(client.protocol._converter, result), "result")
+    answered = wire_json(client.protocol._converter, result)
+    check(name, scenario, resp["result"], answered, "result")
+    if method == methods.CONTEXT_PENDING and answered["messages"]:
+        scenario.captured["${PENDING_ID}"] = answered["messages"][0]["id"]
 
 
 async def expect_notifications(
@@ -349,7 +367,9 @@ def test_every_golden_has_a_known_shape() -> None:
         "a golden marker has no json block"
     )
     for name, golden in GOLDENS.items():
-        body = golden.load({"${PROJECT}": "/p", "${PROJECT_URI}": "file:///p"})
+        body = golden.load(
+            {"${PROJECT}": "/p", "${PROJECT_URI}": "file:///p", "${PENDING_ID}": "m-1"}
+        )
         shape = frozenset(body)
         assert shape in (
             frozenset({"request", "response"}),

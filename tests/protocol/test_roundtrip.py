@@ -62,6 +62,42 @@ CANDIDATE = wt.CandidateWire(
     mention="@[Parser research](dsh-session:InJlc2VhcmNoIg)",
     cwd="/p",
 )
+EXPLAIN_SIDECAR_FILE = wt.ExplainSidecarFile(
+    path="/p/src/AGENTS.md",
+    display_path="src/AGENTS.md",
+    scope="src\u0000AGENTS.md",
+    state="truncated",
+    bytes=44,
+    via="touch",
+    included_bytes=10,
+    digest="cd" * 20,
+    reason="truncated from 44 to 10 bytes by the budget of the touch message",
+)
+EXPLAIN_AGENT_FILE = wt.ExplainAgentFile(
+    path="/p/AGENTS.md",
+    display_path="AGENTS.md",
+    kind="project",
+    state="truncated",
+    bytes=40000,
+    kept_bytes=32768,
+    reason="cut from 40,000 to 32,768 bytes",
+)
+EXPLAIN_DIFFERENCE = wt.ExplainDifference(path="/p/x", display_path="x", reason="why")
+EXPLAIN_LIMIT = wt.ExplainSizeLimit(setting="project_doc_max_bytes", bytes=32768, cut="root-first")
+EXPLAIN_SOURCE = wt.ExplainSource(url="https://example.com/docs", checked="2026-12-03")
+EXPLAIN_AGENT = wt.ExplainAgent(
+    id="codex",
+    name="Codex CLI",
+    working_directory="/p",
+    order="root first",
+    files=[EXPLAIN_AGENT_FILE],
+    only_agent=[EXPLAIN_DIFFERENCE],
+    only_sidecar=[EXPLAIN_DIFFERENCE],
+    sources=[EXPLAIN_SOURCE],
+    undocumented=["a gap"],
+    size_limit=EXPLAIN_LIMIT,
+)
+EXPLAIN_SIDECAR = wt.ExplainSidecar(files=[EXPLAIN_SIDECAR_FILE], max_bytes=65536)
 
 # Every field set (None only where a field has no other value).
 FULL: dict[type, Any] = {
@@ -94,8 +130,26 @@ FULL: dict[type, Any] = {
         aborted=False,
     ),
     wt.ContextPreviewParams: wt.ContextPreviewParams(cwd="file:///p"),
+    wt.ContextDiscardParams: wt.ContextDiscardParams(
+        session_id="demo", message_id="m-1", scopes=["pkg\u0000AGENTS.md"]
+    ),
     wt.ScopesParams: wt.ScopesParams(uri="file:///p/src/parser.py"),
     wt.CandidatesParams: wt.CandidatesParams(session_id="demo", query="research"),
+    wt.ExplainParams: wt.ExplainParams(uri="file:///p/src/parser.py", cwd="/p"),
+    wt.ExplainSidecarFile: EXPLAIN_SIDECAR_FILE,
+    wt.ExplainSidecar: EXPLAIN_SIDECAR,
+    wt.ExplainAgentFile: EXPLAIN_AGENT_FILE,
+    wt.ExplainDifference: EXPLAIN_DIFFERENCE,
+    wt.ExplainSizeLimit: EXPLAIN_LIMIT,
+    wt.ExplainSource: EXPLAIN_SOURCE,
+    wt.ExplainAgent: EXPLAIN_AGENT,
+    wt.ExplainResult: wt.ExplainResult(
+        file="/p/src/parser.py",
+        cwd="/p",
+        project_root="/p",
+        sidecar=EXPLAIN_SIDECAR,
+        agents=[EXPLAIN_AGENT],
+    ),
     wt.SessionHeaderWire: HEADER,
     wt.SessionOpenResult: wt.SessionOpenResult(session=HEADER, resumed=True),
     wt.SessionListResult: wt.SessionListResult(sessions=[HEADER, HEADER]),
@@ -140,6 +194,7 @@ MINIMAL: dict[type, Any] = {
         session_id="demo", token="t", name="bash", arguments=None, is_error=True
     ),
     wt.CandidatesParams: wt.CandidatesParams(session_id="demo"),
+    wt.ContextDiscardParams: wt.ContextDiscardParams(session_id="demo", message_id="m-1"),
     wt.SessionHeaderWire: wt.SessionHeaderWire(id="demo", created_at=0, cwd="/p"),
     wt.SurfaceResult: wt.SurfaceResult(
         session=wt.SessionHeaderWire(id="demo", created_at=0, cwd="/p"),
@@ -155,6 +210,25 @@ MINIMAL: dict[type, Any] = {
     ),
     wt.CandidateWire: wt.CandidateWire(
         session_id="x", label="x", created_at=0, mention="@[x](dsh-session:Ingi)"
+    ),
+    wt.ExplainParams: wt.ExplainParams(uri="/p/x.py"),
+    wt.ExplainSidecarFile: wt.ExplainSidecarFile(
+        path="/p/AGENTS.md", display_path="AGENTS.md", scope=".\u0000AGENTS.md", state="unreadable"
+    ),
+    wt.ExplainSidecar: wt.ExplainSidecar(files=[]),
+    wt.ExplainAgentFile: wt.ExplainAgentFile(
+        path="/p/AGENTS.md", display_path="AGENTS.md", kind="project", state="unreadable"
+    ),
+    wt.ExplainAgent: wt.ExplainAgent(
+        id="gemini-cli",
+        name="Gemini CLI",
+        working_directory="/p",
+        order="",
+        files=[],
+        only_agent=[],
+        only_sidecar=[],
+        sources=[],
+        undocumented=[],
     ),
 }
 

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import types
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
 from instrkit import INTRO, run_as_nobody, shared_tmp, write_tree
 
+import dsh_sidecar
+from dsh_sidecar import __version__
 from dsh_sidecar.cli import main
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LOCAL_FS
@@ -108,6 +112,136 @@ def test_preview_honours_settings(env: Path, capsysbinary: Capture) -> None:
     assert out == b""  # no base candidates, and the user-global home holds nothing
 
 
+def test_preview_notes_every_file_it_skipped_or_cut(env: Path, capsysbinary: Capture) -> None:
+    cwd = json_tree(env)
+    tree = {"instructions": {"maxSourceBytes": 100, "maxBytes": PKG_ONLY_BUDGET}}
+    code, out, err = run(capsysbinary, "preview", str(cwd), "--settings", settings_file(env, tree))
+    assert (code, out) == (0, pkg_only_text(PKG_ONLY_BUDGET).encode())
+    lines = err.splitlines()
+    assert lines[:4] == [
+        "dsh-sidecar: skipped $DSH_HOME/AGENTS.md: omitted by the byte budget",
+        "dsh-sidecar: skipped AGENTS.md: omitted by the byte budget",
+        "dsh-sidecar: skipped CLAUDE.md: same content as AGENTS.md (after trimming whitespace)",
+        "dsh-sidecar: skipped AGENTS.local.md: oversized: 200 bytes",
+    ]
+    assert lines[4].startswith("dsh-sidecar: skipped CLAUDE.local.md: invalid-utf8: ")
+    assert len(lines) == 5  # pkg/AGENTS.md is in the baseline whole
+
+
+def test_preview_notes_the_file_the_budget_cut(env: Path, capsysbinary: Capture) -> None:
+    write_tree(env, {"p/.git/": "", "p/AGENTS.md": "x" * 1000})
+    path = settings_file(env, {"instructions": {"maxBytes": 400}})
+    code, out, err = run(capsysbinary, "preview", str(env / "p"), "--settings", path)
+    assert code == 0 and len(out) <= 400
+    kept = re.search(rb"from 1000 to (\d+) bytes", out)
+    assert kept is not None
+    assert err == (
+        f"dsh-sidecar: cut AGENTS.md: truncated from 1000 to {int(kept[1])} bytes by the budget\n"
+    )
+
+
+def test_preview_that_skipped_everything_says_so_instead_of_nothing_applies(
+    env: Path, capsysbinary: Capture
+) -> None:
+    write_tree(env, {"p/.git/": "", "p/AGENTS.md": "x" * 50, "p/CLAUDE.md": b"\x00binary"})
+    path = settings_file(env, {"instructions": {"maxSourceBytes": 20}})
+    code, out, err = run(capsysbinary, "preview", str(env / "p"), "--settings", path)
+    assert (code, out) == (0, b"")
+    assert "no workspace instruction files apply" not in err
+    lines = err.splitlines()
+    assert lines[:2] == [
+        f"dsh-sidecar: no baseline for {env / 'p'}: all 2 instruction files were skipped",
+        "dsh-sidecar: skipped AGENTS.md: oversized: 50 bytes",
+    ]
+    assert lines[2].startswith("dsh-sidecar: skipped CLAUDE.md: ")
+    assert len(lines) == 3
+
+
+def test_preview_of_a_single_unreadable_file(env: Path, capsysbinary: Capture) -> None:
+    # A symlink loop cannot even be stat'ed: it still is a file the preview skipped.
+    write_tree(env, {"p/.git/": ""})
+    (env / "p/AGENTS.md").symlink_to(env / "p/AGENTS.md")
+    assert run(capsysbinary, "preview", str(env / "p")) == (
+        0,
+        b"",
+        f"dsh-sidecar: no baseline for {env / 'p'}: the only instruction file was skipped\n"
+        "dsh-sidecar: skipped AGENTS.md: ELOOP: Too many levels of symbolic links\n",
+    )
+
+
+def test_hostile_names_cannot_forge_lines_or_drive_the_terminal(
+    env: Path, capsysbinary: Capture
+) -> None:
+    evil = "a\nforged line\x1b[31m\u202e"
+    write_tree(env, {"p/.git/": "", f"p/{evil}/AGENTS.md": "x" * 50})
+    shown = "a\\x0aforged line\\x1b[31m\\u202e"
+    path = settings_file(env, {"instructions": {"maxSourceBytes": 10}})
+    code, out, err = run(capsysbinary, "preview", str(env / "p" / evil), "--settings", path)
+    assert (code, out) == (0, b"")
+    assert err.splitlines() == [
+        f"dsh-sidecar: no baseline for {env / 'p'}/{shown}: the only instruction file was skipped",
+        f"dsh-sidecar: skipped {shown}/AGENTS.md: oversized: 50 bytes",
+    ]
+    code, out, _ = run(capsysbinary, "scopes", str(env / "p" / evil))
+    assert out.decode() == f"included         50  {shown}/AGENTS.md\n"
+
+
+def test_undecodable_names_keep_their_bytes(env: Path, capsysbinary: Capture) -> None:
+    # A name that is not UTF-8 is shown as the bytes it has, in the notes and in the listing.
+    name = os.fsdecode(b"c\xff")
+    write_tree(env, {"p/.git/": "", f"p/{name}/AGENTS.md": "x" * 50})
+    path = settings_file(env, {"instructions": {"maxSourceBytes": 10}})
+    assert main(["preview", str(env / "p" / name), "--settings", path]) == 0
+    _, err = capsysbinary.readouterr()
+    assert err.endswith(b"\ndsh-sidecar: skipped c\xff/AGENTS.md: oversized: 50 bytes\n")
+    assert main(["scopes", str(env / "p" / name)]) == 0
+    out, _ = capsysbinary.readouterr()
+    assert out == b"included         50  c\xff/AGENTS.md\n"
+
+
+@pytest.mark.parametrize(
+    ("tree", "why"),
+    [
+        ({"enabled": False}, "instructions.enabled is false"),
+        (
+            {"maxBytes": 0},
+            "instructions.maxBytes is 0; a budget that is not a positive number turns the source off",
+        ),
+        (
+            {"maxBytes": -2.5},
+            "instructions.maxBytes is -2.5; a budget that is not a positive number turns the source off",
+        ),
+    ],
+)
+def test_preview_with_the_source_turned_off_says_which_setting(
+    env: Path, capsysbinary: Capture, tree: dict[str, Any], why: str
+) -> None:
+    cwd = sample(env)
+    path = settings_file(env, {"instructions": tree})
+    assert run(capsysbinary, "preview", str(cwd), "--settings", path) == (
+        0,
+        b"",
+        f"dsh-sidecar: no baseline: {why}\n",
+    )
+
+
+def test_preview_json_writes_no_notes(env: Path, capsysbinary: Capture) -> None:
+    cwd = json_tree(env)
+    code, out, err = run(capsysbinary, "preview", str(cwd), "--json")
+    assert (code, err) == (0, "")
+    assert [f["state"] for f in json.loads(out)["files"]][2] == "duplicate"
+
+
+def pkg_only_text(n: int) -> str:
+    """The baseline of json_tree under a budget of ``n`` that fits only pkg/AGENTS.md."""
+    marker = f"Workspace instruction budget {n} bytes: omitted $DSH_HOME/AGENTS.md, AGENTS.md"
+    tail = "\n\nInstructions from: pkg/AGENTS.md\n\npkg rule\n</system-reminder>"
+    return "<system-reminder>\n" + marker + "\n\n" + INTRO + tail
+
+
+PKG_ONLY_BUDGET = len(pkg_only_text(999).encode())
+
+
 def json_tree(env: Path) -> Path:
     write_tree(
         env,
@@ -126,14 +260,7 @@ def json_tree(env: Path) -> Path:
 
 def test_preview_json_shape_and_states(env: Path, capsysbinary: Capture) -> None:
     cwd = json_tree(env)
-    # A budget that fits only the most specific file, so the broader ones are omitted.
-    tail = "\n\nInstructions from: pkg/AGENTS.md\n\npkg rule\n</system-reminder>"
-
-    def text(n: int) -> str:
-        marker = f"Workspace instruction budget {n} bytes: omitted $DSH_HOME/AGENTS.md, AGENTS.md"
-        return "<system-reminder>\n" + marker + "\n\n" + INTRO + tail
-
-    n = len(text(999).encode())
+    text, n = pkg_only_text, PKG_ONLY_BUDGET
     assert len(text(n).encode()) == n
     path = settings_file(env, {"instructions": {"maxSourceBytes": 100, "maxBytes": n}})
     code, out, err = run(capsysbinary, "preview", str(cwd), "--json", "--settings", path)
@@ -378,6 +505,63 @@ def test_no_command_prints_help_and_exits_2(capsysbinary: Capture) -> None:
     assert err.startswith("usage: dsh-sidecar")
 
 
+@pytest.mark.parametrize(
+    ("argv", "usage", "error"),
+    [
+        (
+            ["preview", "--jsn"],
+            "usage: dsh-sidecar preview [-h] [--json] [--settings FILE.json] [DIR]",
+            "dsh-sidecar preview: error: unrecognized arguments: --jsn",
+        ),
+        (
+            ["preview", "a", "b"],
+            "usage: dsh-sidecar preview [-h] [--json] [--settings FILE.json] [DIR]",
+            "dsh-sidecar preview: error: unrecognized arguments: b",
+        ),
+        (
+            ["scopes"],
+            "usage: dsh-sidecar scopes [-h] [--json] [--settings FILE.json] FILE",
+            "dsh-sidecar scopes: error: the following arguments are required: FILE",
+        ),
+        (
+            ["doctor", "--json"],
+            "usage: dsh-sidecar doctor [-h] [--settings FILE.json]",
+            "dsh-sidecar doctor: error: unrecognized arguments: --json",
+        ),
+        (
+            ["serve", "--stdio"],
+            "usage: dsh-sidecar serve [-h] [--tcp] [--port PORT] [--log-file FILE] [-v]",
+            "dsh-sidecar serve: error: unrecognized arguments: --stdio",
+        ),
+        (
+            ["frobnicate"],
+            "usage: dsh-sidecar [-h] [--version] COMMAND ...",
+            "dsh-sidecar: error: argument COMMAND: invalid choice: 'frobnicate'"
+            " (choose from 'serve', 'preview', 'scopes', 'doctor')",
+        ),
+    ],
+)
+def test_usage_errors_show_the_usage_of_their_command(
+    capsysbinary: Capture,
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+    usage: str,
+    error: str,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")  # argparse wraps usage at the terminal width
+    assert run(capsysbinary, *argv) == (2, b"", f"{usage}\n{error}\n")
+
+
+def test_version(capsysbinary: Capture) -> None:
+    assert run(capsysbinary, "--version") == (0, f"dsh-sidecar {__version__}\n".encode(), "")
+
+
+def test_the_version_is_the_installed_distribution_s(capsysbinary: Capture) -> None:
+    # One version for --version, doctor and serverInfo (dsh_sidecar.__version__), and it must be
+    # the one pyproject.toml gives the distribution.
+    assert __version__ == metadata.version("dsh-sidecar")
+
+
 # --- doctor -----------------------------------------------------------------------------------
 
 
@@ -393,7 +577,18 @@ def test_doctor_healthy(env: Path, capsysbinary: Capture) -> None:
     code, out, err = run(capsysbinary, "doctor")
     assert (code, err) == (0, "")
     rows = doctor_rows(out)
-    assert list(rows) == ["python", "pygls", "lsprotocol", "DSH_HOME", "store", "tmux", "status"]
+    assert list(rows) == [
+        "dsh-sidecar",
+        "python",
+        "pygls",
+        "lsprotocol",
+        "DSH_HOME",
+        "store",
+        "tmux",
+        "status",
+    ]
+    package = os.path.dirname(os.path.abspath(dsh_sidecar.__file__))
+    assert rows["dsh-sidecar"] == f"{__version__} ({package})"
     assert rows["python"].startswith(f"{sys.version_info.major}.{sys.version_info.minor}.")
     assert rows["pygls"] == "2.1.1"
     assert rows["lsprotocol"] == "2025.0.0"

@@ -16,9 +16,11 @@ ALLOWED = {
     "sources": BOTTOM | {"sources"},
     "invariants": BOTTOM | {"sources", "invariants"},
     "sessions": BOTTOM | {"sources", "invariants", "sessions"},
+    "agents": {"agents", "__init__"},
+    "explain": BOTTOM | {"sources", "agents", "explain"},
     "protocol": {"protocol", "__init__"},
-    "lsp": BOTTOM | {"sources", "invariants", "sessions", "protocol", "lsp"},
-    "cli": BOTTOM | {"sources", "sessions", "lsp", "cli"},
+    "lsp": BOTTOM | {"sources", "invariants", "sessions", "agents", "explain", "protocol", "lsp"},
+    "cli": BOTTOM | {"sources", "sessions", "agents", "explain", "lsp", "cli"},
 }
 # Wire libraries and the layers that may use them (protocol/ may describe types with lsprotocol).
 WIRE_LIBRARIES = {
@@ -99,6 +101,16 @@ def test_module_respects_the_import_direction(path: Path) -> None:
             "protocol/bad.py",
             "from dsh_sidecar.config import Settings\n",
             "protocol module bad.py imports dsh_sidecar.config",
+        ),
+        (
+            "agents/bad.py",
+            "from dsh_sidecar.fs import LOCAL_FS\n",
+            "agents module bad.py imports dsh_sidecar.fs",
+        ),
+        (
+            "explain/bad.py",
+            "from dsh_sidecar.sessions.service import SessionService\n",
+            "explain module bad.py imports dsh_sidecar.sessions.service",
         ),
     ],
 )

@@ -177,16 +177,6 @@ async def test_a_valid_client_time_zone_is_recorded_on_the_prompt(kit: Kit) -> N
     assert isinstance(prompt.source["rpcId"], str) and prompt.source["rpcId"]
 
 
-@pytest.mark.parametrize(("turn", "number"), [(0, 1), (1, 0), (True, 1), (1, "2"), (-1, 1)])
-async def test_bad_turn_or_step_numbers_are_refused(kit: Kit, turn: object, number: object) -> None:
-    svc = kit.service()
-    sid = await opened(kit, svc)
-    with pytest.raises(DshError) as failure:
-        await svc.prepare_step(sid, turn, number, None)
-    assert failure.value.code == errors.INVALID_PARAMS
-    assert svc.store.events(sid) == []
-
-
 async def test_steps_of_one_session_are_serialized(kit: Kit) -> None:
     fs = BlockingFS(kit.path("pkg/AGENTS.md"))
     svc = kit.service(fs=fs)

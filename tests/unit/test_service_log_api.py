@@ -64,7 +64,8 @@ async def test_open_creates_then_resumes(kit: Kit) -> None:
     assert not resumed and minted.id != "chosen-id" and len(minted.id) == 36
 
 
-@pytest.mark.parametrize("cwd", ["relative/path", "", 7, "file://otherhost/tmp", "/does/not/exist"])
+# A cwd of the wrong type never reaches the service: the wire refuses it (tests/protocol/test_param_ranges.py).
+@pytest.mark.parametrize("cwd", ["relative/path", "", "file://otherhost/tmp", "/does/not/exist"])
 async def test_open_refuses_a_bad_cwd(kit: Kit, cwd: object) -> None:
     svc = kit.service()
     with pytest.raises(DshError) as failure:
@@ -90,9 +91,6 @@ async def test_list_is_newest_first_then_by_id_with_query_and_limit(kit: Kit) ->
     assert [h.id for h in await svc.list_sessions("ALPHA")] == ["c", "d"]
     await svc.append("a", [{"type": "session/title", "data": {"title": "renamed alpha"}}])
     assert [h.id for h in await svc.list_sessions("alpha", 2)] == ["a", "c"]
-    for bad in ({"limit": 0}, {"limit": True}, {"query": 3}):
-        with pytest.raises(DshError):
-            await svc.list_sessions(**bad)
 
 
 # --- append ------------------------------------------------------------------------------------
@@ -252,11 +250,6 @@ async def test_compact_replaces_a_surface_range_with_a_checkpoint(kit: Kit) -> N
     [
         ((0, 3, "s"), errors.INVALID_EVENT),
         ((2, 1, "s"), errors.INVALID_EVENT),
-        ((-1, 0, "s"), errors.INVALID_PARAMS),
-        ((0, True, "s"), errors.INVALID_PARAMS),
-        ((0.0, 1, "s"), errors.INVALID_PARAMS),
-        ((0, 1, None), errors.INVALID_PARAMS),
-        ((0, 1, "s", 5), errors.INVALID_PARAMS),
     ],
 )
 async def test_compact_validation_writes_nothing(
@@ -283,10 +276,6 @@ async def test_events_after_seq_with_limit_and_default_cap(kit: Kit) -> None:
     assert [e.seq for e in await svc.events(sid, 10, 3)] == [11, 12, 13]
     assert [e.seq for e in await svc.events(sid, -5, 2)] == [0, 1]
     assert await svc.events(sid, 1004) == []
-    for bad in ({"after_seq": "1"}, {"after_seq": True}, {"limit": 0}, {"limit": 2.5}):
-        with pytest.raises(DshError) as failure:
-            await svc.events(sid, **bad)
-        assert failure.value.code == errors.INVALID_PARAMS
     with pytest.raises(DshError) as unknown:
         await svc.events("nope")
     assert unknown.value.code == errors.UNKNOWN_SESSION

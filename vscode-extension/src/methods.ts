@@ -22,6 +22,7 @@ export const CONTEXT_PENDING = 'dsh/context/pending';
 export const CONTEXT_DISCARD = 'dsh/context/discard';
 export const CONTEXT_PREVIEW = 'dsh/context/preview';
 export const SCOPES = 'dsh/scopes';
+export const EXPLAIN = 'dsh/explain';
 export const SESSION_REFERENCE_CANDIDATES = 'dsh/sessionReferences/candidates';
 export const CONTEXT_DID_CHANGE = 'dsh/context/didChange';
 
@@ -41,6 +42,7 @@ export const REQUESTS = [
   CONTEXT_DISCARD,
   CONTEXT_PREVIEW,
   SCOPES,
+  EXPLAIN,
   SESSION_REFERENCE_CANDIDATES,
 ] as const;
 

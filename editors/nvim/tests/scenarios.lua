@@ -27,12 +27,17 @@ end
 
 local project = os.getenv('DSH_TEST_PROJECT')
 
+-- setup{} with the test's server, store and timeout; DSH_TEST_OPTIONS (JSON) adds options.
 local function setup(extra)
   local opts = {
     python = env('DSH_TEST_PYTHON'),
     settings = { store = { path = env('DSH_TEST_STORE') } },
     timeout_ms = TIMEOUT,
   }
+  local given = os.getenv('DSH_TEST_OPTIONS')
+  if given then
+    opts = vim.tbl_deep_extend('force', opts, vim.json.decode(given))
+  end
   require('dsh_sidecar').setup(vim.tbl_deep_extend('force', opts, extra or {}))
 end
 
@@ -250,6 +255,171 @@ function scenarios.help()
   out({ check = 'help', file = vim.fn.expand('%:t'), line = vim.fn.getline('.') })
   vim.cmd('help dsh_sidecar-api')
   out({ check = 'help_api', line = vim.fn.getline('.') })
+  for _, tag in ipairs({ 'dsh_sidecar-hover', 'dsh_sidecar-resume', 'dsh_sidecar.api.discard' }) do
+    vim.cmd('help ' .. tag)
+    out({ check = 'help_' .. tag, line = vim.fn.getline('.') })
+  end
+end
+
+-- The first floating window's lines, once one shows (hover opens one).
+local function float_lines()
+  local lines
+  wait_for('a floating window', function()
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_config(win).relative ~= '' then
+        lines = lines_of(vim.api.nvim_win_get_buf(win))
+        return true
+      end
+    end
+    return false
+  end)
+  return lines
+end
+
+local function k_mapping(buf)
+  local mapping
+  vim.api.nvim_buf_call(buf, function()
+    mapping = vim.fn.maparg('K', 'n', false, true)
+  end)
+  return {
+    buffer = mapping.buffer == 1,
+    desc = mapping.desc,
+    rhs = mapping.rhs,
+    ours = vim.b[buf].dsh_hover_key,
+  }
+end
+
+-- K in an instruction file shows the sidecar's hover; in another file it is left alone.
+function scenarios.hover_key()
+  setup()
+  local buf = edit('pkg/AGENTS.md')
+  out({ check = 'mapping', instruction = k_mapping(buf) })
+  vim.cmd('normal K')
+  out({ check = 'hover_float', lines = float_lines() })
+  local other = edit('pkg/src/x.txt')
+  out({ check = 'mapping_other', other = k_mapping(other) })
+end
+
+-- A K of the user's own (here a global mapping made before setup) stays theirs.
+function scenarios.hover_key_user()
+  vim.keymap.set('n', 'K', '<Cmd>let g:mine = 1<CR>')
+  setup()
+  local buf = edit('pkg/AGENTS.md')
+  vim.cmd('normal K')
+  out({ check = 'user_mapping', mapping = k_mapping(buf), mine = vim.g.mine })
+end
+
+-- :DshScopes for a file whose directory name a hostile repository chose (DSH_TEST_FILE).
+function scenarios.hostile_scopes()
+  setup()
+  local path = project .. '/' .. env('DSH_TEST_FILE')
+  -- bufadd takes any name; :edit would need the newline escaped.
+  local buf = vim.fn.bufadd(path)
+  vim.fn.bufload(buf)
+  vim.api.nvim_set_current_buf(buf)
+  vim.bo[buf].buflisted = true
+  vim.cmd('doautocmd BufReadPost')
+  out(vim.tbl_extend('force', { check = 'scopes' }, scratch('DshScopes')))
+end
+
+-- The project session, opened (or resumed) by the plugin.
+function scenarios.resume()
+  setup()
+  local buf = edit('pkg/src/x.txt')
+  local header = must('project_session', require('dsh_sidecar').api.project_session(buf))
+  local client = require('dsh_sidecar.client')
+  local info = require('dsh_sidecar.session').project_info(client.get(project))
+  out({
+    check = 'resume',
+    id = header.id,
+    cwd = header.cwd,
+    resumed = info.resumed,
+    note = info.note,
+    pid = vim.fn.getpid(),
+    state = require('dsh_sidecar.remembered').path(project),
+  })
+  if os.getenv('DSH_TEST_HEALTH') then
+    vim.cmd('checkhealth dsh_sidecar')
+    out({ check = 'health', lines = lines_of(vim.api.nvim_get_current_buf()) })
+  end
+end
+
+-- api.discard: what goes on the wire for each way of calling it. The requests still go to the
+-- real sidecar; the spy only notes them.
+function scenarios.discard_shape()
+  setup()
+  local api = require('dsh_sidecar').api
+  local client = require('dsh_sidecar.client')
+  local buf = edit('pkg/src/x.txt')
+  local id = must('project_session', api.project_session(buf)).id
+  local sent = {}
+  local request = client.request
+  client.request = function(st, method, params, cb, ...)
+    table.insert(sent, { method = method, params = vim.json.encode(params), root = st.root })
+    return request(st, method, params, cb, ...)
+  end
+  local answers = {}
+  local function note(label, result, err)
+    table.insert(answers, { label = label, result = result ~= nil, err = err })
+  end
+  note('scopes', api.discard(id, 'msg-1', { 'pkg\0AGENTS.md' }))
+  note('whole', api.discard(id, 'msg-2'))
+  local calls = 0
+  api.discard(id, 'msg-3', function(err, result)
+    calls = calls + 1
+    note('async', result, err)
+  end)
+  wait_for('the asynchronous discard', function()
+    return calls > 0
+  end)
+  note('unknown', api.discard('no-such-session', 'msg-4'))
+  client.request = request
+  out({ check = 'discard', session = id, sent = sent, answers = answers, calls = calls })
+end
+
+-- The chat-plugin example of docs/editors/neovim.md, run as written against the stand-in plugin
+-- (tests/mychat) and a scripted model that records every request it gets.
+local function run_chat(script)
+  setup()
+  vim.opt.runtimepath:prepend(env('DSH_TEST_MYCHAT'))
+  -- The chat happens in a scratch buffer, as in a real chat plugin: not a file of the project.
+  vim.cmd('enew')
+  vim.bo.buftype = 'nofile'
+  local requests = {}
+  local chat = require('mychat')
+  chat.setup({
+    provider = function(request)
+      table.insert(requests, { turn = request.turn, step = request.step, messages = vim.deepcopy(request.messages) })
+      return table.remove(script.responses, 1)
+    end,
+  })
+  dofile(env('DSH_TEST_SNIPPET'))
+  local answers = {}
+  for _, prompt in ipairs(script.prompts) do
+    table.insert(answers, chat.ask(prompt))
+  end
+  local api = require('dsh_sidecar').api
+  local header = must('project_session', api.project_session(project))
+  local events = {}
+  for _, e in ipairs(must('events', api.events(header.id, {})).events) do
+    table.insert(events, { type = e.type, turn = type(e.data) == 'table' and e.data.turn or nil })
+  end
+  out({ check = 'chat', requests = requests, answers = answers, session = header.id, events = events })
+end
+
+function scenarios.chat()
+  run_chat({
+    prompts = { 'What does x.txt say?', 'Thanks' },
+    responses = {
+      { content = '', tool_calls = { { id = 'call-1', name = 'read_file', arguments = { path = project .. '/pkg/src/x.txt' } } } },
+      { content = 'It says hello.' },
+      { content = 'You are welcome.' },
+    },
+  })
+end
+
+function scenarios.chat_resumed()
+  run_chat({ prompts = { 'Anything new?' }, responses = { { content = 'The root rules changed.' } } })
 end
 
 -- Proves the harness: a Lua error must end Neovim with status 1 at once.

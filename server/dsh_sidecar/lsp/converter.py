@@ -12,7 +12,7 @@ from typing import Any
 import cattrs
 from pygls.protocol import default_converter
 
-from dsh_sidecar.protocol.types import SurfaceResult
+from dsh_sidecar.protocol.types import RangeError, SurfaceResult
 
 
 def _strict(kind: type, check: Any) -> Any:
@@ -52,9 +52,27 @@ def _camel(match: re.Match[str]) -> str:
     return "." + head + "".join(part.title() for part in rest)
 
 
+_FIELD_MARK = "\x00"
+
+
+def _format(exc: BaseException, kind: Any) -> str:
+    if isinstance(exc, RangeError):
+        # Raised by the class's validator, so cattrs knows only the class's path: carry the
+        # field along and attach it to the path below.
+        return f"{_FIELD_MARK}{exc.field}{_FIELD_MARK}{exc}"
+    return cattrs.v.format_exception(exc, kind)
+
+
+def _with_field(note: str) -> str:
+    match = re.fullmatch(f"{_FIELD_MARK}(\\w+){_FIELD_MARK}(.*) @ (.*)", note, re.DOTALL)
+    return f"{match[2]} @ {match[3]}.{match[1]}" if match else note
+
+
 def describe_structure_error(exc: BaseException) -> str:
     """A one-line message naming the offending field(s) of a cattrs failure, in wire names."""
     if isinstance(exc, cattrs.BaseValidationError):
-        notes = cattrs.transform_error(exc, path="params")
-        return "; ".join(re.sub(r"\.([a-z0-9]+(?:_[a-z0-9]+)+)", _camel, note) for note in notes)
+        notes = cattrs.transform_error(exc, path="params", format_exception=_format)
+        return "; ".join(
+            re.sub(r"\.([a-z0-9]+(?:_[a-z0-9]+)+)", _camel, _with_field(note)) for note in notes
+        )
     return str(exc)

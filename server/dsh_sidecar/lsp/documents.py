@@ -96,7 +96,7 @@ class DocumentTracker:
             return
         try:
             report = await self.server.service.scopes(from_fs_path(path) or uri)
-            text = await asyncio.to_thread(_read_text, path)
+            text = await self.server.service.document_text(path)
         except DshError as exc:
             log.info("no diagnostics for %s: %s", uri, exc.message)
             return
@@ -172,16 +172,15 @@ class DocumentTracker:
             path = local_path(params.text_document.uri)
             if path is None:
                 return None
+            instruction_file = tracker.is_instruction_file(path)
+            if not instruction_file and not _hover_other_file(ls, params.position):
+                return None
             try:
                 report = await ls.service.scopes(params.text_document.uri)
             except DshError:
                 return None
             max_bytes = ls.settings.instructions.max_bytes
-            text = (
-                instruction_file_hover(report, path, max_bytes)
-                if tracker.is_instruction_file(path)
-                else None
-            )
+            text = instruction_file_hover(report, path, max_bytes) if instruction_file else None
             if text is None:
                 text = chain_hover(report, max_bytes)
             return types.Hover(
@@ -189,9 +188,7 @@ class DocumentTracker:
             )
 
 
-def _read_text(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read(4 * 1024 * 1024)
-    except OSError:
-        return None
+def _hover_other_file(ls: DshServer, position: types.Position) -> bool:
+    """Whether hover answers on a file that is not an instruction file (setting hover.otherFiles)."""
+    mode = ls.settings.hover.other_files
+    return mode == "always" or (mode == "firstLine" and position.line == 0)

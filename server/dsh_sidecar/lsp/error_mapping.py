@@ -1,4 +1,4 @@
-"""The one place where domain errors become JSON-RPC errors (protocol.md §10)."""
+"""The one place where domain errors become JSON-RPC errors (docs/protocol.md, Errors)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,13 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from dsh_sidecar import errors
 from dsh_sidecar.errors import DshError
+
+# LSP's RequestFailed: the request was valid, the server could not carry it out.
+REQUEST_FAILED = -32803
+
+
+class JsonRpcRequestFailed(JsonRpcException):
+    CODE = REQUEST_FAILED
 
 
 def invalid_params(
@@ -15,5 +22,7 @@ def invalid_params(
 
 
 def to_jsonrpc(exc: DshError) -> JsonRpcException:
-    """Bad input: InvalidParams (-32602) with a stable ``data.code``."""
+    """Bad input: InvalidParams (-32602); a busy store: RequestFailed (-32803); both with ``data.code``."""
+    if exc.code == errors.STORE_BUSY:
+        return JsonRpcRequestFailed(exc.message, data={"code": exc.code, **exc.data})
     return invalid_params(exc.message, exc.code, **exc.data)

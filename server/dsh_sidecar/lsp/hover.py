@@ -77,8 +77,9 @@ def chain_hover(report: ScopesReport, max_bytes: float) -> str:
     if not entries:
         return "No workspace instruction files apply here."
     total = sum(e.included_bytes or 0 for e in entries if e.state in ("included", "truncated"))
+    files = "1 file" if len(entries) == 1 else f"{len(entries)} files"
     lines = [
-        f"**Workspace instructions for this directory** ({len(entries)} files, {total:,} of {max_bytes:,.0f} budget bytes rendered)",
+        f"**Workspace instructions for this directory** ({files}, {total:,} of {max_bytes:,.0f} budget bytes rendered)",
         "",
         *(entry_line(e) for e in entries),
     ]

@@ -26,7 +26,7 @@ from dsh_sidecar.protocol import methods
 from dsh_sidecar.protocol import types as wt
 from dsh_sidecar.sessions.service import Prompt, SessionService
 
-from . import wire
+from . import explain, wire
 from .converter import describe_structure_error, make_converter
 from .documents import DocumentTracker
 from .error_mapping import invalid_params, to_jsonrpc
@@ -54,9 +54,9 @@ class DshServer(LanguageServer):
             raise JsonRpcServerNotInitialized()
         return self._service
 
-    def start_service(self, settings: Settings) -> None:
+    async def start_service(self, settings: Settings) -> None:
         self.settings = settings
-        self._service = SessionService(
+        self._service = await SessionService.start(
             settings,
             on_inbox_changed=self.notify_context_changed,
             on_warning=self.log_warning,
@@ -118,7 +118,7 @@ def build_server() -> DshServer:
 
 def _register_lifecycle(server: DshServer) -> None:
     @server.feature(types.INITIALIZE)
-    def initialize(ls: DshServer, params: types.InitializeParams) -> None:
+    async def initialize(ls: DshServer, params: types.InitializeParams) -> None:
         try:
             settings = parse_settings(params.initialization_options)
         except DshError as exc:
@@ -126,7 +126,9 @@ def _register_lifecycle(server: DshServer) -> None:
                 f"dsh-sidecar settings: {exc.message}", data={"code": exc.code, **exc.data}
             ) from exc
         try:
-            ls.start_service(settings)
+            await ls.start_service(settings)
+        except DshError as exc:  # the store stayed locked by another process
+            raise to_jsonrpc(exc) from exc
         except (OSError, sqlite3.Error) as exc:
             path = settings.store_path()
             raise JsonRpcInvalidParams(
@@ -239,6 +241,10 @@ def _register_context(server: DshServer) -> None:
         messages = await server.service.pending(p.session_id)
         return wt.PendingResult([m.to_json() for m in messages])
 
+    async def discard(p: wt.ContextDiscardParams) -> wt.PendingResult:
+        messages = await server.service.discard(p.session_id, p.message_id, p.scopes)
+        return wt.PendingResult([m.to_json() for m in messages])
+
     async def preview(p: wt.ContextPreviewParams) -> wt.PreviewResult:
         return wire.preview(await server.service.preview(p.cwd))
 
@@ -252,13 +258,19 @@ def _register_context(server: DshServer) -> None:
             report.project_root, report.directory, wire.scopes_files(report), sessions
         )
 
+    async def explain_(p: wt.ExplainParams) -> wt.ExplainResult:
+        found = await explain.explain(server.service, p)
+        return explain.to_wire(server.protocol._converter, found)
+
     async def candidates(p: wt.CandidatesParams) -> wt.CandidatesResult:
         found = await server.service.candidates(p.session_id, p.query)
         return wt.CandidatesResult([wire.candidate(c) for c in found])
 
     _register_request(server, methods.CONTEXT_PENDING, wt.SessionIdParams, pending)
+    _register_request(server, methods.CONTEXT_DISCARD, wt.ContextDiscardParams, discard)
     _register_request(server, methods.CONTEXT_PREVIEW, wt.ContextPreviewParams, preview)
     _register_request(server, methods.SCOPES, wt.ScopesParams, scopes)
+    _register_request(server, methods.EXPLAIN, wt.ExplainParams, explain_)
     _register_request(server, methods.SESSION_REFERENCE_CANDIDATES, wt.CandidatesParams, candidates)
 
 

@@ -20,8 +20,10 @@ STEP_END = "dsh/step/end"
 TURN_END = "dsh/turn/end"
 TOOL_RESULT = "dsh/tool/result"
 CONTEXT_PENDING = "dsh/context/pending"
+CONTEXT_DISCARD = "dsh/context/discard"
 CONTEXT_PREVIEW = "dsh/context/preview"
 SCOPES = "dsh/scopes"
+EXPLAIN = "dsh/explain"
 SESSION_REFERENCE_CANDIDATES = "dsh/sessionReferences/candidates"
 CONTEXT_DID_CHANGE = "dsh/context/didChange"
 
@@ -38,8 +40,10 @@ REQUESTS = (
     STEP_END,
     TURN_END,
     CONTEXT_PENDING,
+    CONTEXT_DISCARD,
     CONTEXT_PREVIEW,
     SCOPES,
+    EXPLAIN,
     SESSION_REFERENCE_CANDIDATES,
 )
 # Client-to-server notifications.

@@ -6,11 +6,43 @@ whose exact shape (and key order) the sidecar stores and replays verbatim.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import attrs
 
 JsonObject = dict[str, Any]
+
+
+# --- range rules: parsed once at the wire, so the service takes values it can trust ---------------
+
+
+class RangeError(ValueError):
+    """A well-typed value outside its field's range; ``field`` is the wire (camelCase) name."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _wire_name(attribute: attrs.Attribute[Any]) -> str:
+    return re.sub(r"_([a-z0-9])", lambda m: m[1].upper(), attribute.name)
+
+
+def _positive(_: object, attribute: attrs.Attribute[Any], value: int | None) -> None:
+    if value is not None and value < 1:
+        raise RangeError(_wire_name(attribute), f"must be a positive integer, got {value}")
+
+
+def _non_negative(_: object, attribute: attrs.Attribute[Any], value: int) -> None:
+    if value < 0:
+        raise RangeError(_wire_name(attribute), f"must be a non-negative integer, got {value}")
+
+
+def _non_empty(_: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is not None and not value:
+        raise RangeError(_wire_name(attribute), "must be a non-empty string")
+
 
 # --- params -------------------------------------------------------------------------------------
 
@@ -18,7 +50,7 @@ JsonObject = dict[str, Any]
 @attrs.define
 class SessionOpenParams:
     cwd: str
-    session_id: str | None = None
+    session_id: str | None = attrs.field(default=None, validator=_non_empty)
     title: str | None = None
 
 
@@ -30,14 +62,14 @@ class SessionIdParams:
 @attrs.define
 class SessionListParams:
     query: str | None = None
-    limit: int | None = None
+    limit: int | None = attrs.field(default=None, validator=_positive)
 
 
 @attrs.define
 class SessionEventsParams:
     session_id: str
-    after_seq: int | None = None
-    limit: int | None = None
+    after_seq: int | None = None  # any integer: below 0 reads from the start
+    limit: int | None = attrs.field(default=None, validator=_positive)
 
 
 @attrs.define
@@ -49,8 +81,8 @@ class SessionAppendParams:
 @attrs.define
 class SessionCompactParams:
     session_id: str
-    start: int
-    end: int
+    start: int = attrs.field(validator=_non_negative)
+    end: int = attrs.field(validator=_non_negative)
     summary: str
     compaction_id: str | None = None
 
@@ -65,22 +97,22 @@ class PromptParams:
 @attrs.define
 class StepPrepareParams:
     session_id: str
-    turn: int
-    step: int
+    turn: int = attrs.field(validator=_positive)
+    step: int = attrs.field(validator=_positive)
     prompt: PromptParams | None = None
 
 
 @attrs.define
 class StepEndParams:
     session_id: str
-    turn: int
-    step: int
+    turn: int = attrs.field(validator=_positive)
+    step: int = attrs.field(validator=_positive)
 
 
 @attrs.define
 class TurnEndParams:
     session_id: str
-    turn: int
+    turn: int = attrs.field(validator=_positive)
     reason: str
 
 
@@ -96,6 +128,13 @@ class ToolResultParams:
 
 
 @attrs.define
+class ContextDiscardParams:
+    session_id: str
+    message_id: str
+    scopes: list[str] | None = None
+
+
+@attrs.define
 class ContextPreviewParams:
     cwd: str
 
@@ -103,6 +142,12 @@ class ContextPreviewParams:
 @attrs.define
 class ScopesParams:
     uri: str
+
+
+@attrs.define
+class ExplainParams:
+    uri: str
+    cwd: str | None = None
 
 
 @attrs.define
@@ -207,6 +252,79 @@ class ScopesResult:
     directory: str
     files: list[ScopeFile]
     sessions: list[SessionScopes]
+
+
+@attrs.define
+class ExplainSidecarFile:
+    path: str
+    display_path: str
+    scope: str
+    state: str
+    bytes: int | None = None  # left out only when the file could not even be stat'ed
+    via: str | None = None
+    included_bytes: int | None = None
+    digest: str | None = None
+    reason: str | None = None
+
+
+@attrs.define
+class ExplainSidecar:
+    files: list[ExplainSidecarFile]
+    max_bytes: float | None = None  # left out when not finite
+
+
+@attrs.define
+class ExplainAgentFile:
+    path: str
+    display_path: str
+    kind: str
+    state: str
+    bytes: int | None = None
+    kept_bytes: int | None = None
+    reason: str | None = None
+
+
+@attrs.define
+class ExplainDifference:
+    path: str
+    display_path: str
+    reason: str
+
+
+@attrs.define
+class ExplainSizeLimit:
+    setting: str
+    bytes: int
+    cut: str
+
+
+@attrs.define
+class ExplainSource:
+    url: str
+    checked: str
+
+
+@attrs.define
+class ExplainAgent:
+    id: str
+    name: str
+    working_directory: str
+    order: str
+    files: list[ExplainAgentFile]
+    only_agent: list[ExplainDifference]
+    only_sidecar: list[ExplainDifference]
+    sources: list[ExplainSource]
+    undocumented: list[str]
+    size_limit: ExplainSizeLimit | None = None
+
+
+@attrs.define
+class ExplainResult:
+    file: str
+    cwd: str
+    project_root: str
+    sidecar: ExplainSidecar
+    agents: list[ExplainAgent]
 
 
 @attrs.define

@@ -9,7 +9,7 @@ session-reference (inserts each snapshot right after the message that cites it).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
@@ -22,7 +22,7 @@ from dsh_sidecar.sources.agent_instructions.compose import (
     compose,
     sync_inbox,
 )
-from dsh_sidecar.sources.agent_instructions.state import is_instructions_message
+from dsh_sidecar.sources.agent_instructions.state import Change, is_instructions_message
 from dsh_sidecar.sources.session_reference import resolver
 
 
@@ -54,6 +54,8 @@ class SourceHooks:
     tmux_query: Callable[[], tmux_context.TmuxLocation | None]
     fallback_zone: Callable[[], str]
     warn: Callable[[str], None]
+    # Transitions the user dropped from the pending context, by scope (never offered again).
+    dismissed: Mapping[str, Change] = attrs.field(factory=dict)
 
 
 def run_pre_step(inputs: StepInputs, settings: Settings, hooks: SourceHooks) -> StepOutcome:
@@ -94,6 +96,7 @@ def _agent_instructions(
         claimed=inputs.claimed,
         pending=(),
         touched=(),
+        dismissed=hooks.dismissed,
     )
     if inputs.step == 1 and not batch:
         # Nothing enters at this wake-up: the context stays queued for the next one.

@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from dsh_sidecar.errors import StoreBusy
 from dsh_sidecar.model import (
     INBOX_SPLICED,
     SESSION_TITLE,
@@ -34,7 +35,9 @@ from dsh_sidecar.model import (
 
 from .surface import SurfaceOpError, apply_op, replace_range
 
-BUSY_TIMEOUT_MS = 30_000
+# How long a write waits for another connection's write lock before failing with StoreBusy:
+# writes are single short transactions, so this only runs out when something holds the lock.
+BUSY_TIMEOUT_MS = 5_000
 SCHEMA_VERSION = 1
 
 _SCHEMA = """
@@ -147,16 +150,32 @@ def now_ms() -> int:
 
 
 class Store:
-    """One SQLite connection, used from one thread at a time (callers serialize through a lock)."""
+    """The session store of one process: one writing connection, one reading connection per thread.
 
-    def __init__(self, path: str, clock: Callable[[], int] = now_ms) -> None:
+    Writes take the writing connection under a lock (one ``BEGIN IMMEDIATE`` transaction per
+    logical write). Reads never queue behind a write: each thread reads through its own
+    connection, which in WAL mode sees the last committed state even while this process or
+    another one holds the write lock. A write that cannot get the lock within the busy timeout
+    raises ``StoreBusy`` having written nothing.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        clock: Callable[[], int] = now_ms,
+        *,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+    ) -> None:
         self.path = os.path.abspath(path)
         self.clock = clock
+        self.busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._closed = False
         _create_private_file(self.path)
-        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._conn.row_factory = sqlite3.Row
-        self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self._conn = self._connect()
         # Switching a fresh file to WAL needs an exclusive lock, and SQLite reports a clash with
         # another process opening the same new file as "locked" without calling the busy handler.
         mode = self._retrying("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -175,8 +194,18 @@ class Store:
                 (str(SCHEMA_VERSION),),
             )
 
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        return conn
+
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._readers_lock:
+            self._closed = True
+            for reader in self._readers:
+                reader.close()
+            self._readers.clear()
             self._conn.close()
 
     @contextmanager
@@ -184,6 +213,7 @@ class Store:
         """``BEGIN IMMEDIATE`` so the write lock is taken up front and ``busy_timeout`` applies."""
         with self._lock:
             self._begin_immediate()
+            self._local.writing = True
             try:
                 yield self._conn
                 self._conn.execute("COMMIT")
@@ -194,23 +224,46 @@ class Store:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
                 raise
+            finally:
+                self._local.writing = False
+
+    def _reader(self) -> sqlite3.Connection:
+        """This thread's reading connection; inside a write, the writing one (to see its rows)."""
+        if getattr(self._local, "writing", False):
+            return self._conn
+        conn: sqlite3.Connection | None = getattr(self._local, "reader", None)
+        if conn is None:
+            with self._readers_lock:
+                if self._closed:
+                    raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+                conn = self._connect()
+                conn.execute("PRAGMA query_only = ON")
+                self._readers.append(conn)
+            self._local.reader = conn
+        return conn
+
+    def _read(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        try:
+            return self._reader().execute(sql, args).fetchall()
+        except sqlite3.OperationalError as exc:
+            raise _busy_or(exc, self.path) from exc
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
         """Run several reads against one state of the file.
 
-        A read transaction pins a WAL snapshot, so what another process commits meanwhile stays
-        invisible until the block ends (and the lock keeps this process's writers out).
+        A read transaction pins a WAL snapshot, so what another connection commits meanwhile
+        stays invisible until the block ends.
         """
-        with self._lock:
-            if self._conn.in_transaction:  # already inside a write: that is one state already
-                yield
-                return
-            self._conn.execute("BEGIN")
-            try:
-                yield
-            finally:
-                self._conn.execute("COMMIT")
+        conn = self._reader()
+        if conn.in_transaction:  # already inside a write or a snapshot: that is one state already
+            yield
+            return
+        conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            conn.execute("COMMIT")
 
     def surface_snapshot(self, session_id: str) -> SurfaceSnapshot | None:
         """``readSurface``: header, last seq and visible events, all from the same state."""
@@ -223,19 +276,20 @@ class Store:
             )
 
     def _begin_immediate(self) -> None:
-        self._retrying("BEGIN IMMEDIATE")
+        try:
+            self._retrying("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise _busy_or(exc, self.path) from exc
 
     def _retrying(self, statement: str) -> sqlite3.Cursor:
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        deadline = time.monotonic() + self.busy_timeout_ms / 1000
         while True:
             try:
                 return self._conn.execute(statement)
             except sqlite3.OperationalError as exc:
                 # busy_timeout covers ordinary contention; this loop covers the BUSY that SQLite
                 # returns without calling the busy handler (a journal-mode switch, WAL recovery).
-                if (
-                    "locked" not in str(exc) and "busy" not in str(exc)
-                ) or time.monotonic() > deadline:
+                if not _is_busy(exc) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.01)
 
@@ -251,18 +305,12 @@ class Store:
             return cur.rowcount == 1
 
     def get_session(self, session_id: str) -> SessionHeader | None:
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT * FROM sessions WHERE id = ?", (session_id,)
-            ).fetchone()
-        return _row_to_header(row) if row else None
+        rows = self._read("SELECT * FROM sessions WHERE id = ?", (session_id,))
+        return _row_to_header(rows[0]) if rows else None
 
     def list_sessions(self) -> list[SessionHeader]:
         """Newest first: createdAt descending, then id ascending."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT * FROM sessions ORDER BY created_at DESC, id ASC"
-            ).fetchall()
+        rows = self._read("SELECT * FROM sessions ORDER BY created_at DESC, id ASC")
         return [_row_to_header(r) for r in rows]
 
     # --- the log ----------------------------------------------------------------------------
@@ -397,84 +445,87 @@ class Store:
         return None if row is None else row[0]
 
     def surface_size(self, session_id: str) -> int:
-        with self._lock:
-            return int(self._conn.execute(
-                "SELECT COUNT(*) FROM surface WHERE session_id = ?", (session_id,)
-            ).fetchone()[0])  # fmt: skip
+        rows = self._read("SELECT COUNT(*) FROM surface WHERE session_id = ?", (session_id,))
+        return int(rows[0][0])
 
     def events(
         self, session_id: str, after_seq: int | None = None, limit: int | None = None
     ) -> list[Event]:
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-                (
-                    session_id,
-                    -1 if after_seq is None else after_seq,
-                    -1 if limit is None else limit,
-                ),
-            ).fetchall()
+        rows = self._read(
+            "SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (session_id, -1 if after_seq is None else after_seq, -1 if limit is None else limit),
+        )
+        return [_row_to_event(r) for r in rows]
+
+    def events_of_type(self, session_id: str, kind: str) -> list[Event]:
+        """Every event of one type, in log order (through the ``events_by_type`` index)."""
+        rows = self._read(
+            "SELECT * FROM events WHERE session_id = ? AND type = ? ORDER BY seq",
+            (session_id, kind),
+        )
         return [_row_to_event(r) for r in rows]
 
     def events_from(self, session_id: str, seq: int) -> list[Event]:
         return self.events(session_id, after_seq=seq - 1)
 
     def last_seq(self, session_id: str) -> int | None:
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT next_seq FROM sessions WHERE id = ?", (session_id,)
-            ).fetchone()
-        return None if row is None or row[0] == 0 else int(row[0]) - 1
+        rows = self._read("SELECT next_seq FROM sessions WHERE id = ?", (session_id,))
+        return None if not rows or rows[0][0] == 0 else int(rows[0][0]) - 1
 
     def surface_seqs(self, session_id: str) -> list[int]:
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT seq FROM surface WHERE session_id = ? ORDER BY ord", (session_id,)
-            ).fetchall()
+        rows = self._read(
+            "SELECT seq FROM surface WHERE session_id = ? ORDER BY ord", (session_id,)
+        )
         return [r[0] for r in rows]
 
     def surface_events(self, session_id: str) -> list[Event]:
         """The current surface events in model order."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT e.* FROM surface s JOIN events e ON e.session_id = s.session_id AND e.seq = s.seq"
-                " WHERE s.session_id = ? ORDER BY s.ord",
-                (session_id,),
-            ).fetchall()
+        rows = self._read(
+            "SELECT e.* FROM surface s JOIN events e ON e.session_id = s.session_id AND e.seq = s.seq"
+            " WHERE s.session_id = ? ORDER BY s.ord",
+            (session_id,),
+        )
         return [_row_to_event(r) for r in rows]
 
     def visible_events_of_source(self, session_id: str, kind: str) -> list[Event]:
         """Surface-visible ``user/message`` events of one source kind, in log order."""
-        with self._lock:
-            rows = self._conn.execute(VISIBLE_OF_SOURCE_SQL, (session_id, kind)).fetchall()
+        rows = self._read(VISIBLE_OF_SOURCE_SQL, (session_id, kind))
         return [_row_to_event(r) for r in rows]
 
     def latest_of_source(
         self, session_id: str, kind: str, plugin: str | None = None
     ) -> Event | None:
         """The latest raw ``user/message`` of a source (shadowed ones count), via the index."""
-        with self._lock:
-            row = self._conn.execute(LATEST_OF_SOURCE_SQL, (session_id, kind, plugin)).fetchone()
-        return _row_to_event(row) if row else None
+        rows = self._read(LATEST_OF_SOURCE_SQL, (session_id, kind, plugin))
+        return _row_to_event(rows[0]) if rows else None
 
     def latest_of_types(
         self, session_id: str, types: Sequence[str], before_seq: int | None = None
     ) -> Event | None:
         marks = ",".join("?" for _ in types)
-        with self._lock:
-            row = self._conn.execute(
-                f"SELECT * FROM events WHERE session_id = ? AND type IN ({marks}) AND seq < ?"
-                " ORDER BY seq DESC LIMIT 1",
-                (session_id, *types, 2**62 if before_seq is None else before_seq),
-            ).fetchone()
-        return _row_to_event(row) if row else None
+        rows = self._read(
+            f"SELECT * FROM events WHERE session_id = ? AND type IN ({marks}) AND seq < ?"
+            " ORDER BY seq DESC LIMIT 1",
+            (session_id, *types, 2**62 if before_seq is None else before_seq),
+        )
+        return _row_to_event(rows[0]) if rows else None
 
     def inbox(self, session_id: str) -> list[Message]:
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT message FROM inbox WHERE session_id = ? ORDER BY pos", (session_id,)
-            ).fetchall()
+        rows = self._read(
+            "SELECT message FROM inbox WHERE session_id = ? ORDER BY pos", (session_id,)
+        )
         return [Message.from_json(json.loads(r[0])) for r in rows]
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _busy_or(exc: sqlite3.OperationalError, path: str) -> Exception:
+    """``StoreBusy`` for lock contention that outlasted the busy timeout, else ``exc`` itself."""
+    if _is_busy(exc):
+        return StoreBusy(path)
+    return exc
 
 
 def replay_inbox(events: Sequence[Event]) -> list[JsonObject]:

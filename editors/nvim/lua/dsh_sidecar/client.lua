@@ -3,6 +3,7 @@
 -- attach = false, method-call client methods).
 
 local config = require('dsh_sidecar.config')
+local keymaps = require('dsh_sidecar.keymaps')
 local methods = require('dsh_sidecar.methods')
 
 local M = {}
@@ -162,6 +163,9 @@ local function lsp_config(st, opts)
         call_method(client, 'notify', 'workspace/didChangeConfiguration', { settings = { dsh = settings } })
       end
       flush_waiters(st)
+    end,
+    on_attach = function(_, bufnr)
+      keymaps.on_attach(bufnr)
     end,
     on_exit = function(code, signal)
       -- 0.7 calls on_exit in a fast (luv) context, where most of the API is off limits.

@@ -8,6 +8,8 @@ local session = require('dsh_sidecar.session')
 
 local M = {}
 
+local printable
+
 -- kind -> scratch buffer number
 local scratch = {}
 
@@ -69,22 +71,23 @@ local function show(kind, origin, start, render)
       err = not ok and lines or nil
     end
     if ok then
-      set_lines(buf, lines, 'ready')
-    else
-      set_lines(buf, { 'dsh: ' .. kind .. ' failed: ' .. client.format_error(err) }, 'error')
+      ok, err = pcall(set_lines, buf, lines, 'ready')
+    end
+    if not ok then
+      set_lines(buf, { 'dsh: ' .. kind .. ' failed: ' .. printable(client.format_error(err)) }, 'error')
     end
   end)
   return buf
 end
 
-local function text_of(message)
-  local parts = {}
-  for _, block in ipairs(message.content or {}) do
-    if block.type == 'text' then
-      table.insert(parts, block.text)
-    end
-  end
-  return table.concat(parts, '\n')
+local text_of = session.api.text_of
+
+-- Control characters escaped: names come from the repository, and a newline in a directory name
+-- would split a row (nvim_buf_set_lines refuses it outright) or forge one.
+printable = function(text)
+  return (tostring(text):gsub('%c', function(c)
+    return ('\\x%02x'):format(c:byte())
+  end))
 end
 
 -- JSON null may arrive as nil or vim.NIL depending on the Neovim version.
@@ -95,7 +98,7 @@ end
 local function change_labels(changes)
   local labels = {}
   for _, change in ipairs(changes or {}) do
-    table.insert(labels, change.action .. ' ' .. change.path)
+    table.insert(labels, printable(change.action .. ' ' .. change.path))
   end
   return labels
 end
@@ -110,24 +113,76 @@ local function describe_source(source)
   return #changes > 0 and (label .. ' (' .. table.concat(changes, ', ') .. ')') or label
 end
 
--- One row per ScopeFile: state, size, display path, then (for :DshScopes) the scope, whose key
--- "<dir>\0<name>" is shown with a slash because a NUL would show as ^@.
+-- The directory part of a scope key "<dir>\0<name>" ("pkg", "." or "user-global"), as the VS
+-- Code inspector shows it: the NUL separator is not for display (it would show as ^@).
+local function scope_dir(scope)
+  local nul = scope:find('\0', 1, true)
+  return nul and scope:sub(1, nul - 1) or scope
+end
+
+local function pad(text, width)
+  return text .. string.rep(' ', width - vim.fn.strdisplaywidth(text))
+end
+
+-- The chain as aligned columns, like `dsh-sidecar scopes`: state, size in bytes, display path,
+-- then (for :DshScopes) the scope directory, then the reason for any state but "included".
 local function file_lines(files, with_scope)
-  local lines = {}
-  for _, f in ipairs(files or {}) do
-    local line = ('%-10s %8s B  %-30s'):format(f.state, present(f.bytes) and tostring(f.bytes) or '?', f.displayPath or f.path)
-    if with_scope and present(f.scope) then
-      line = line .. ' scope ' .. (f.scope:gsub('%z', '/'))
-    end
-    if present(f.reason) then
-      line = line .. '  (' .. tostring(f.reason) .. ')'
-    end
-    table.insert(lines, (line:gsub('%s+$', '')))
+  files = files or {}
+  if #files == 0 then
+    return { '(no instruction file exists in this chain)' }
   end
-  if #lines == 0 then
-    lines = { '(none)' }
+  local rows = {}
+  local widths = { path = #'file', scope = #'scope' }
+  for _, f in ipairs(files) do
+    local row = {
+      state = printable(f.state),
+      size = present(f.bytes) and tostring(f.bytes) or '-',
+      path = printable(present(f.displayPath) and f.displayPath or f.path),
+      scope = present(f.scope) and printable(scope_dir(f.scope)) or '',
+      reason = present(f.reason) and printable(f.reason) or '',
+    }
+    widths.path = math.max(widths.path, vim.fn.strdisplaywidth(row.path))
+    widths.scope = math.max(widths.scope, vim.fn.strdisplaywidth(row.scope))
+    table.insert(rows, row)
+  end
+  local function line(state, size, path, scope, reason)
+    local text = ('%-10s %8s  %s'):format(state, size, pad(path, widths.path))
+    if with_scope then
+      text = text .. '  ' .. pad(scope, widths.scope)
+    end
+    local trimmed = (text .. '  ' .. reason):gsub('%s+$', '')
+    return trimmed
+  end
+  local any_reason = false
+  for _, row in ipairs(rows) do
+    any_reason = any_reason or row.reason ~= ''
+  end
+  local lines = { line('state', 'bytes', 'file', 'scope', any_reason and 'note' or '') }
+  for _, row in ipairs(rows) do
+    table.insert(lines, line(row.state, row.size, row.path, row.scope, row.reason))
   end
   return lines
+end
+
+-- "412 of 65536 bytes": the text's size against maxBytes, read from the baseline identity.
+local function baseline_size(result)
+  local size = #(result.text or '')
+  local ok, identity = pcall(vim.json.decode, result.baselineIdentity or '')
+  local max = ok and type(identity) == 'table' and identity.maxBytes
+  return type(max) == 'number' and ('%d of %s bytes'):format(size, tostring(max)) or (size .. ' bytes')
+end
+
+-- Why a preview is empty, from what the files say.
+local function empty_reason(files)
+  if #(files or {}) == 0 then
+    return 'no instruction file applies here'
+  end
+  for _, f in ipairs(files) do
+    if f.state == 'included' or f.state == 'truncated' then
+      return 'nothing to send'
+    end
+  end
+  return 'every instruction file was left out (see the states above)'
 end
 
 local function buffer_dir(bufnr)
@@ -141,16 +196,20 @@ function M.preview(bufnr)
   return show('preview', bufnr, function(done)
     session.request(methods.CONTEXT_PREVIEW, { cwd = cwd }, done)
   end, function(result)
-    local lines = { '# dsh preview: baseline for ' .. cwd, '', 'identity: ' .. tostring(result.baselineIdentity), '', '## Files' }
-    vim.list_extend(lines, file_lines(result.files))
-    for _, path in ipairs(result.omitted or {}) do
-      table.insert(lines, 'omitted: ' .. tostring(path))
+    local lines = {
+      '# dsh preview: baseline for ' .. printable(cwd),
+      '',
+      'project root: ' .. printable(result.projectRoot),
+      'baseline:     ' .. (result.text ~= '' and baseline_size(result) or ('none: ' .. empty_reason(result.files))),
+      '',
+      '## Files (broadest first)',
+      '',
+    }
+    vim.list_extend(lines, file_lines(result.files, false))
+    if result.text ~= '' then
+      vim.list_extend(lines, { '', '## Text', '' })
+      vim.list_extend(lines, split(result.text))
     end
-    for _, t in ipairs(result.truncated or {}) do
-      table.insert(lines, 'truncated: ' .. (type(t) == 'table' and vim.inspect(t) or tostring(t)))
-    end
-    vim.list_extend(lines, { '', '## Text', '' })
-    vim.list_extend(lines, split(result.text))
     return lines
   end)
 end
@@ -167,18 +226,22 @@ function M.scopes(bufnr)
     session.request(methods.SCOPES, { uri = uri }, done)
   end, function(result)
     local lines = {
-      '# dsh scopes: ' .. path,
+      '# dsh scopes: ' .. printable(path),
       '',
-      'project root: ' .. tostring(result.projectRoot),
-      'directory:    ' .. tostring(result.directory),
+      'project root: ' .. printable(result.projectRoot),
+      'directory:    ' .. printable(result.directory),
       '',
       '## Chain (broadest first)',
+      '',
     }
     vim.list_extend(lines, file_lines(result.files, true))
-    vim.list_extend(lines, { '', '## Live sessions' })
+    vim.list_extend(lines, { '', '## Live sessions', '' })
     for _, s in ipairs(result.sessions or {}) do
       local active = change_labels(s.active)
       table.insert(lines, s.sessionId .. ': ' .. (#active > 0 and table.concat(active, ', ') or '(nothing active)'))
+    end
+    if #(result.sessions or {}) == 0 then
+      table.insert(lines, '(no live session in this sidecar)')
     end
     return lines
   end)
@@ -205,7 +268,7 @@ function M.pending(bufnr)
     local lines = {
       '# dsh pending: session ' .. header.id,
       '',
-      'project: ' .. root,
+      'project: ' .. printable(root),
       ('%d pending message(s) for the next step'):format(#messages),
     }
     for i, message in ipairs(messages) do

@@ -21,6 +21,13 @@ M.defaults = {
   autostart = true,
   -- How long synchronous API calls (and commands) wait for an answer.
   timeout_ms = 10000,
+  -- Resume each project's session from the last Neovim run (its id is kept under
+  -- stdpath('data')/dsh_sidecar/sessions); false starts a new session every time.
+  resume_sessions = true,
+  -- Before Neovim 0.10, which maps K to LSP hover by itself: the key mapped buffer-locally to
+  -- vim.lsp.buf.hover() in instruction files, unless the user already maps it or set a
+  -- 'keywordprg' of their own. false leaves K alone.
+  hover_key = 'K',
   -- LSP client name; one client per project root carries it.
   name = 'dsh_sidecar',
 }
@@ -59,6 +66,29 @@ function M.root_markers(opts)
   end
   local instructions = opts.settings and opts.settings.instructions
   return instructions and instructions.projectRootMarkers or { '.git' }
+end
+
+-- The file names the server treats as instruction files (instructionFileCandidates and
+-- localInstructionFileCandidates of the settings, else the server's defaults).
+function M.instruction_file_names(opts)
+  opts = opts or M.get()
+  local instructions = opts.settings and opts.settings.instructions or {}
+  local names = {}
+  for _, name in ipairs(instructions.instructionFileCandidates or { 'AGENTS.md', 'CLAUDE.md' }) do
+    names[name] = true
+  end
+  for _, name in ipairs(instructions.localInstructionFileCandidates or { 'AGENTS.local.md', 'CLAUDE.local.md' }) do
+    names[name] = true
+  end
+  return names
+end
+
+-- Whether the server answers hover outside instruction files (the hover.otherFiles setting).
+function M.hovers_other_files(opts)
+  opts = opts or M.get()
+  local hover = opts.settings and opts.settings.hover
+  local other = type(hover) == 'table' and hover.otherFiles
+  return type(other) == 'string' and other ~= 'off'
 end
 
 -- The settings tree as it goes on the wire: an empty Lua table would encode as a JSON array.

@@ -74,6 +74,13 @@ function M.check()
     end
   end
 
+  report.start('dsh_sidecar: sessions across restarts')
+  if config.get().resume_sessions then
+    report.ok('project sessions are resumed; their ids are kept in ' .. require('dsh_sidecar.remembered').dir())
+  else
+    report.info('resume_sessions is off: every start opens new sessions')
+  end
+
   report.start('dsh_sidecar: running sidecars')
   local states = client.all()
   if #states == 0 then
@@ -106,7 +113,12 @@ function M.check()
       end
       local project = session.project_info(st)
       if project and project.header then
-        report.ok(st.root .. ': project session ' .. project.header.id)
+        local how = project.resumed and 'resumed' or 'new'
+        report.ok(('%s: project session %s (%s)'):format(st.root, project.header.id, how))
+        if project.note then
+          -- Why the remembered session was not resumed, or could not be remembered.
+          report.info(st.root .. ': ' .. project.note)
+        end
       elseif project and project.err then
         report.error(st.root .. ': no project session: ' .. client.format_error(project.err))
       end

@@ -17,8 +17,10 @@ M.STEP_END = 'dsh/step/end'
 M.TURN_END = 'dsh/turn/end'
 M.TOOL_RESULT = 'dsh/tool/result'
 M.CONTEXT_PENDING = 'dsh/context/pending'
+M.CONTEXT_DISCARD = 'dsh/context/discard'
 M.CONTEXT_PREVIEW = 'dsh/context/preview'
 M.SCOPES = 'dsh/scopes'
+M.EXPLAIN = 'dsh/explain'
 M.SESSION_REFERENCE_CANDIDATES = 'dsh/sessionReferences/candidates'
 M.CONTEXT_DID_CHANGE = 'dsh/context/didChange'
 
@@ -35,8 +37,10 @@ M.REQUESTS = {
   M.STEP_END,
   M.TURN_END,
   M.CONTEXT_PENDING,
+  M.CONTEXT_DISCARD,
   M.CONTEXT_PREVIEW,
   M.SCOPES,
+  M.EXPLAIN,
   M.SESSION_REFERENCE_CANDIDATES,
 }
 -- Client-to-server notifications.

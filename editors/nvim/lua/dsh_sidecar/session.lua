@@ -4,10 +4,18 @@
 local client = require('dsh_sidecar.client')
 local config = require('dsh_sidecar.config')
 local methods = require('dsh_sidecar.methods')
+local remembered = require('dsh_sidecar.remembered')
 
 local M = {}
 
--- client state -> { header, err, waiters }; weak keys so a project dies with its client.
+local uv = vim.uv or vim.loop
+
+local CONTEXT_DISCARD = methods.CONTEXT_DISCARD
+-- JSON-RPC InvalidParams: the one error that says a remembered session id itself is refused.
+local INVALID_PARAMS = -32602
+
+-- client state -> { header, err, resumed, note, waiters }; weak keys so a project dies with its
+-- client.
 local projects = setmetatable({}, { __mode = 'k' })
 -- session id -> client state, for every session opened through this plugin.
 local owners = {}
@@ -21,18 +29,61 @@ local function finish(project, err, header)
   end
 end
 
+local function same_directory(a, b)
+  return a == b or (uv.fs_realpath(a) or a) == (uv.fs_realpath(b) or b)
+end
+
+-- Open the project's session: resume the one remembered for the root (see remembered.lua), or
+-- start a new one when there is none, it is refused, it belongs to another directory, or another
+-- Neovim has it open.
+local function open_project_session(st, project)
+  local resume, why, in_use = nil, 'resume_sessions is off', false
+  if config.get().resume_sessions then
+    resume, why, in_use = remembered.recall(st.root)
+  end
+  project.note = not resume and why ~= 'missing' and why or nil
+
+  local function opened(err, result)
+    if not err then
+      owners[result.session.id] = st
+      project.resumed = result.resumed
+      -- Another Neovim owns the remembered session: this one's is for this run only.
+      if config.get().resume_sessions and not in_use then
+        local ok, werr = remembered.remember(st.root, result.session.id)
+        if not ok then
+          project.note = 'cannot remember the session: ' .. tostring(werr)
+          vim.notify('dsh_sidecar: ' .. project.note, vim.log.levels.WARN)
+        end
+      end
+    end
+    finish(project, err, result and result.session)
+  end
+
+  local params = { cwd = st.root, sessionId = resume }
+  client.request(st, methods.SESSION_OPEN, params, function(err, result)
+    if not resume then
+      return opened(err, result)
+    end
+    if err and err.code == INVALID_PARAMS then
+      project.note = 'the remembered session ' .. resume .. ' was refused: ' .. client.format_error(err)
+    elseif not err and not same_directory(result.session.cwd, st.root) then
+      -- A store shared with another checkout: that session's touches are about other files.
+      project.note = ('the remembered session %s belongs to %s'):format(resume, result.session.cwd)
+      client.request(st, methods.SESSION_CLOSE, { sessionId = result.session.id }, function() end)
+    else
+      return opened(err, result)
+    end
+    client.request(st, methods.SESSION_OPEN, { cwd = st.root }, opened)
+  end)
+end
+
 -- cb(err, SessionHeader) with the session the plugin keeps open for this client's project root.
 function M.project_session(st, cb)
   local project = projects[st]
   if not project then
     project = { waiters = {} }
     projects[st] = project
-    client.request(st, methods.SESSION_OPEN, { cwd = st.root }, function(err, result)
-      if not err then
-        owners[result.session.id] = st
-      end
-      finish(project, err, result and result.session)
-    end)
+    open_project_session(st, project)
   end
   if project.header or project.err then
     cb(project.err, project.header)
@@ -41,7 +92,7 @@ function M.project_session(st, cb)
   end
 end
 
--- {header?, err?} of a client's project session, for :checkhealth.
+-- {header?, err?, resumed?, note?} of a client's project session, for :checkhealth.
 function M.project_info(st)
   return projects[st]
 end
@@ -132,13 +183,32 @@ M.api = api
 api.methods = methods
 api.request = M.request
 
--- The plugin-managed session of a buffer's project (default: current buffer).
-function api.project_session(bufnr, cb)
-  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+-- The project root a target names: a buffer number (0 or nil: the current buffer) or a directory.
+-- Without a target, a current buffer outside any project (a chat or scratch buffer) falls back
+-- to the working directory.
+local function target_root(target)
+  if type(target) == 'string' then
+    local dir = target:match('^file:') and vim.uri_to_fname(target) or target
+    return client.root_for_dir(dir) or client.normalize_dir(dir)
+  end
+  local bufnr = (target == nil or target == 0) and vim.api.nvim_get_current_buf() or target
+  local root = client.root_for_buffer(bufnr)
+  if root or target ~= nil then
+    return root, 'buffer ' .. bufnr .. ' is not inside a project'
+  end
+  return client.root_for_dir(vim.fn.getcwd()) or client.normalize_dir(vim.fn.getcwd())
+end
+
+-- The plugin-managed session of a project, the one editor touches reach. `target`: a buffer
+-- number or a directory (see target_root).
+function api.project_session(target, cb)
+  if type(target) == 'function' then
+    target, cb = nil, target
+  end
   return sync_or_async(function(done)
-    local root = client.root_for_buffer(bufnr)
+    local root, why = target_root(target)
     if not root then
-      return done({ message = 'buffer ' .. bufnr .. ' is not inside a project' })
+      return done({ message = why })
     end
     M.project_session(client.ensure(root), done)
   end, cb)
@@ -186,6 +256,68 @@ api.events = with_session(methods.SESSION_EVENTS)
 api.compact = with_session(methods.SESSION_COMPACT)
 -- (id, {query?}) -> {candidates}
 api.candidates = with_session(methods.SESSION_REFERENCE_CANDIDATES)
+
+-- (id, messageId, scopes?) -> {messages}: drop a pending message (or only the changes of it
+-- whose scope is listed) before the next step claims it.
+function api.discard(session_id, message_id, scopes, cb)
+  if type(scopes) == 'function' then
+    scopes, cb = nil, scopes
+  end
+  return M.request(CONTEXT_DISCARD, { sessionId = session_id, messageId = message_id, scopes = scopes }, cb)
+end
+
+-- (id) -> the turn number to use for the next turn: 1 for a new session, one past the highest
+-- turn in the log for a resumed one (the surface may have been compacted, the log has them all).
+function api.next_turn(session_id, cb)
+  local page = 1000
+  return sync_or_async(function(done)
+    local last = 0
+    local function fetch(after)
+      local params = { limit = page, afterSeq = after }
+      api.events(session_id, params, function(err, result)
+        if err then
+          return done(err)
+        end
+        for _, event in ipairs(result.events) do
+          local turn = type(event.data) == 'table' and event.data.turn
+          if type(turn) == 'number' and turn > last then
+            last = turn
+          end
+        end
+        if #result.events < page then
+          return done(nil, last + 1)
+        end
+        fetch(result.events[#result.events].seq)
+      end)
+    end
+    fetch(nil)
+  end, cb)
+end
+
+-- The text blocks of a Message, joined by newlines (what a chat plugin shows or sends).
+function api.text_of(message)
+  local parts = {}
+  for _, block in ipairs(message.content or {}) do
+    if block.type == 'text' then
+      table.insert(parts, block.text)
+    end
+  end
+  return table.concat(parts, '\n')
+end
+
+local message_count = 0
+
+-- A Message with one text block and a fresh id, e.g. text_message('assistant', reply,
+-- { kind = 'model' }) or text_message('user', output, { kind = 'tool', callId = call.id }).
+function api.text_message(role, text, source)
+  message_count = message_count + 1
+  return {
+    id = ('nvim-%d-%x-%d'):format(vim.fn.getpid(), uv.hrtime(), message_count),
+    role = role,
+    content = { { type = 'text', text = text } },
+    source = source,
+  }
+end
 
 -- (id, events) -> {seqs}; events are {type, data, surfaceOp?}: user/message, assistant/message,
 -- tool/result or session/title.

@@ -8,7 +8,7 @@ for upstream's deliberate "excluded scopes stay frozen out until the preparation
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 import attrs
@@ -69,8 +69,12 @@ def compose(
     claimed: Sequence[Message],
     pending: Sequence[Message],
     touched: Sequence[str],
+    dismissed: Mapping[str, Change] | None = None,
 ) -> Message | None:
-    """The one agent-instructions message now due for this session, or None."""
+    """The one agent-instructions message now due for this session, or None.
+
+    ``dismissed``: transitions the user dropped from the pending context (see ``reconcile``).
+    """
     settings = env.settings
     if not settings.active:
         return None
@@ -141,6 +145,7 @@ def compose(
         include_baseline_scopes=keep,
         excluded=excluded if keep else frozenset(),
         cache=state.cache,
+        dismissed=dismissed,
     )
     if next_preparation is not None:
         # Saved only once the whole compose has run (as upstream does): a cancelled or failed

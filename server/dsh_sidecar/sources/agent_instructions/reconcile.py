@@ -176,8 +176,13 @@ def reconcile(
     include_baseline_scopes: bool,
     excluded: frozenset[str],
     cache: VersionCache,
+    dismissed: Mapping[str, Change] | None = None,
 ) -> ReconcileResult | None:
-    """Probe the ordered scopes, emit set/replace/remove, render; mutate ``cache`` for commits."""
+    """Probe the ordered scopes, emit set/replace/remove, render; mutate ``cache`` for commits.
+
+    ``dismissed`` holds transitions the user dropped from the pending context, by scope: the same
+    transition (a set or replace of the same content, or a removal) is not offered again.
+    """
     # One ignore pass: each .gitignore is probed once and each directory decided once.
     with ctx.ignore.one_pass() if ctx.ignore is not None else contextlib.nullcontext():
         plan = _plan(ctx, effective, scope_messages, touched, include_baseline_scopes, excluded)
@@ -190,6 +195,8 @@ def reconcile(
                     ctx, group, effective, baseline_keys, excluded, cache, seen_paths
                 )
             )
+        if dismissed:
+            items = [i for i in items if not is_dismissed(i.change, dismissed)]
         if not items:
             return None
         result = _render(ctx, items)
@@ -202,6 +209,14 @@ def reconcile(
             elif item.entry is not None:
                 cache[item.change.scope] = item.entry
         return ReconcileResult(result.text, tuple(i.change for i in committed))
+
+
+def is_dismissed(change: Change, dismissed: Mapping[str, Change]) -> bool:
+    """Whether the user already dropped this very transition (same scope, same outcome)."""
+    dropped = dismissed.get(change.scope)
+    if dropped is None or dropped.active != change.active:
+        return False
+    return not change.active or dropped.digest == change.digest
 
 
 def _render(ctx: ReconcileContext, items: list[_Item]) -> RenderResult:

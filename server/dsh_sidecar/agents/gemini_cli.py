@@ -1,0 +1,57 @@
+"""Google Gemini CLI: GEMINI.md (``context.fileName``) from the global file, the workspace
+directory and its parents, and just in time from the directories of files its tools access;
+``@file.md`` imports up to five levels."""
+
+from __future__ import annotations
+
+from .rules import AgentRules, Imports, Nested, Source, UserGlobal, Walk
+
+RULES = AgentRules(
+    id="gemini-cli",
+    name="Gemini CLI",
+    working_directory="session",
+    root_markers=(".git",),
+    user_global=(UserGlobal("~/.gemini", ("GEMINI.md",)),),
+    walk=Walk("root-to-cwd", ("GEMINI.md",)),
+    nested=Nested(("GEMINI.md",), "working-on-file", start="project-root"),
+    rule_sets=(),
+    imports=Imports("@file.md", max_depth=5, skips_code=True),
+    size_limit=None,
+    skips_empty_files=False,
+    order=(
+        "the global ~/.gemini/GEMINI.md, then the workspace files, then just-in-time files found "
+        "when a tool accesses a file; all concatenated"
+    ),
+    sources=(
+        Source(
+            "https://geminicli.com/docs/cli/gemini-md",
+            "global ~/.gemini/GEMINI.md; GEMINI.md in the workspace directories and their parent "
+            "directories; just in time, GEMINI.md in the directory a tool accesses and its "
+            "ancestors up to a trusted root; context.fileName sets the name (GEMINI.md by "
+            "default); @file.md imports",
+        ),
+        Source(
+            "https://github.com/google-gemini/gemini-cli/blob/009b0d84de89b531703ad5bc9e7cda906ad3c6a1/"
+            "docs/core/memport.md",
+            "imports: relative and absolute paths, circular imports prevented, imports only from "
+            "allowed directories, maximum depth 5 by default, @ inside code blocks and spans "
+            "ignored",
+        ),
+        Source(
+            "https://github.com/google-gemini/gemini-cli/blob/17fd386423134134f06e826f3293921757905cf2/"
+            "docs/cli/gemini-md.md",
+            "earlier edition of the page: the upward search runs from the working directory to "
+            "the project root, identified by a .git folder",
+        ),
+    ),
+    undocumented=(
+        "the current page does not say where the upward search stops; simulated as stopping at "
+        "the nearest directory holding .git, as the earlier edition said",
+        "the trusted root of just-in-time files is not defined; the same project root is used",
+        "context.fileName may list other names such as AGENTS.md; only the default GEMINI.md is "
+        "simulated",
+        "the allowed import directories are not named; every import found within 5 levels is "
+        "listed as loaded",
+        "no size limit is documented",
+    ),
+)

@@ -1,0 +1,145 @@
+"""The vocabulary the per-agent modules use to state an agent's documented instruction rules.
+
+Each agent module is data: one ``AgentRules`` built from these records, with the documentation
+it follows and the date it was checked. ``dsh_sidecar.explain`` interprets them over a real tree.
+Anything an agent's documentation leaves open is written down in ``undocumented`` together with
+what the simulation does there, instead of being silently assumed.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+CHECKED = "2026-12-03"
+
+Pick = Literal["first", "all"]
+WalkKind = Literal["root-to-cwd", "cwd-to-filesystem-root", "project-root"]
+NestedWhen = Literal["working-on-file", "never"]
+NestedFrom = Literal["cwd", "project-root"]
+WorkingDirectory = Literal["session", "workspace"]
+RuleAnchor = Literal["project-root", "cwd", "home", "each-directory"]
+WithoutGlobs = Literal["always", "description"]
+
+
+@attrs.frozen
+class Source:
+    """A page the rules follow, when it was read, and what it establishes."""
+
+    url: str
+    note: str
+    checked: str = CHECKED
+
+
+@attrs.frozen
+class UserGlobal:
+    """Instruction files outside any project that apply to every project.
+
+    ``directory`` may start with ``~`` (the user's home); ``env`` names an environment variable
+    that replaces ``directory`` when set. ``pick`` is ``first-non-empty`` when only the first
+    non-empty name counts (Codex), ``all`` when every present name loads.
+    """
+
+    directory: str
+    names: tuple[str, ...]
+    pick: Literal["first-non-empty", "all"] = "all"
+    env: str | None = None
+
+
+@attrs.frozen
+class Walk:
+    """The directories whose instruction files load when a session starts.
+
+    - ``root-to-cwd``: from the project root (the nearest ancestor of the working directory
+      holding a root marker) down to the working directory; the working directory alone when no
+      marker is found.
+    - ``cwd-to-filesystem-root``: the working directory and every ancestor below ``/``.
+    - ``project-root``: the workspace root only.
+
+    ``pick`` is ``first`` when the first present name wins its directory (Codex's one file per
+    directory), ``all`` when every present name loads. ``names`` may hold a relative path such as
+    ``.github/copilot-instructions.md``.
+    """
+
+    kind: WalkKind
+    names: tuple[str, ...]
+    pick: Pick = "all"
+
+
+@attrs.frozen
+class Nested:
+    """Instruction files of directories the walk does not cover, on the way to the file.
+
+    ``when`` is ``working-on-file`` when they load once the agent works on a file below them,
+    from the directory just below ``start`` (the working directory or the project root) down to
+    the file's directory; ``never`` when they do not load, for the reason ``why_not``.
+    """
+
+    names: tuple[str, ...]
+    when: NestedWhen
+    start: NestedFrom = "cwd"
+    why_not: str = ""
+
+
+@attrs.frozen
+class RuleSet:
+    """Path-scoped rule files: each applies when the file worked on matches its globs.
+
+    Rule files are the files matching ``pattern`` (a glob, ``**`` for any depth) under
+    ``folder`` of ``anchor``: the project root, the working directory, the home directory, or
+    every directory from the project root down to the file's directory (a nested folder's rules
+    only concern files below that directory). ``glob_field`` names the frontmatter key holding
+    the globs; ``always_field`` a boolean key that applies the rule everywhere. Without globs a
+    rule applies everywhere (``always``) or, with ``description``, only when the model asks for
+    it (when it has a description) or when added by hand (when it has none). ``glob_list`` says
+    whether the globs may be a YAML list; otherwise only a string (patterns separated by commas)
+    is documented.
+    """
+
+    anchor: RuleAnchor
+    folder: str
+    pattern: str
+    glob_field: str
+    without_globs: WithoutGlobs
+    always_field: str | None = None
+    glob_base: Literal["working-directory", "owner"] = "working-directory"
+    glob_list: bool = True
+
+
+@attrs.frozen
+class Imports:
+    """``@path`` references inside instruction files that load the referenced file too."""
+
+    syntax: str
+    max_depth: int
+    skips_code: bool
+
+
+@attrs.frozen
+class SizeLimit:
+    """A byte limit and how it cuts: ``root-first`` fills it in load order, cutting the file
+    that crosses it to what remains and adding nothing after it."""
+
+    setting: str
+    bytes: int
+    applies_to: Literal["project"]
+    cut: Literal["root-first"]
+
+
+@attrs.frozen
+class AgentRules:
+    id: str
+    name: str
+    working_directory: WorkingDirectory
+    root_markers: tuple[str, ...]
+    user_global: tuple[UserGlobal, ...]
+    walk: Walk
+    nested: Nested
+    rule_sets: tuple[RuleSet, ...]
+    imports: Imports | None
+    size_limit: SizeLimit | None
+    skips_empty_files: bool
+    order: str
+    sources: tuple[Source, ...]
+    undocumented: tuple[str, ...]

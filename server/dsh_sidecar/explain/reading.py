@@ -1,0 +1,137 @@
+"""Bounded reads and directory listings for the agent simulation, over the filesystem seam.
+
+Agents read instruction files as bytes (Codex cuts at a byte boundary and decodes what is left
+leniently), so the simulation reads a bounded byte prefix rather than the sidecar's strict UTF-8
+text. Reads go through ``LocalFileSystem`` (probe, ``open_for_read``, ``read_chunk``), so a FIFO
+or device never blocks and tests can inject I/O errors. The seam has no directory listing yet;
+rule folders are listed here with ``os.scandir``, bounded in depth and count and never following
+a symlinked directory, because a hostile repository controls them.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import attrs
+
+from dsh_sidecar.fs import LocalFileSystem, ProbeState
+
+from .globs import Glob
+
+READ_CHUNK = 64 * 1024
+MAX_LISTED_FILES = 500
+MAX_LIST_DEPTH = 12
+
+
+@attrs.frozen
+class FileRead:
+    """A present file: its size, and the first bytes read (``complete`` when that is all)."""
+
+    path: str
+    size: int
+    data: bytes = b""
+    complete: bool = False
+    error: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace").removeprefix("\ufeff")
+
+    @property
+    def blank(self) -> bool | None:
+        """Whether the content is only whitespace; None when too little of it was read to say."""
+        if self.error is not None:
+            return None
+        if self.text.strip():
+            return False
+        return True if self.complete else None
+
+
+def read_file(fs: LocalFileSystem, path: str, cap: int) -> FileRead | None:
+    """The first ``cap`` bytes of the regular file at ``path``; None when nothing is there."""
+    probe = fs.probe(path)
+    if probe.state is ProbeState.ABSENT:
+        return None
+    if not probe.present:
+        return FileRead(path, 0, error=probe.error or "cannot be read")
+    size = probe.size or 0
+    try:
+        fd = fs.open_for_read(probe.path)
+    except (OSError, ValueError) as exc:
+        return FileRead(path, size, error=_describe(exc))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return FileRead(path, size, error="not a regular file")
+        chunks: list[bytes] = []
+        total = 0
+        while total < cap:
+            chunk = fs.read_chunk(fd, min(READ_CHUNK, cap - total))
+            if not chunk:
+                return FileRead(path, size, b"".join(chunks), complete=True)
+            chunks.append(chunk)
+            total += len(chunk)
+        extra = fs.read_chunk(fd, 1)
+        return FileRead(path, size, b"".join(chunks), complete=not extra)
+    except OSError as exc:
+        return FileRead(path, size, error=_describe(exc))
+    finally:
+        os.close(fd)
+
+
+@attrs.frozen
+class Listing:
+    files: tuple[str, ...]
+    truncated: bool = False
+    error: str | None = None
+
+
+def list_files(folder: str, pattern: Glob) -> Listing:
+    """Files below ``folder`` whose slash-separated relative path matches ``pattern``, sorted.
+
+    Symlinked directories are not entered (a link can point back up and loop); symlinked files
+    are listed. At most ``MAX_LISTED_FILES`` files and ``MAX_LIST_DEPTH`` levels are examined.
+    """
+    found: list[str] = []
+    truncated = False
+    try:
+        if not os.path.isdir(folder):
+            return Listing(())
+    except (OSError, ValueError) as exc:
+        return Listing((), error=_describe(exc))
+    pending: list[tuple[str, str, int]] = [(folder, "", 0)]
+    error: str | None = None
+    while pending:
+        directory, prefix, depth = pending.pop()
+        try:
+            with os.scandir(directory) as scan:
+                entries = sorted(scan, key=lambda e: e.name)
+        except (OSError, ValueError) as exc:
+            error = error or _describe(exc)
+            continue
+        subdirectories = []
+        for entry in entries:
+            rel = f"{prefix}{entry.name}"
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if depth + 1 < MAX_LIST_DEPTH:
+                        subdirectories.append((entry.path, rel + "/", depth + 1))
+                    else:
+                        truncated = True
+                    continue
+                if not entry.is_file() or not pattern.matches(rel):
+                    continue
+            except OSError:
+                continue
+            if len(found) >= MAX_LISTED_FILES:
+                truncated = True
+                break
+            found.append(entry.path)
+        pending.extend(reversed(subdirectories))
+    return Listing(tuple(sorted(found)), truncated, error)
+
+
+def _describe(exc: OSError | ValueError) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)

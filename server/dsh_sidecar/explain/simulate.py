@@ -1,0 +1,473 @@
+"""What one agent would load for a file, by interpreting its rules (``dsh_sidecar.agents``) over
+the real tree.
+
+The result lists every file the agent would consider, in its load order: user-global files, the
+directories of its start-up walk, directories on the way to the file, path-scoped rule files,
+and imports right after the file importing them; then files of the file's chain that the agent
+does not read, so each "why not" is visible. A size limit is applied last, in that order.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import attrs
+
+from dsh_sidecar.agents.rules import AgentRules, RuleSet, UserGlobal
+from dsh_sidecar.fs import LocalFileSystem
+from dsh_sidecar.sources.agent_instructions.discovery import ancestor_chain
+
+from .frontmatter import FrontValue, read_frontmatter
+from .globs import compile_glob, split_patterns
+from .imports import import_paths
+from .model import AgentFile, LimitInfo, SourceRef
+from .reading import FileRead, list_files, read_file
+
+USER_GLOBAL = "user-global"
+PROJECT = "project"
+NESTED = "nested"
+RULE = "rule"
+IMPORT = "import"
+MAX_IMPORTED_FILES = 200
+
+
+@attrs.frozen
+class Where:
+    """Where the simulation runs: the file, the session directory, the workspace root."""
+
+    file: str  # absolute; its directory exists and is resolved
+    cwd: str  # resolved
+    workspace: str  # the project root this sidecar finds for the file
+    home: str
+    env: Mapping[str, str]
+    read_cap: int
+
+    @property
+    def file_dir(self) -> str:
+        return os.path.dirname(self.file)
+
+
+@attrs.frozen
+class Simulation:
+    working_directory: str
+    files: tuple[AgentFile, ...]
+    limit: LimitInfo | None
+    sources: tuple[SourceRef, ...]
+
+
+@attrs.define
+class _Found:
+    """A file the agent considers, with what was read of it (for limits and imports)."""
+
+    path: str
+    kind: str
+    state: str
+    reason: str
+    read: FileRead | None
+    kept: int | None = None
+
+
+def simulate(rules: AgentRules, where: Where, fs: LocalFileSystem) -> Simulation:
+    run = _Run(rules, where, fs)
+    run.user_global()
+    run.walk()
+    run.nested()
+    run.rule_sets()
+    run.imports()
+    run.not_read()
+    limit = run.size_limit()
+    files = tuple(run.agent_file(f) for f in run.found)
+    sources = tuple(SourceRef(s.url, s.checked) for s in rules.sources)
+    return Simulation(run.working, files, limit, sources)
+
+
+class _Run:
+    def __init__(self, rules: AgentRules, where: Where, fs: LocalFileSystem) -> None:
+        self.rules = rules
+        self.where = where
+        self.fs = fs
+        self.name = rules.name
+        self.working = where.cwd if rules.working_directory == "session" else where.workspace
+        self.root = self._project_root()
+        self.found: list[_Found] = []
+        self.seen: set[str] = set()
+        self.imported = 0
+
+    # --- places -------------------------------------------------------------------------------
+
+    def _project_root(self) -> str | None:
+        if self.rules.working_directory == "workspace":
+            return self.where.workspace
+        current = self.working
+        while self.rules.root_markers:
+            if any(self.fs.exists(os.path.join(current, m)) for m in self.rules.root_markers):
+                return current
+            parent = os.path.dirname(current)
+            if parent == current:
+                return None
+            current = parent
+        return None
+
+    def walk_dirs(self) -> list[str]:
+        kind = self.rules.walk.kind
+        if kind == "project-root":
+            return [self.working]
+        if kind == "root-to-cwd":
+            return ancestor_chain(self.root, self.working) if self.root else [self.working]
+        chain: list[str] = []
+        current = self.working
+        while os.path.dirname(current) != current:  # below "/", not "/" itself
+            chain.append(current)
+            current = os.path.dirname(current)
+        return list(reversed(chain))
+
+    def nested_dirs(self) -> list[str]:
+        """Directories strictly below the nested start, down to the file's directory."""
+        nested = self.rules.nested
+        start = self.working if nested.start == "cwd" else (self.root or self.working)
+        target = self.where.file_dir
+        rel = os.path.relpath(target, start)
+        if rel == "." or rel == ".." or rel.startswith(".." + os.sep):
+            return []
+        return ancestor_chain(start, target)[1:]
+
+    def display(self, path: str) -> str:
+        return display_path(path, self.where.workspace, self.where.home)
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def _read(self, path: str) -> FileRead | None:
+        return read_file(self.fs, path, self.where.read_cap)
+
+    def _add(self, path: str, kind: str, state: str, reason: str, read: FileRead | None) -> None:
+        self.found.append(_Found(path, kind, state, reason, read))
+        self.seen.add(self._key(path))
+
+    def _key(self, path: str) -> str:
+        try:
+            return self.fs.resolve(path)
+        except (OSError, ValueError):  # a name with NUL, from a hostile import line
+            return path
+
+    def _unreadable(self, read: FileRead) -> bool:
+        return read.error is not None
+
+    # --- the steps ----------------------------------------------------------------------------
+
+    def user_global(self) -> None:
+        for group in self.rules.user_global:
+            directory = self._global_directory(group)
+            chosen: str | None = None
+            for name in group.names:
+                path = os.path.join(directory, name)
+                if self._key(path) in self.seen:
+                    continue
+                read = self._read(path)
+                if read is None:
+                    continue
+                if chosen is not None:
+                    self._add(
+                        path,
+                        USER_GLOBAL,
+                        "shadowed",
+                        f"{chosen} comes first; {self.name} uses one file here",
+                        read,
+                    )
+                elif self._unreadable(read):
+                    self._add(path, USER_GLOBAL, "unreadable", read.error or "", read)
+                elif group.pick == "first-non-empty" and read.blank:
+                    self._add(
+                        path,
+                        USER_GLOBAL,
+                        "empty",
+                        f"empty; {self.name} uses the first non-empty file here",
+                        read,
+                    )
+                else:
+                    self._add(
+                        path, USER_GLOBAL, "loaded", "user-global: applies to every project", read
+                    )
+                    if group.pick == "first-non-empty":
+                        chosen = name
+
+    def _global_directory(self, group: UserGlobal) -> str:
+        value = self.where.env.get(group.env) if group.env else None
+        directory = value if value and value.strip() else group.directory
+        if directory == "~" or directory.startswith("~/"):
+            directory = os.path.join(self.where.home, directory[2:])
+        return os.path.abspath(directory)
+
+    def walk(self) -> None:
+        walk = self.rules.walk
+        for directory in self.walk_dirs():
+            winner: str | None = None
+            for name in walk.names:
+                path = os.path.join(directory, name)
+                if self._key(path) in self.seen:
+                    continue
+                read = self._read(path)
+                if read is None:
+                    continue
+                if winner is not None:
+                    self._add(
+                        path,
+                        PROJECT,
+                        "shadowed",
+                        f"{winner} wins this directory; {self.name} loads one file per directory",
+                        read,
+                    )
+                    continue
+                if walk.pick == "first":
+                    winner = name
+                self._add(path, PROJECT, *self._start_state(read))
+
+    def _start_state(self, read: FileRead) -> tuple[str, str, FileRead]:
+        if self._unreadable(read):
+            return "unreadable", read.error or "", read
+        if self.rules.skips_empty_files and read.blank:
+            return "empty", f"empty; {self.name} skips empty files", read
+        if self.rules.working_directory == "workspace":
+            return "loaded", "always on for the workspace", read
+        return "loaded", "loaded when a session starts", read
+
+    def nested(self) -> None:
+        nested = self.rules.nested
+        for directory in self.nested_dirs():
+            for name in nested.names:
+                path = os.path.join(directory, name)
+                if self._key(path) in self.seen:
+                    continue
+                read = self._read(path)
+                if read is None:
+                    continue
+                if nested.when == "never":
+                    self._add(path, NESTED, "not-read", nested.why_not, read)
+                elif self._unreadable(read):
+                    self._add(path, NESTED, "unreadable", read.error or "", read)
+                else:
+                    shown = self.display(directory)
+                    self._add(
+                        path,
+                        NESTED,
+                        "loaded",
+                        f"loaded once {self.name} works on a file below {shown}/",
+                        read,
+                    )
+
+    def rule_sets(self) -> None:
+        for rule_set in self.rules.rule_sets:
+            for owner in self._rule_owners(rule_set):
+                folder = os.path.join(owner, rule_set.folder)
+                pattern = compile_glob(rule_set.pattern)
+                if pattern is None:
+                    continue
+                listing = list_files(folder, pattern)
+                for path in listing.files:
+                    if self._key(path) in self.seen:
+                        continue
+                    read = self._read(path)
+                    if read is None:
+                        continue
+                    state, reason = self._rule_state(rule_set, owner, read)
+                    self._add(path, RULE, state, reason, read)
+
+    def _rule_owners(self, rule_set: RuleSet) -> list[str]:
+        anchor = rule_set.anchor
+        if anchor == "home":
+            return [self.where.home]
+        if anchor == "cwd":
+            return [self.working]
+        if anchor == "project-root":
+            return [self.root or self.working]
+        base = self.root or self.working
+        rel = os.path.relpath(self.where.file_dir, base)
+        if rel == ".." or rel.startswith(".." + os.sep):
+            return [base]
+        return ancestor_chain(base, self.where.file_dir)
+
+    def _rule_state(self, rule_set: RuleSet, owner: str, read: FileRead) -> tuple[str, str]:
+        if self._unreadable(read):
+            return "unreadable", read.error or ""
+        front = read_frontmatter(read.text) or {}
+        field = rule_set.glob_field
+        if rule_set.always_field and front.get(rule_set.always_field) is True:
+            return "loaded", f"{rule_set.always_field}: true applies it to every file"
+        value = front.get(field)
+        if value is None or value == "" or value == []:
+            return self._without_globs(rule_set, front)
+        patterns = _patterns(value, rule_set.glob_list)
+        if patterns is None:
+            return "unmatched", f"{field} is not a glob string; it matches nothing"
+        base = (
+            owner
+            if rule_set.glob_base == "owner"
+            else (
+                self.working if self.rules.working_directory == "session" else self.where.workspace
+            )
+        )
+        rel = os.path.relpath(self.where.file, base)
+        shown = ", ".join(patterns)
+        if rel == ".." or rel.startswith(".." + os.sep):
+            return "unmatched", f"{field} {shown}: the file is outside {self.display(base)}"
+        rel = rel.replace(os.sep, "/")
+        for pattern in patterns:
+            compiled = compile_glob(pattern)
+            if compiled is not None and compiled.matches(rel):
+                return "loaded", f"{field} {pattern} matches {rel}"
+        return "unmatched", f"{field} {shown} does not match {rel}"
+
+    def _without_globs(self, rule_set: RuleSet, front: dict[str, FrontValue]) -> tuple[str, str]:
+        field = rule_set.glob_field
+        if rule_set.without_globs == "always":
+            return "loaded", f"no {field}: applies to every file"
+        description = front.get("description")
+        if isinstance(description, str) and description.strip():
+            return "on-request", f"no {field}: the model decides from its description"
+        return "manual", f"no {field} and no description: only when added to a request by hand"
+
+    def imports(self) -> None:
+        spec = self.rules.imports
+        if spec is None:
+            return
+        out: list[_Found] = []
+        for found in self.found:
+            out.append(found)
+            if found.state == "loaded" and found.read is not None:
+                out.extend(self._imports_of(found, 1, spec.max_depth))
+        self.found = out
+
+    def _imports_of(self, importer: _Found, depth: int, max_depth: int) -> list[_Found]:
+        read = importer.read
+        assert read is not None
+        out: list[_Found] = []
+        for path in import_paths(read.text, os.path.dirname(importer.path), self.where.home):
+            key = self._key(path)
+            if key in self.seen:
+                continue
+            if self.imported >= MAX_IMPORTED_FILES:
+                break  # a repository of files importing each other is not read without end
+            target = self._read(path)
+            if target is None:
+                continue
+            self.seen.add(key)
+            shown = self.display(importer.path)
+            if depth > max_depth:
+                out.append(
+                    _Found(
+                        path,
+                        IMPORT,
+                        "not-read",
+                        f"imported by {shown}, beyond {max_depth} import levels",
+                        target,
+                    )
+                )
+                continue
+            if self._unreadable(target):
+                out.append(_Found(path, IMPORT, "unreadable", target.error or "", target))
+                continue
+            found = _Found(path, IMPORT, "loaded", f"imported by {shown}", target)
+            self.imported += 1
+            out.append(found)
+            out.extend(self._imports_of(found, depth + 1, max_depth))
+        return out
+
+    def not_read(self) -> None:
+        """Files of the file's chain with a name the agent knows, which it does not read."""
+        names = dict.fromkeys((*self.rules.walk.names, *self.rules.nested.names))
+        walked = set(self.walk_dirs())
+        nested = set(self.nested_dirs())
+        for directory in ancestor_chain(self.where.workspace, self.where.file_dir):
+            for name in names:
+                path = os.path.join(directory, name)
+                if self._key(path) in self.seen:
+                    continue
+                read = self._read(path)
+                if read is None:
+                    continue
+                self._add(
+                    path, NESTED, "not-read", self._why_not(directory, name, walked, nested), read
+                )
+
+    def _why_not(self, directory: str, name: str, walked: set[str], nested: set[str]) -> str:
+        rules = self.rules
+        at_root_only = rules.walk.kind == "project-root" and name in rules.walk.names
+        if directory in walked:
+            return f"{self.name} does not read {name} here"
+        if at_root_only:
+            return f"{self.name} reads {name} from the workspace root only"
+        if rules.nested.when == "never":
+            return rules.nested.why_not
+        if directory in nested:
+            return f"below its working directory {self.name} reads only " + ", ".join(
+                rules.nested.names
+            )
+        return f"not on {self.name}'s way from its working directory to the file"
+
+    def size_limit(self) -> LimitInfo | None:
+        limit = self.rules.size_limit
+        if limit is None:
+            return None
+        remaining = limit.bytes
+        for found in self.found:
+            if found.kind not in (PROJECT, NESTED) or found.state != "loaded":
+                continue
+            read = found.read
+            assert read is not None
+            if remaining <= 0:
+                found.state = "dropped"
+                found.reason = f"{limit.setting} ({limit.bytes:,} bytes) already used up"
+                continue
+            kept = min(read.size, remaining)
+            # Blankness is judged on what survives the cut, as the agent judges it.
+            if (
+                self.rules.skips_empty_files
+                and not read.data[:kept].decode("utf-8", "replace").removeprefix("\ufeff").strip()
+            ):
+                found.state = "empty"
+                found.reason = f"blank within the {kept:,} bytes left; {self.name} skips it"
+                continue
+            if kept < read.size:
+                found.state = "truncated"
+                found.kept = kept
+                found.reason = (
+                    f"cut from {read.size:,} to {kept:,} bytes: {limit.setting} "
+                    f"({limit.bytes:,}) is filled root first"
+                )
+            remaining -= kept
+        return LimitInfo(limit.setting, limit.bytes, limit.cut)
+
+    def agent_file(self, found: _Found) -> AgentFile:
+        size = found.read.size if found.read is not None else None
+        kept = found.kept
+        return AgentFile(
+            path=found.path,
+            display_path=self.display(found.path),
+            kind=found.kind,
+            state=found.state,
+            bytes=size,
+            kept_bytes=kept,
+            reason=found.reason or None,
+        )
+
+
+def _patterns(value: FrontValue, glob_list: bool) -> list[str] | None:
+    if isinstance(value, str):
+        return split_patterns(value)
+    if isinstance(value, list) and glob_list:
+        out: list[str] = []
+        for item in value:
+            out.extend(split_patterns(item))
+        return out
+    return None
+
+
+def display_path(path: str, project_root: str, home: str) -> str:
+    """Relative to the project root inside it, ``~/…`` inside the home directory, else absolute."""
+    rel = os.path.relpath(path, project_root)
+    if not (rel == ".." or rel.startswith(".." + os.sep)):
+        return rel
+    home_rel = os.path.relpath(path, home)
+    if not (home_rel == ".." or home_rel.startswith(".." + os.sep)):
+        return "~/" + home_rel
+    return path

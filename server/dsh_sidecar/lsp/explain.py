@@ -1,0 +1,41 @@
+"""``dsh/explain``: params checked as ``dsh/scopes`` checks a uri, the engine run in a worker
+thread, and its JSON form structured into the typed wire result (so the request and
+``dsh-sidecar explain --json`` share one mapping)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import cattrs
+
+from dsh_sidecar import errors
+from dsh_sidecar.errors import DshError
+from dsh_sidecar.explain import Explanation, explain_file
+from dsh_sidecar.protocol import types as wt
+from dsh_sidecar.sessions.service import SessionService, parse_cwd, parse_file_uri
+
+
+async def explain(service: SessionService, params: wt.ExplainParams) -> Explanation:
+    path = parse_file_uri(params.uri)
+    if os.path.isdir(path):
+        raise DshError(errors.INVALID_URI, f"{path} is a directory; dsh/explain needs a file")
+    if not os.path.isdir(os.path.dirname(path)):
+        raise DshError(errors.INVALID_URI, f"{os.path.dirname(path)} is not an existing directory")
+    cwd = parse_cwd(params.cwd) if params.cwd is not None else None
+    settings = service.settings.instructions
+    env = service.env
+    return await asyncio.to_thread(
+        explain_file,
+        path,
+        settings,
+        service.fs,
+        dsh_home=service.dsh_home,
+        cwd=cwd,
+        home=env.get("HOME") or os.path.expanduser("~"),
+        env=env,
+    )
+
+
+def to_wire(converter: cattrs.Converter, explanation: Explanation) -> wt.ExplainResult:
+    return converter.structure(explanation.to_json(), wt.ExplainResult)

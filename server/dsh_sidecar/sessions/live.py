@@ -1,0 +1,50 @@
+"""The loop-side state of one open session.
+
+Only code running on the event loop reads or changes a ``LiveSession``. Workers get frozen
+values instead (``LiveView`` in a ``Snapshot``, or a job object), with one deliberate exception:
+``instructions``, the session's in-memory accelerator, is lent to the one worker that holds
+``lock`` (a step or a projection); the loop never looks inside it and only ever replaces it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+
+import attrs
+
+from dsh_sidecar.model import SessionHeader
+from dsh_sidecar.sources.agent_instructions.compose import SessionInstructionState
+from dsh_sidecar.sources.agent_instructions.state import Change
+
+from .projection import ProjectionQueue
+from .snapshot import NO_CHANGES, LiveView
+from .touches import ExecutionTouches
+
+
+@attrs.define(eq=False)
+class LiveSession:
+    header: SessionHeader
+    # Serializes this session's steps, appends, compactions and projections.
+    lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
+    instructions: SessionInstructionState = attrs.field(factory=SessionInstructionState)
+    open_step: tuple[int, int] | None = None
+    staged: list[str] = attrs.field(factory=list)
+    # Tool-call tokens are the client's, so they are only unique within a session: two panels
+    # numbering their calls alike must not hand each other a child's staged touches.
+    executions: ExecutionTouches = attrs.field(factory=ExecutionTouches)
+    projections: ProjectionQueue = attrs.field(factory=ProjectionQueue)
+    project_root: str | None = None
+    # What the model has seen, kept from the session's own writes (log events never change),
+    # so hover and scopes answer without reading the store.
+    effective: Mapping[str, Change] = NO_CHANGES
+    # Transitions the user dropped from the pending context and that still hold (discard.py).
+    dismissed: Mapping[str, Change] = NO_CHANGES
+
+    def view(self) -> LiveView:
+        return LiveView(self.header.id, self.header.cwd, self.effective)
+
+    def forget_caches(self) -> None:
+        """Start the accelerators afresh, as a restarted process would (settings change, re-open)."""
+        self.instructions = SessionInstructionState()
+        self.project_root = None

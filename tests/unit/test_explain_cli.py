@@ -1,0 +1,193 @@
+"""``dsh-sidecar explain FILE``: text and JSON on a real tree, bad input as one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from explainkit import Tree
+from instrkit import write_tree
+
+from dsh_sidecar.agents import AGENTS
+from dsh_sidecar.cli import main
+
+Capture = pytest.CaptureFixture[bytes]
+
+DEMO = {
+    "home/AGENTS.md": "Answer in English.\n",
+    "proj/.git/": "",
+    "proj/.gitignore": "node_modules/\n",
+    "proj/AGENTS.md": "Run `make test` before committing.\n",
+    "proj/CLAUDE.md": "Run `make test` before committing.",
+    "proj/web/AGENTS.md": "Use TypeScript strict mode.\n",
+    "proj/web/app.ts": "",
+}
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    write_tree(tmp_path, DEMO)
+    monkeypatch.setenv("HOME", str(tmp_path / "os-home"))
+    monkeypatch.setenv("DSH_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.chdir(tmp_path / "proj/web")
+    return tmp_path
+
+
+def run(capsysbinary: Capture, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsysbinary.readouterr()
+    return code, out.decode(), err.decode()
+
+
+def documentation(agent_id: str) -> list[str]:
+    agent = next(a for a in AGENTS if a.id == agent_id)
+    lines = [f"  documentation: {s.url} (checked {s.checked})" for s in agent.sources]
+    n = len(agent.undocumented)
+    return [*lines, f"  {n} points the documentation leaves open (listed by --json)"]
+
+
+def test_text_for_a_session_at_the_project_root(demo: Path, capsysbinary: Capture) -> None:
+    code, out, err = run(capsysbinary, "explain", "app.ts")
+    assert (code, err) == (0, "")
+    p = demo / "proj"
+    nested_why = (
+        "VS Code reads the workspace root's AGENTS.md; nested ones are only listed to the "
+        "model, as paths it may open, with the experimental chat.useNestedAgentsMdFiles setting "
+        "(off by default)"
+    )
+    claude_reads = "(it reads CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md)"
+    expected = [
+        f"file          {p}/web/app.ts",
+        f"project root  {p}",
+        f"session cwd   {p}",
+        "",
+        "dsh-sidecar  (byte budget 65,536)",
+        "  baseline included         19  $DSH_HOME/AGENTS.md",
+        "  baseline included         35  AGENTS.md",
+        "  baseline duplicate        34  CLAUDE.md  same content as AGENTS.md (after trimming "
+        "whitespace)",
+        "  touch    included         28  web/AGENTS.md",
+        "",
+        f"Codex CLI  (working directory {p}; project_doc_max_bytes 32,768 bytes, filled root "
+        "first)",
+        "  loaded           35  AGENTS.md  loaded when a session starts",
+        "  not-read         28  web/AGENTS.md  Codex reads from the project root down to its "
+        "working directory, never below it",
+        "  only dsh-sidecar:",
+        "    $DSH_HOME/AGENTS.md  Codex CLI does not read this sidecar's user-global file (its "
+        "own: ~/.codex/AGENTS.override.md, ~/.codex/AGENTS.md)",
+        "    web/AGENTS.md  Codex reads from the project root down to its working directory, "
+        "never below it",
+        *documentation("codex"),
+        "",
+        f"Claude Code  (working directory {p})",
+        "  loaded           34  CLAUDE.md  loaded when a session starts",
+        "  only Claude Code:",
+        "    CLAUDE.md  duplicate: same content as AGENTS.md (after trimming whitespace)",
+        "  only dsh-sidecar:",
+        "    $DSH_HOME/AGENTS.md  Claude Code does not read this sidecar's user-global file (its "
+        "own: /etc/claude-code/CLAUDE.md, ~/.claude/CLAUDE.md)",
+        f"    AGENTS.md  Claude Code does not read AGENTS.md {claude_reads}",
+        f"    web/AGENTS.md  Claude Code does not read AGENTS.md {claude_reads}",
+        *documentation("claude-code"),
+        "",
+        f"GitHub Copilot (VS Code)  (working directory {p})",
+        "  loaded           35  AGENTS.md  always on for the workspace",
+        "  loaded           34  CLAUDE.md  always on for the workspace",
+        f"  not-read         28  web/AGENTS.md  {nested_why}",
+        "  only GitHub Copilot (VS Code):",
+        "    CLAUDE.md  duplicate: same content as AGENTS.md (after trimming whitespace)",
+        "  only dsh-sidecar:",
+        "    $DSH_HOME/AGENTS.md  GitHub Copilot (VS Code) does not read this sidecar's "
+        "user-global file (its own: ~/.claude/CLAUDE.md)",
+        f"    web/AGENTS.md  {nested_why}",
+        *documentation("copilot-vscode"),
+        "",
+        f"Gemini CLI  (working directory {p})",
+        "  no instruction files",
+        "  only dsh-sidecar:",
+        "    $DSH_HOME/AGENTS.md  Gemini CLI does not read this sidecar's user-global file (its "
+        "own: ~/.gemini/GEMINI.md)",
+        "    AGENTS.md  Gemini CLI does not read AGENTS.md (it reads GEMINI.md)",
+        "    web/AGENTS.md  Gemini CLI does not read AGENTS.md (it reads GEMINI.md)",
+        *documentation("gemini-cli"),
+        "",
+        f"Cursor  (working directory {p})",
+        "  loaded           35  AGENTS.md  always on for the workspace",
+        "  loaded           28  web/AGENTS.md  loaded once Cursor works on a file below web/",
+        "  only dsh-sidecar:",
+        "    $DSH_HOME/AGENTS.md  Cursor does not read this sidecar's user-global file (it has "
+        "no user-global file)",
+        *documentation("cursor"),
+    ]
+    assert out.split("\n") == [*expected, ""]
+
+
+def test_cwd_option_and_json(demo: Path, capsysbinary: Capture) -> None:
+    code, out, err = run(capsysbinary, "explain", "app.ts", "--cwd", ".", "--json")
+    assert (code, err) == (0, "")
+    document = json.loads(out)
+    assert out.endswith("}\n")
+    p = demo / "proj"
+    assert (document["file"], document["cwd"], document["projectRoot"]) == (
+        f"{p}/web/app.ts", f"{p}/web", str(p)
+    )  # fmt: skip
+    assert [(f["via"], f["displayPath"]) for f in document["sidecar"]["files"]] == [
+        ("baseline", "$DSH_HOME/AGENTS.md"),
+        ("baseline", "AGENTS.md"),
+        ("baseline", "CLAUDE.md"),
+        ("baseline", "web/AGENTS.md"),
+    ]
+    codex = document["agents"][0]
+    assert codex["id"] == "codex"
+    assert codex["sizeLimit"] == {"setting": "project_doc_max_bytes", "bytes": 32768,
+                                  "cut": "root-first"}  # fmt: skip
+    assert [(f["displayPath"], f["state"]) for f in codex["files"]] == [
+        ("AGENTS.md", "loaded"), ("web/AGENTS.md", "loaded")
+    ]  # fmt: skip
+    assert [a["id"] for a in document["agents"]] == [a.id for a in AGENTS]
+    assert all(a["sources"] and a["undocumented"] for a in document["agents"])
+
+
+def test_every_convention_over_the_cli(tmp_path: Path, capsysbinary: Capture,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    tree = Tree(tmp_path)
+    monkeypatch.setenv("HOME", str(tree.home))
+    monkeypatch.setenv("DSH_HOME", str(tree.dsh_home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    code, out, _ = run(capsysbinary, "explain", tree.path("src/api/handler.py"), "--json")
+    assert code == 0
+    assert json.loads(out) == tree.explain("src/api/handler.py").to_json()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["explain", "."], "dsh-sidecar: .: is a directory (explain takes a file; scopes takes a directory)"),
+        (["explain", "nowhere/x.ts"], "dsh-sidecar: nowhere/x.ts: no such directory {web}/nowhere"),
+        (["explain", "app.ts", "--cwd", "nowhere"], "dsh-sidecar: nowhere: no such directory"),
+        (["explain", "app.ts", "--settings", "missing.json"],
+         "dsh-sidecar: --settings missing.json: cannot read: No such file or directory"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_one_line_and_exit_2(
+    demo: Path, capsysbinary: Capture, argv: list[str], message: str
+) -> None:
+    code, out, err = run(capsysbinary, *argv)
+    assert (code, out) == (2, "")
+    assert err == message.format(web=demo / "proj/web") + "\n"
+
+
+def test_the_installed_command(demo: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "explain", "app.ts"],
+        capture_output=True, env=os.environ.copy(), timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode().startswith(f"file          {demo}/proj/web/app.ts\n")
+    assert done.stderr == b""
