@@ -163,11 +163,16 @@ def test_chat_panel(cs: CodeServer, fake_model: FakeModel, workspace: Path, them
     assert found["clipboard"] == CODE
     assert found["inserted"]["dirty"] is True and CODE in found["inserted"]["text"]
     assert found["appOnDiskAfterInsert"] == APP  # Insert edits the buffer, not the disk
+    assert found["reverted"] == {"text": APP, "dirty": False}
 
     # "Show Workspace Instructions for This File" on src/app.py: the chain, in agreeing words.
     assert found["scopesTitle"] == "1 instruction file applies to app.py"
     assert len(found["scopesRows"]) == 1 and found["scopesRows"][0].startswith("AGENTS.md")
     assert "included · 12 bytes" in found["scopesRows"][0]
+
+    # dsh.hover.otherFiles: off by default (no instruction hover on code), then on.
+    assert not any("AGENTS.md" in h for h in found["hoverOff"]), found["hoverOff"]
+    assert any("AGENTS.md" in h for h in found["hoverAlways"]), found["hoverAlways"]
 
     # The edit waited in a diff; the file changed only on Accept.
     assert 'return "good day " + name' in found["diffLines"].replace("\xa0", " ")

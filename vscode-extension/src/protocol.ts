@@ -10,6 +10,7 @@
 import {
   CONTEXT_DID_CHANGE,
   CONTEXT_DISCARD,
+  EXPLAIN,
   CONTEXT_PENDING,
   CONTEXT_PREVIEW,
   type NotificationMethod,
@@ -246,6 +247,57 @@ export interface ContextDidChangeParams {
   pendingCount: number;
 }
 
+// --- explain ------------------------------------------------------------------------------------
+
+export interface ExplainParams {
+  uri: string;
+  cwd?: string;
+}
+export interface ExplainSidecarFile {
+  path: string;
+  displayPath: string;
+  scope: string;
+  state: string;
+  bytes?: number;
+  via?: 'baseline' | 'touch';
+  includedBytes?: number;
+  digest?: string;
+  reason?: string;
+}
+export interface ExplainAgentFile {
+  path: string;
+  displayPath: string;
+  kind: 'user-global' | 'project' | 'nested' | 'rule' | 'import';
+  state: string;
+  bytes?: number;
+  keptBytes?: number;
+  reason?: string;
+}
+export interface ExplainDifference {
+  path: string;
+  displayPath: string;
+  reason: string;
+}
+export interface ExplainAgent {
+  id: 'codex' | 'claude-code' | 'copilot-vscode' | 'gemini-cli' | 'cursor';
+  name: string;
+  workingDirectory: string;
+  order: string;
+  files: ExplainAgentFile[];
+  onlyAgent: ExplainDifference[];
+  onlySidecar: ExplainDifference[];
+  sources: { url: string; checked: string }[];
+  undocumented: string[];
+  sizeLimit?: { setting: string; bytes: number; cut: 'root-first' };
+}
+export interface ExplainResult {
+  file: string;
+  cwd: string;
+  projectRoot: string;
+  sidecar: { files: ExplainSidecarFile[]; maxBytes?: number };
+  agents: ExplainAgent[];
+}
+
 // --- session references -------------------------------------------------------------------------
 
 export interface SessionCandidate {
@@ -281,6 +333,7 @@ export interface RequestTypes {
   [CONTEXT_DISCARD]: [ContextDiscardParams, PendingResult];
   [CONTEXT_PREVIEW]: [ContextPreviewParams, PreviewResult];
   [SCOPES]: [ScopesParams, ScopesResult];
+  [EXPLAIN]: [ExplainParams, ExplainResult];
   [SESSION_REFERENCE_CANDIDATES]: [CandidatesParams, CandidatesResult];
 }
 

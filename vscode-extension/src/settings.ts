@@ -26,7 +26,8 @@ export const SERVER_SETTING_KEYS = {
   sessionReference: ['enabled', 'maxReferences', 'candidateLimit', 'maxReferenceBytes'],
   timeContext: ['enabled', 'timeZone', 'refreshIntervalMs'],
   tmuxContext: ['enabled', 'refreshIntervalMs'],
-  store: ['path'],
+  store: ['path', 'busyTimeoutMs'],
+  hover: ['otherFiles'],
 } as const;
 
 export type ServerSettings = Record<string, Record<string, unknown>>;

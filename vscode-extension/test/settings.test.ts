@@ -41,7 +41,8 @@ describe('server settings (protocol.md §9)', () => {
       sessionReference: { enabled: true, maxReferences: 3, candidateLimit: 50, maxReferenceBytes: 65536 },
       timeContext: { enabled: false, timeZone: null, refreshIntervalMs: 0 },
       tmuxContext: { enabled: false, refreshIntervalMs: 0 },
-      store: { path: null },
+      store: { path: null, busyTimeoutMs: 5000 },
+      hover: { otherFiles: 'off' },
     });
   });
 

@@ -124,8 +124,7 @@ async function main() {
     await chat.waitForSelector('#status:has-text("Inserted into src/app.py.")', { timeout: 10000 });
     found.inserted = await call('documentText', { path: APP });
     found.appOnDiskAfterInsert = fs.readFileSync(APP, 'utf8');
-    await runCommand(page, 'File: Revert File');
-    await page.waitForFunction(() => !document.querySelector('.tab.active.dirty'), undefined, { timeout: 10000 });
+    found.reverted = await call('revert', { path: APP });
     say('copy, link and insert work');
 
     // The chain of the file in front of the user, as a quick pick.
@@ -134,6 +133,17 @@ async function main() {
     found.scopesTitle = await page.locator('.quick-input-widget .quick-input-title').innerText();
     found.scopesRows = await page.locator('.quick-input-widget .quick-input-list .monaco-list-row').allInnerTexts();
     await page.keyboard.press('Escape');
+
+    // dsh.hover.otherFiles reaches the sidecar: no instruction hover on code by default, then one.
+    found.hoverOff = await call('hover', { path: APP, line: 1, character: 4 });
+    await call('config', { key: 'hover.otherFiles', value: 'always' });
+    const hoverBy = Date.now() + 15000;
+    for (;;) {
+      found.hoverAlways = await call('hover', { path: APP, line: 1, character: 4 });
+      if (found.hoverAlways.some((h) => h.includes('AGENTS.md')) || Date.now() > hoverBy) break;
+      await page.waitForTimeout(200);
+    }
+    await call('config', { key: 'hover.otherFiles', value: undefined });
 
     // --- 2. An edit, shown as a diff, applied only on Accept ------------------------------------
     await ask('EDIT please change the greeting');
@@ -251,6 +261,7 @@ async function main() {
     // Opening files is a touch: their folders' AGENTS.md are queued for the next step.
     await openFromExplorer(page, 'pkg', 'x.txt');
     await openFromExplorer(page, 'lib', 'y.txt');
+    await runCommand(page, 'DSH: Open Agent Chat'); // the files opened over it: bring it back
     await chat.waitForSelector('#pending .pending-change:has-text("lib/AGENTS.md")', { timeout: 30000 });
     found.pendingBefore = await chat.locator('#pending').innerText();
     await page.screenshot({ path: path.join(dir, `chat-pending-${themeKind}.png`) });

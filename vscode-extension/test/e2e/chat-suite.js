@@ -28,6 +28,19 @@ async function answer(api, folder, call) {
       return null;
     case 'command':
       return (await vscode.commands.executeCommand(call.command, ...(call.args || []))) ?? null;
+    case 'hover': {
+      const uri = vscode.Uri.file(call.path);
+      await vscode.workspace.openTextDocument(uri);
+      const hovers = await vscode.commands.executeCommand('vscode.executeHoverProvider', uri, new vscode.Position(call.line, call.character));
+      return (hovers || []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value)));
+    }
+    case 'revert': {
+      // Undo an Insert: the file's editor in front, then File: Revert File.
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(call.path));
+      await vscode.window.showTextDocument(doc);
+      await vscode.commands.executeCommand('workbench.action.files.revert');
+      return { text: doc.getText(), dirty: doc.isDirty };
+    }
     case 'clipboard':
       return vscode.env.clipboard.readText();
     case 'documentText': {

@@ -57,6 +57,10 @@ async function runCommand(page, label) {
 
 /** Open a workspace file from the explorer, by its path segments. */
 async function openFromExplorer(page, ...segments) {
+  if (!(await page.locator('.explorer-folders-view').isVisible())) {
+    await runCommand(page, 'View: Show Explorer');
+    await page.waitForSelector('.explorer-folders-view', { state: 'visible', timeout: 10000 });
+  }
   const row = (name) => page.locator('.explorer-folders-view').getByRole('treeitem', { name, exact: true });
   for (const segment of segments) await row(segment).click();
   await page.waitForSelector(`.tab.active:has-text("${segments[segments.length - 1]}")`, { timeout: 15000 });
