@@ -8,8 +8,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import zipfile
 from pathlib import Path
+from typing import IO, Any
 
 import pytest
 from vscode_harness import package_vsix
@@ -86,25 +88,57 @@ def test_bundled_sidecar_runs_on_a_bare_python(vsix: Path, tmp_path: Path) -> No
         tmp_path / "extension" / "bundled" / "libs" / "dsh_sidecar"
     )
 
-    # A real LSP initialize over stdio answers with the dsh capability.
-    body = json.dumps({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"processId": None, "rootUri": None, "capabilities": {}},
-    }).encode()  # fmt: skip
-    message = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
-    exit_body = json.dumps({"jsonrpc": "2.0", "method": "exit"}).encode()
-    message += b"Content-Length: %d\r\n\r\n%s" % (len(exit_body), exit_body)
-    serve = subprocess.run(
+    # A real LSP initialize over stdio answers with the dsh capability; then shutdown and exit.
+    serve = subprocess.Popen(
         [str(base_python), "-I", str(launcher), "serve"],
-        input=message, capture_output=True, timeout=60, check=False,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env=dict(env, DSH_HOME=str(tmp_path / "home")), cwd=tmp_path,
     )  # fmt: skip
-    header, _, rest = serve.stdout.partition(b"\r\n\r\n")
-    assert header.startswith(b"Content-Length: "), serve.stderr.decode(errors="replace")[-2000:]
-    length = int(header.split(b"\r\n")[0].split(b": ")[1])
-    answer = json.loads(rest[:length])
-    assert answer["id"] == 1
-    assert answer["result"]["capabilities"]["experimental"]["dsh"]["protocolVersion"] == 1
+    assert serve.stdin is not None and serve.stdout is not None
+    # A sidecar that never answers must not hang the test: kill it, and the read sees EOF.
+    watchdog = threading.Timer(60, serve.kill)
+    watchdog.start()
+    try:
+        _send(serve.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                            "params": {"processId": None, "rootUri": None, "capabilities": {}}})  # fmt: skip
+        answer = _receive(serve.stdout)
+        assert answer["id"] == 1, answer
+        assert answer["result"]["capabilities"]["experimental"]["dsh"]["protocolVersion"] == 1
+        _send(serve.stdin, {"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+        assert _receive(serve.stdout)["id"] == 2
+        _send(serve.stdin, {"jsonrpc": "2.0", "method": "exit"})
+        assert serve.wait(60) == 0
+    finally:
+        watchdog.cancel()
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait(10)
+        serve.stdin.close()
+        serve.stdout.close()
+        if serve.stderr is not None:
+            serve.stderr.close()
+
+
+def _send(pipe: IO[bytes], message: dict[str, object]) -> None:
+    body = json.dumps(message).encode()
+    pipe.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    pipe.flush()
+
+
+def _receive(pipe: IO[bytes]) -> dict[str, Any]:
+    """One LSP message (the server writes only responses here: nothing is registered)."""
+    length = None
+    while True:
+        line = pipe.readline()
+        assert line, "the sidecar closed its output"
+        if line in (b"\r\n", b"\n"):
+            break
+        name, _, value = line.decode().partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+    assert length is not None
+    message: dict[str, Any] = json.loads(pipe.read(length))
+    return message
 
 
 def test_launcher_refuses_an_old_python_with_one_line(tmp_path: Path) -> None:
