@@ -4,7 +4,6 @@ thread, and its JSON form structured into the typed wire result (so the request 
 
 from __future__ import annotations
 
-import asyncio
 import os
 
 import cattrs
@@ -13,28 +12,33 @@ from dsh_sidecar import errors
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.explain import Explanation, explain_file
 from dsh_sidecar.protocol import types as wt
-from dsh_sidecar.sessions.service import SessionService, parse_cwd, parse_file_uri
+from dsh_sidecar.sessions.locations import existing_cwd, parse_cwd, parse_file_uri
+from dsh_sidecar.sessions.service import SessionService
 
 
 async def explain(service: SessionService, params: wt.ExplainParams) -> Explanation:
     path = parse_file_uri(params.uri)
-    if os.path.isdir(path):
-        raise DshError(errors.INVALID_URI, f"{path} is a directory; dsh/explain needs a file")
-    if not os.path.isdir(os.path.dirname(path)):
-        raise DshError(errors.INVALID_URI, f"{os.path.dirname(path)} is not an existing directory")
     cwd = parse_cwd(params.cwd) if params.cwd is not None else None
-    settings = service.settings.instructions
-    env = service.env
-    return await asyncio.to_thread(
-        explain_file,
-        path,
-        settings,
-        service.fs,
-        dsh_home=service.dsh_home,
-        cwd=cwd,
-        home=env.get("HOME") or os.path.expanduser("~"),
-        env=env,
-    )
+    snapshot = service.snapshot()
+    env = snapshot.env
+    home = env.get("HOME") or os.path.expanduser("~")
+
+    def work() -> Explanation:
+        # Filesystem questions, so they are asked in a worker, never on the event loop.
+        if os.path.isdir(path):
+            raise DshError(errors.INVALID_URI, f"{path} is a directory; dsh/explain needs a file")
+        if not os.path.isdir(os.path.dirname(path)):
+            raise DshError(
+                errors.INVALID_URI, f"{os.path.dirname(path)} is not an existing directory"
+            )
+        if cwd is not None:
+            existing_cwd(cwd)
+        return explain_file(
+            path, snapshot.settings.instructions, snapshot.fs, dsh_home=snapshot.dsh_home,
+            cwd=cwd, home=home, env=env,
+        )  # fmt: skip
+
+    return await service.workers.fs(work)
 
 
 def to_wire(converter: cattrs.Converter, explanation: Explanation) -> wt.ExplainResult:
