@@ -15,11 +15,13 @@ import { formatAge, plural, titleFromPrompt } from '../text';
 import { planTool, TOOL_DEFINITIONS, type ToolCall, type ToolOutcome } from '../tools';
 import type { LastTextEditor } from '../lastEditor';
 import type { ApprovalView, FromChat, ModelView, NoticeAction, SessionView, ToChat } from '../webview/messages';
-import { escapeHtml, webviewHtml, webviewRoots } from '../webviewHtml';
+import { webviewHtml, webviewRoots } from '../webviewHtml';
 import { type EditApprovals, notAppliedText } from './approvals';
+import { chatBody } from './chatHtml';
+import { summarizeHistory } from './compaction';
 import { isUserPrompt, messageText, surfaceToMessages, toChatItems } from './convert';
 import { discardPending } from './discard';
-import { resolveLink } from './links';
+import { type ActionReport, insertAtCursor, openLink } from './editorActions';
 import { AgentLoop, type TurnOutcome } from './loop';
 import { describeModel } from './modelInfo';
 import { pendingViews } from './pendingView';
@@ -46,9 +48,6 @@ export function systemPrompt(folder: vscode.WorkspaceFolder): string {
     'Follow the workspace instructions you are given. Answer concisely, in Markdown.',
   ].join('\n');
 }
-
-const COMPACT_REQUEST =
-  'Summarize the conversation so far for your own later use: the goal, decisions made, files touched and their state, and open work. Write only the summary.';
 
 /** Whether edits apply without asking (`dsh.chat.autoApproveEdits`, User settings only). */
 function autoApproveEdits(): boolean {
@@ -293,9 +292,9 @@ export class ChatPanel implements vscode.Disposable {
       this.notice('error', 'Wait for the agent to finish before compacting.');
       return false;
     }
-    let session: LiveSession | undefined;
+    let started = false;
     try {
-      session = await this.deps.sessions.ensure(this.folder);
+      const session = await this.deps.sessions.ensure(this.folder);
       const surface = await this.deps.sessions.surface(session);
       if (surface.events.length < 2) {
         this.notice('info', 'Nothing to compact yet.');
@@ -306,22 +305,12 @@ export class ChatPanel implements vscode.Disposable {
         return false;
       }
       this.setBusy(true);
+      started = true;
       this.abort = new AbortController();
       const messages = surfaceToMessages(surface.events);
       const model = await createChatModel(readClientSettings(vscode.workspace.getConfiguration('dsh')), this.deps.secrets);
       this.status('Compacting…');
-      const answer = await model.complete({
-        messages: [
-          ...messages,
-          { id: 'compact-request', role: 'user', content: [{ type: 'text', text: COMPACT_REQUEST }], source: { kind: 'user' } },
-        ],
-        system: systemPrompt(this.folder),
-        tools: [],
-        signal: this.abort.signal,
-        onText: () => undefined,
-      });
-      const summary = answer.text.trim();
-      if (summary === '') throw new Error('The model returned an empty summary; nothing was compacted.');
+      const summary = await summarizeHistory(model, messages, systemPrompt(this.folder), this.abort.signal);
       await this.deps.sidecar.request(SESSION_COMPACT, {
         sessionId: session.header.id,
         start: 0,
@@ -338,8 +327,8 @@ export class ChatPanel implements vscode.Disposable {
       return false;
     } finally {
       this.abort = undefined;
-      if (this.busy) {
-        this.setBusy(false);
+      if (started) {
+        if (this.busy) this.setBusy(false);
         // Prompts typed while the summary was written go out now, against the compacted history.
         this.afterTurn({ reason: 'completed', steps: 0, promptRecorded: false });
       }
@@ -538,38 +527,17 @@ export class ChatPanel implements vscode.Disposable {
   }
 
   private async openLink(href: string): Promise<void> {
-    const target = await resolveLink(href, this.folder.uri.fsPath);
-    if (target.kind === 'external') {
-      await vscode.env.openExternal(vscode.Uri.parse(target.url, true));
-    } else if (target.kind === 'file') {
-      const options: vscode.TextDocumentShowOptions = { preview: true, viewColumn: this.diffColumn() };
-      if (target.line !== undefined) {
-        const position = new vscode.Position(target.line - 1, 0);
-        options.selection = new vscode.Range(position, position);
-      }
-      await vscode.window.showTextDocument(vscode.Uri.file(target.path), options).then(undefined, (err: unknown) => {
-        this.notice('error', `Could not open ${href}: ${errorText(err)}`);
-      });
-    } else {
-      this.notice('info', `Not opened: ${target.reason}.`);
-    }
+    const problem = await openLink(href, this.folder.uri.fsPath, this.diffColumn());
+    if (problem !== undefined) this.say(problem);
   }
 
   private async insertAtCursor(text: string): Promise<void> {
-    const editor = this.deps.editors.get();
-    if (editor === undefined) {
-      this.notice('info', 'Open a file first: the code is inserted at its cursor.');
-      return;
-    }
-    const done = await editor.edit((edit) => {
-      for (const selection of editor.selections) edit.replace(selection, text);
-    });
-    if (done) {
-      await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
-      this.status(`Inserted into ${vscode.workspace.asRelativePath(editor.document.uri)}.`);
-    } else {
-      this.notice('error', 'The editor refused the insertion.');
-    }
+    this.say(await insertAtCursor(this.deps.editors.get(), text));
+  }
+
+  private say(report: ActionReport): void {
+    if (report.level === 'status') this.status(report.text);
+    else this.notice(report.level, report.text);
   }
 
   private async completeMention(requestId: number, query: string): Promise<void> {
@@ -637,30 +605,6 @@ function actionsFor(err: unknown): NoticeAction[] {
   if (/^Set dsh\.model|offers no|No model/i.test(err.message)) return ['configureModel'];
   if (err.status === 401 || err.status === 403 || err.status === 404) return ['openModelSettings'];
   return [];
-}
-
-function chatBody(folderName: string): string {
-  return `<header>
-<div class="heading"><span id="session-title">New session</span><span id="folder">${escapeHtml(folderName)}</span><span id="session"></span></div>
-<div class="header-actions">
-<button id="sessions-button" class="secondary" aria-haspopup="listbox" aria-expanded="false" aria-controls="session-list" title="Earlier sessions of this folder">Sessions</button>
-<button id="new-session" class="secondary" title="Start a new session for this folder">New</button>
-<button id="compact" class="secondary" title="Summarize the visible history into one message">Compact</button>
-</div>
-<ul id="session-list" role="listbox" aria-label="Sessions of this folder" tabindex="-1" hidden></ul>
-</header>
-<main id="log" role="log" aria-live="off" aria-label="Conversation"></main>
-<div id="status" role="status" aria-live="polite"></div>
-<div id="confirm" hidden></div>
-<div id="notice" hidden></div>
-<section id="pending" aria-label="Context pending for the next step" hidden></section>
-<footer>
-<ul id="queue" aria-label="Messages queued for when the agent finishes" hidden></ul>
-<ul id="mentions" role="listbox" aria-label="Sessions to mention" hidden></ul>
-<div id="prompt-wrap"><div id="prompt-backdrop" aria-hidden="true"></div>
-<textarea id="prompt" rows="3" role="combobox" aria-autocomplete="list" aria-expanded="false" aria-controls="mentions" aria-label="Message to the agent" placeholder="Ask the agent… (Enter sends, Shift+Enter new line, ↑ last prompt, @ mentions a session, Esc stops)"></textarea></div>
-<button id="send">Send</button>
-</footer>`;
 }
 
 /** The panels, one per workspace folder. */
