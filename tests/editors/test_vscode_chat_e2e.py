@@ -230,11 +230,12 @@ def test_chat_panel(cs: CodeServer, fake_model: FakeModel, workspace: Path, them
     assert any(s.startswith("MARKDOWN show me the plan") for s in found["sessionList"])
     assert found["switchedTitle"] == "MARKDOWN show me the plan" and found["switchedTo"] is True
 
-    # Pending context: both new AGENTS.md were queued by opening files; one change was dropped,
-    # then the rest; nothing was left, and the next request carried neither.
+    # Pending context: both new AGENTS.md were queued by opening files; one change was dropped in
+    # the panel, the rest in the inspector; nothing was left, and the next request carried neither.
     assert "pkg/AGENTS.md" in found["pendingBefore"] and "lib/AGENTS.md" in found["pendingBefore"]
     assert "pkg/AGENTS.md" in found["pendingAfterOne"]
     assert "lib/AGENTS.md" not in found["pendingAfterOne"]
+    assert "pkg/AGENTS.md" in found["inspectorPending"]  # the rest went from the inspector
     assert found["pendingLeft"] == []
     last_body = bodies[-1]
     assert any("FOLLOWUP after dropping" in t for m in last_body["messages"] for t in texts(m))

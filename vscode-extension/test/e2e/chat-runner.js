@@ -268,7 +268,12 @@ async function main() {
     await chat.locator('#pending .pending-change:has-text("lib/AGENTS.md") button:has-text("Drop")').click();
     await chat.waitForFunction(() => !document.querySelector('#pending')?.textContent?.includes('lib/AGENTS.md'), undefined, { timeout: 15000 });
     found.pendingAfterOne = await chat.locator('#pending').innerText();
-    await chat.locator('#pending .pending-item button:has-text("Drop")').first().click();
+    // The rest is dropped from the inspector; the chat panel follows (dsh/context/didChange).
+    await runCommand(page, 'DSH: Show Context Inspector');
+    const pendingInspector = await findFrame(page, '#root section.session .pending button.drop', 30000);
+    found.inspectorPending = await pendingInspector.locator('section.session .context-list.pending').innerText();
+    await pendingInspector.locator('section.session .context-list.pending summary button.drop').first().click();
+    await pendingInspector.waitForSelector('section.session p.muted:has-text("Nothing pending.")', { timeout: 15000 });
     await chat.waitForSelector('#pending', { state: 'hidden', timeout: 15000 });
     const fresh = await call('session');
     found.pendingLeft = (await call('sidecar', { method: 'dsh/context/pending', params: { sessionId: fresh.id } })).messages;
