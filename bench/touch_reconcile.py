@@ -42,7 +42,7 @@ from dsh_sidecar.sources.agent_instructions.compose import (
     SessionInstructionState,
     compose,
 )
-from dsh_sidecar.sources.agent_instructions.paths import sha1_hex, trimmed_digest
+from dsh_sidecar.sources.agent_instructions.digests import sha1_hex, trimmed_digest
 
 DEPTH = 12
 NAMES = ("AGENTS.md", "CLAUDE.md", "AGENTS.local.md", "CLAUDE.local.md")
@@ -90,7 +90,7 @@ def main() -> None:
         settings = Settings.from_json(
             {"instructions": {"dshHome": home, "maxBytes": 64 * 1024 * 1024}}
         ).instructions
-        env = ComposeEnv(root, settings, home, LOCAL_FS)
+        env = ComposeEnv(root, settings, home, LOCAL_FS, os.path.expanduser("~"))
         state = SessionInstructionState()
         visible = []
         baseline = compose(env, state, visible=(), claimed=(), pending=(), touched=())

@@ -28,6 +28,8 @@ import dsh_sidecar
 from dsh_sidecar.config import InstructionSettings, Settings, describe_dsh_home
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.fs import LOCAL_FS
+from dsh_sidecar.protocol import mapping
+from dsh_sidecar.protocol.encode import to_json
 from dsh_sidecar.sources.agent_instructions.baseline import (
     INCLUDED,
     TRUNCATED,
@@ -215,13 +217,7 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
     directory = path if os.path.isdir(path) else os.path.dirname(path)
     load = load_document_chain(directory, settings, LOCAL_FS, dsh_home=settings.home())
     if args.json:
-        _write_json(
-            {
-                "projectRoot": load.project_root,
-                "directory": load.cwd,
-                "files": [_entry_json(e) for e in load.entries],
-            }
-        )
+        _write_json(scopes_json(load))
     else:
         _write_text("".join(_entry_line(e) + "\n" for e in load.entries))
     return EXIT_OK
@@ -343,39 +339,22 @@ def _config_message(exc: DshError) -> str:
 
 
 def preview_json(load: BaselineLoad) -> dict[str, Any]:
-    """The ``--json`` document: the ``dsh/context/preview`` result plus ``projectRoot``."""
+    """The ``--json`` document: exactly the ``dsh/context/preview`` result."""
+    document: dict[str, Any] = to_json(mapping.preview_result(load))
+    return document
+
+
+def scopes_json(load: BaselineLoad) -> dict[str, Any]:
+    """``scopes --json``: the ``dsh/scopes`` result without ``sessions`` (no live sessions here)."""
     return {
-        "text": load.text,
         "projectRoot": load.project_root,
-        "baselineIdentity": load.identity,
-        "files": [_entry_json(e) for e in load.entries],
-        "omitted": list(load.result.omitted),
-        "truncated": [
-            {"path": t.path, "originalBytes": t.original_bytes, "includedBytes": t.included_bytes}
-            for t in load.result.truncated
-        ],
+        "directory": load.cwd,
+        "files": to_json(mapping.scope_files(load)),
     }
-
-
-def _entry_json(entry: ChainEntry) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "path": entry.candidate.abs_path,
-        "displayPath": entry.candidate.display_path,
-        "scope": entry.candidate.scope,
-        "state": entry.state,
-        # None only when the file could not even be stat'ed (state "unreadable").
-        "bytes": entry.bytes,
-    }
-    if entry.included_bytes is not None:
-        out["includedBytes"] = entry.included_bytes
-    if entry.digest is not None:
-        out["digest"] = entry.digest
-    if entry.reason is not None:
-        out["reason"] = entry.reason
-    return out
 
 
 def _entry_line(entry: ChainEntry) -> str:
+    """One line per file, whatever its name: a line break in a name or target is escaped."""
     size = "-" if entry.bytes is None else str(entry.bytes)
     line = f"{entry.state:<10} {size:>8}  {terminal_safe(entry.candidate.display_path)}"
     return f"{line}  {terminal_safe(entry.reason)}" if entry.reason else line

@@ -34,6 +34,11 @@ def os_home() -> str:
     return os.path.expanduser("~")
 
 
+def os_home_or_default(home: str | None) -> str:
+    """``home`` when the caller knows it (a session's environment), else this process's."""
+    return home if home is not None else os_home()
+
+
 def expand_tilde(path: str, home: str) -> str:
     if path == "~":
         return home
@@ -86,6 +91,9 @@ class InstructionSettings:
     local_instruction_file_candidates: tuple[str, ...] = DEFAULT_LOCAL_CANDIDATES
     respect_gitignore: bool = True
     exclude: tuple[str, ...] = ()
+    # Directories outside the project that a project instruction file may link into (absolute,
+    # or ``~``-relative); expanded against the home directory by ``symlink_target_dirs``.
+    allowed_symlink_targets: tuple[str, ...] = ()
 
     @property
     def active(self) -> bool:
@@ -106,6 +114,10 @@ class InstructionSettings:
 
     def home(self, env: Mapping[str, str] | None = None, home: str | None = None) -> str:
         return resolve_dsh_home(self.dsh_home, env, home)
+
+    def symlink_target_dirs(self, home: str) -> tuple[str, ...]:
+        """``allowed_symlink_targets`` as absolute paths, ``~`` expanded to ``home``."""
+        return tuple(os.path.normpath(expand_tilde(d, home)) for d in self.allowed_symlink_targets)
 
 
 @attrs.frozen
@@ -251,7 +263,7 @@ def _parse_instructions(raw: Mapping[str, Any], base: InstructionSettings) -> In
     _unknown_keys(p, raw, {
         "enabled", "maxBytes", "maxSourceBytes", "dshHome", "projectRootMarkers",
         "instructionFileCandidates", "localInstructionFileCandidates", "respectGitignore",
-        "exclude",
+        "exclude", "allowedSymlinkTargets",
     })  # fmt: skip
     changes: dict[str, Any] = {}
     if "enabled" in raw:
@@ -279,7 +291,24 @@ def _parse_instructions(raw: Mapping[str, Any], base: InstructionSettings) -> In
         changes["respect_gitignore"] = _bool(f"{p}.respectGitignore", raw["respectGitignore"])
     if "exclude" in changes:
         _check_patterns(f"{p}.exclude", changes["exclude"])
+    if "allowedSymlinkTargets" in raw:
+        name = f"{p}.allowedSymlinkTargets"
+        dirs = _string_list(name, raw["allowedSymlinkTargets"])
+        changes["allowed_symlink_targets"] = _directories(name, dirs)
     return attrs.evolve(base, **changes)
+
+
+def _directories(key: str, entries: tuple[str, ...]) -> tuple[str, ...]:
+    """Absolute or ``~``-relative directories; a relative one would depend on the sidecar's
+    working directory, which no user means."""
+    for index, entry in enumerate(entries):
+        if "\0" in entry:
+            raise ConfigError(key, f"entry {index} contains a NUL character")
+        if not (os.path.isabs(entry) or entry == "~" or entry.startswith("~/")):
+            raise ConfigError(
+                key, f"entry {index} must be an absolute path or start with ~/, got {entry!r}"
+            )
+    return entries
 
 
 def _check_patterns(key: str, patterns: tuple[str, ...]) -> None:
@@ -437,6 +466,7 @@ def settings_to_json(settings: Settings) -> dict[str, Any]:
             "instructionFileCandidates": list(i.instruction_file_candidates),
             "localInstructionFileCandidates": list(i.local_instruction_file_candidates),
             "respectGitignore": i.respect_gitignore, "exclude": list(i.exclude),
+            "allowedSymlinkTargets": list(i.allowed_symlink_targets),
         },
         "sessionReference": {
             "enabled": r.enabled, "maxReferences": r.max_references,

@@ -101,6 +101,11 @@ async def test_hover_shows_place_state_budget_and_sessions(
     assert "State: **omitted**" in root
     assert f"Size: {len(ROOT.encode()):,} bytes against a baseline budget of 600 bytes" in root
     assert f"- `{sid}`: not active" in root
+    # Below our own answer: what the other agents would load for this file (dsh/explain).
+    _, others = root.split("\n\n---\n\n")
+    assert others.startswith("**Other agents on this file**\n\n- **dsh-sidecar**: ")
+    for agent in ("Codex CLI", "Claude Code", "GitHub Copilot (VS Code)", "Gemini CLI", "Cursor"):
+        assert f"\n- **{agent}**: " in others
 
     local = await hover_text(client, ws, "AGENTS.local.md")
     assert "Place in the chain: 3 of 3" in local

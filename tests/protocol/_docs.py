@@ -7,16 +7,20 @@ The docs are written for people; a few marked blocks in them are also test input
   tests/protocol/test_golden_examples.py replays against the real server;
 - ``<!-- golden-project -->`` and ``<!-- golden-capabilities -->`` blocks: the example project
   tree and the ``initialize`` capability every example assumes;
-- ``<!-- methods-hash: ... -->``: sha256 of the sorted method list joined by newlines;
+- ``<!-- wire-hash: ... -->``: sha256 of the sorted method list and of every wire type of
+  protocol/types.py (its fields, their types and which are optional), so neither can change
+  without this file being looked at again;
 - the settings table of docs/configuration.md between its start and end markers.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import re
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import attrs
@@ -32,7 +36,7 @@ _GOLDEN = re.compile(
     re.MULTILINE | re.DOTALL,
 )
 _MARKED_BLOCK = r"^<!-- {marker} -->\n```json\n(?P<body>.*?)\n```"
-_HASH = re.compile(r"^<!-- methods-hash: (?P<hash>[0-9a-f]{64}) -->\s*$", re.MULTILINE)
+_HASH = re.compile(r"^<!-- wire-hash: (?P<hash>[0-9a-f]{64}) -->\s*$", re.MULTILINE)
 _DIRECTION = re.compile(r"^\*\*Direction:\*\* (?P<direction>.+?)\s*$", re.MULTILINE)
 
 
@@ -44,8 +48,25 @@ def configuration_text() -> str:
     return CONFIGURATION_MD.read_text(encoding="utf-8")
 
 
-def methods_hash(methods: list[str] | tuple[str, ...]) -> str:
-    return hashlib.sha256("\n".join(sorted(methods)).encode("utf-8")).hexdigest()
+def wire_types(module: ModuleType) -> str:
+    """One line per attrs class defined in ``module``, sorted by name:
+    ``Name(field: type, other?: type)`` where ``?`` marks an optional field (left out of the
+    JSON when it has no value)."""
+    lines = []
+    for name, cls in sorted(inspect.getmembers(module, inspect.isclass)):
+        if not attrs.has(cls) or cls.__module__ != module.__name__:
+            continue
+        fields = ", ".join(
+            f"{f.name}{'' if f.default is attrs.NOTHING else '?'}: {f.type}"
+            for f in attrs.fields(cls)
+        )
+        lines.append(f"{name}({fields})")
+    return "\n".join(lines)
+
+
+def wire_hash(methods: list[str] | tuple[str, ...], types_module: ModuleType) -> str:
+    text = "\n".join(sorted(methods)) + "\n\n" + wire_types(types_module)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def method_sections(text: str) -> dict[str, str]:
@@ -69,7 +90,7 @@ def section_direction(section: str) -> str | None:
 def documented_hash(text: str) -> str | None:
     found = _HASH.findall(text)
     if len(found) > 1:
-        raise ValueError("more than one methods-hash line")
+        raise ValueError("more than one wire-hash line")
     return found[0] if found else None
 
 

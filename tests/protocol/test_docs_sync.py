@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from dsh_sidecar import errors
 from dsh_sidecar.config import Settings, settings_to_json
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.protocol import methods
+from dsh_sidecar.protocol import types as wire_types
 
 from . import _docs
 
@@ -60,21 +62,45 @@ def test_documented_capability_lists_every_method() -> None:
     assert set(documented["methods"]) == set(SECTIONS)
 
 
-def test_methods_hash_is_current() -> None:
+def test_wire_hash_is_current() -> None:
     documented = _docs.documented_hash(PROTOCOL)
-    assert documented is not None, "docs/protocol.md has no <!-- methods-hash: ... --> line"
-    assert documented == _docs.methods_hash(methods.ALL_METHODS), (
-        "methods changed: update docs/protocol.md, then the hash to "
-        + _docs.methods_hash(methods.ALL_METHODS)
+    current = _docs.wire_hash(methods.ALL_METHODS, wire_types)
+    assert documented is not None, "docs/protocol.md has no <!-- wire-hash: ... --> line"
+    assert documented == current, (
+        "methods or wire types changed: update docs/protocol.md, then the hash to " + current
     )
-    assert PROTOCOL.rstrip().endswith(f"<!-- methods-hash: {documented} -->")
+    assert PROTOCOL.rstrip().endswith(f"<!-- wire-hash: {documented} -->")
 
 
-def test_methods_hash_is_order_independent_and_sensitive() -> None:
+def test_wire_hash_is_order_independent_and_sensitive() -> None:
     listed = list(methods.ALL_METHODS)
-    assert _docs.methods_hash(listed) == _docs.methods_hash(list(reversed(listed)))
-    assert _docs.methods_hash(listed) != _docs.methods_hash([*listed, "dsh/new/method"])
-    assert _docs.methods_hash(listed) != _docs.methods_hash(listed[1:])
+    base = _docs.wire_hash(listed, wire_types)
+    assert _docs.wire_hash(list(reversed(listed)), wire_types) == base
+    assert _docs.wire_hash([*listed, "dsh/new/method"], wire_types) != base
+    assert _docs.wire_hash(listed[1:], wire_types) != base
+
+
+def _types_module(source: str) -> ModuleType:
+    module = ModuleType("fake_wire_types")
+    exec(compile("from __future__ import annotations\nimport attrs\n" + source, "fake", "exec"),
+         module.__dict__)  # fmt: skip
+    return module
+
+
+def test_wire_hash_sees_every_change_of_a_wire_type() -> None:
+    listed = list(methods.ALL_METHODS)
+    base = _types_module("@attrs.define\nclass A:\n    x: int\n    y: str | None = None\n")
+    variants = [
+        "@attrs.define\nclass A:\n    x: int | None\n    y: str | None = None\n",  # type
+        "@attrs.define\nclass A:\n    x: int\n    y: str | None\n",  # optional -> required
+        "@attrs.define\nclass A:\n    x: int\n    z: str | None = None\n",  # renamed
+        "@attrs.define\nclass A:\n    x: int\n",  # removed
+        "@attrs.define\nclass B:\n    x: int\n    y: str | None = None\n",  # class renamed
+    ]
+    hashes = {_docs.wire_hash(listed, _types_module(v)) for v in variants}
+    assert _docs.wire_hash(listed, base) not in hashes and len(hashes) == len(variants)
+    assert "ScopeFile(path: str, " in _docs.wire_types(wire_types)
+    assert "bytes: int | None, digest?: str | None" in _docs.wire_types(wire_types)
 
 
 @pytest.mark.parametrize("method", methods.ALL_METHODS)

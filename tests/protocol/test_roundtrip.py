@@ -2,8 +2,8 @@
 
 Checks, for each type: structure(unstructure(x)) == x through real JSON text; keys are the
 camelCase field names; optional fields without a value are left out (except
-``SurfaceResult.capturedThroughSeq``, always sent); and structuring is strict, naming the
-offending field by its wire name.
+``SurfaceResult.capturedThroughSeq`` and ``ScopeFile.bytes``, always sent); and structuring is
+strict, naming the offending field by its wire name.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ SCOPE_FILE = wt.ScopeFile(
     digest="cd" * 20,
     reason="truncated from 44 to 10 bytes",
     included_bytes=10,
+    target="/p/shared/SRC-AGENTS.md",
 )
 CANDIDATE = wt.CandidateWire(
     session_id="research",
@@ -206,7 +207,7 @@ MINIMAL: dict[type, Any] = {
         display_path="AGENTS.md",
         scope=".\u0000AGENTS.md",
         state="unreadable",
-        bytes=0,
+        bytes=None,
     ),
     wt.CandidateWire: wt.CandidateWire(
         session_id="x", label="x", created_at=0, mention="@[x](dsh-session:Ingi)"
@@ -246,7 +247,7 @@ SAMPLES = [(cls, FULL[cls]) for cls in WIRE_TYPES] + [
 SAMPLE_IDS = [f"{cls.__name__}-full" for cls in WIRE_TYPES] + [
     f"{cls.__name__}-minimal" for cls in WIRE_TYPES if cls in MINIMAL
 ]
-ALWAYS_SENT = {(wt.SurfaceResult, "captured_through_seq")}
+ALWAYS_SENT = {(wt.SurfaceResult, "captured_through_seq"), (wt.ScopeFile, "bytes")}
 
 
 def camel(name: str) -> str:
@@ -324,6 +325,23 @@ def test_captured_through_seq_is_always_sent() -> None:
     assert wire(FULL[wt.SurfaceResult])["capturedThroughSeq"] == 8
     # Other optional fields are left out, not sent as null.
     assert "title" not in wire(MINIMAL[wt.SurfaceResult])["session"]
+
+
+def test_scope_file_bytes_is_always_sent() -> None:
+    unknown = wire(MINIMAL[wt.ScopeFile])
+    assert "bytes" in unknown and unknown["bytes"] is None
+    assert "target" not in unknown and "digest" not in unknown
+    assert wire(FULL[wt.ScopeFile])["bytes"] == 44
+
+
+def test_the_always_sent_fields_are_required_and_nullable() -> None:
+    nullable_required = {
+        (cls, f.name)
+        for cls in WIRE_TYPES
+        for f in attrs.fields(cls)
+        if f.default is attrs.NOTHING and _optional(hints(cls)[f.name])
+    }
+    assert nullable_required == ALWAYS_SENT
 
 
 def test_payloads_travel_verbatim() -> None:

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -117,10 +118,12 @@ def test_directory_named_agents_md_is_absent(project: Path) -> None:
 class VanishesBeforeRead(LocalFileSystem):
     """The file is deleted between its probe and its read."""
 
-    def read_text(self, probe: Probe, max_source_bytes: int) -> ReadResult:
+    def read_text(
+        self, probe: Probe, max_source_bytes: int, *, allowed: Callable[[str], bool] | None = None
+    ) -> ReadResult:
         if probe.path.endswith("AGENTS.md"):
             os.unlink(probe.path)
-        return super().read_text(probe, max_source_bytes)
+        return super().read_text(probe, max_source_bytes, allowed=allowed)
 
 
 class GrowsWhileRead(LocalFileSystem):

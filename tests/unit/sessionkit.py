@@ -196,12 +196,14 @@ class BlockingFS(LocalFileSystem):
         self.entered = threading.Event()
         self.release = threading.Event()
 
-    def read_text(self, probe: Probe, max_source_bytes: int) -> ReadResult:
+    def read_text(
+        self, probe: Probe, max_source_bytes: int, *, allowed: Callable[[str], bool] | None = None
+    ) -> ReadResult:
         if self.armed and probe.path == self.path:
             self.armed = False
             self.entered.set()
             self.release.wait()
-        return super().read_text(probe, max_source_bytes)
+        return super().read_text(probe, max_source_bytes, allowed=allowed)
 
 
 def baseline_text(sections: Sequence[tuple[str, str]], intro: str = INTRO) -> str:

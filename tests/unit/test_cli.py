@@ -21,7 +21,7 @@ from dsh_sidecar.cli import main
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LOCAL_FS
 from dsh_sidecar.sources.agent_instructions.baseline import load_baseline
-from dsh_sidecar.sources.agent_instructions.paths import sha1_hex
+from dsh_sidecar.sources.agent_instructions.digests import sha1_hex
 
 Capture = pytest.CaptureFixture[bytes]
 
@@ -268,7 +268,8 @@ def test_preview_json_shape_and_states(env: Path, capsysbinary: Capture) -> None
     assert b'"scope": ".\\u0000AGENTS.md"' in out  # NUL serialized as \u0000
     doc = json.loads(out)
     root = os.path.realpath(env / "p")
-    assert list(doc) == ["text", "projectRoot", "baselineIdentity", "files", "omitted", "truncated"]
+    # The dsh/context/preview result, in its field order.
+    assert list(doc) == ["text", "files", "omitted", "truncated", "baselineIdentity", "projectRoot"]
     assert doc["text"] == text(n)
     assert doc["projectRoot"] == root
     assert doc["baselineIdentity"] == (

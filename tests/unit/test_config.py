@@ -261,7 +261,12 @@ def test_keys_left_out_keep_the_base() -> None:
 def test_settings_round_trip_through_json() -> None:
     s = Settings.from_json(
         {
-            "instructions": {"maxBytes": 1.5, "dshHome": "~/h", "exclude": ["a/"]},
+            "instructions": {
+                "maxBytes": 1.5,
+                "dshHome": "~/h",
+                "exclude": ["a/"],
+                "allowedSymlinkTargets": ["~/dotfiles", "/etc/agents"],
+            },
             "store": {"path": "/s.db"},
         }
     )
@@ -279,4 +284,5 @@ def test_defaults_match_the_protocol() -> None:
         "localInstructionFileCandidates": ["AGENTS.local.md", "CLAUDE.local.md"],
         "respectGitignore": True,
         "exclude": [],
+        "allowedSymlinkTargets": [],
     }

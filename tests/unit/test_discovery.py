@@ -11,6 +11,7 @@ from instrkit import instructions, load, write_tree
 
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LOCAL_FS
+from dsh_sidecar.sources.agent_instructions.digests import sha1_hex, trimmed_digest
 from dsh_sidecar.sources.agent_instructions.discovery import (
     ancestor_chain,
     baseline_identity,
@@ -24,9 +25,7 @@ from dsh_sidecar.sources.agent_instructions.paths import (
     scope_abs_path,
     scope_dir_of_display,
     scope_key,
-    sha1_hex,
     split_scope,
-    trimmed_digest,
 )
 
 DEFAULT_MARKERS = (".git",)

@@ -229,9 +229,9 @@ class NeverOpen(LocalFileSystem):
     def __init__(self) -> None:
         self.opened: list[str] = []
 
-    def open_for_read(self, path: str) -> int:
+    def open_for_read(self, path: str, *, follow_final_link: bool = True) -> int:
         self.opened.append(path)
-        return super().open_for_read(path)
+        return super().open_for_read(path, follow_final_link=follow_final_link)
 
 
 def test_size_over_the_cap_is_refused_before_opening(tmp_path: Path) -> None:
@@ -249,7 +249,7 @@ def test_exactly_the_cap_is_accepted(tmp_path: Path) -> None:
     path.write_bytes(b"x" * 100)
     fs = NeverOpen()
     assert fs.read_text(fs.probe(str(path)), 100).text == "x" * 100
-    assert fs.opened == [str(path)]
+    assert fs.opened == [os.path.realpath(path)]
 
 
 def test_cap_counts_bytes_not_characters(tmp_path: Path) -> None:
@@ -420,3 +420,107 @@ def test_no_newline_normalization(tmp_path: Path) -> None:
     path = tmp_path / "AGENTS.md"
     path.write_bytes(b"a\r\nb\rc\n")
     assert read(path).text == "a\r\nb\rc\n"
+
+
+# --- quick_stat: the hot-loop probe ---------------------------------------------------------------
+
+
+def test_quick_stat_is_version_and_size_or_the_probe(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_text("rule\n")
+    assert LOCAL_FS.quick_stat(str(path)) == (version_of(os.stat(path)), 5)
+    absent = LOCAL_FS.quick_stat(str(tmp_path / "missing.md"))
+    assert absent == Probe(ProbeState.ABSENT, str(tmp_path / "missing.md"))
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    loop = LOCAL_FS.quick_stat(str(tmp_path / "loop"))
+    assert isinstance(loop, Probe) and loop.state is ProbeState.UNAVAILABLE
+    assert loop.error is not None and loop.error.startswith("ELOOP")
+
+
+def test_a_stat_fault_reaches_quick_stat_as_well_as_probe(tmp_path: Path) -> None:
+    # One primitive to override: hot loops cannot bypass a fault-injecting seam.
+    (tmp_path / "AGENTS.md").write_text("x")
+    found = EioStat().quick_stat(str(tmp_path / "AGENTS.md"))
+    assert isinstance(found, Probe) and found.state is ProbeState.UNAVAILABLE
+    assert found.error is not None and found.error.startswith("EIO")
+
+
+# --- the read returns the checked file or nothing -------------------------------------------------
+
+
+def test_probe_identity_is_device_and_inode(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_text("x")
+    st = os.stat(path)
+    assert probe_file(path).identity == (st.st_dev, st.st_ino)
+
+
+def test_a_file_replaced_after_the_probe_is_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_text("checked")
+    probe = probe_file(path)
+    replacement = tmp_path / "new.md"
+    replacement.write_text("swapped in")
+    os.replace(replacement, path)  # same path, another inode
+    result = LOCAL_FS.read_text(probe, MIB)
+    assert (result.text, result.failure) == (None, ReadFailure.CHANGED)
+    assert result.detail == "replaced after it was checked"
+
+
+def test_a_link_re_pointed_after_the_probe_still_reads_the_checked_target(tmp_path: Path) -> None:
+    (tmp_path / "checked.md").write_text("checked")
+    (tmp_path / "other.md").write_text("other")
+    link = tmp_path / "AGENTS.md"
+    link.symlink_to("checked.md")
+    probe = probe_file(link)
+    link.unlink()
+    link.symlink_to("other.md")
+    assert LOCAL_FS.read_text(probe, MIB).text == "checked"
+
+
+def test_a_checked_target_that_became_a_link_is_not_followed(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere.md").write_text("elsewhere")
+    path = tmp_path / "AGENTS.md"
+    path.write_text("checked")
+    probe = probe_file(path)
+    path.unlink()
+    path.symlink_to("elsewhere.md")
+    result = LOCAL_FS.read_text(probe, MIB)
+    assert (result.text, result.failure) == (None, ReadFailure.CHANGED)
+    assert result.detail == "became a symlink after it was checked"
+
+
+def test_opened_path_is_the_real_path_of_the_open_file(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real/AGENTS.md").write_text("x")
+    (tmp_path / "alias").symlink_to(tmp_path / "real")
+    fd = os.open(tmp_path / "alias/AGENTS.md", os.O_RDONLY)
+    try:
+        assert LOCAL_FS.opened_path(fd) == os.path.realpath(tmp_path / "real/AGENTS.md")
+    finally:
+        os.close(fd)
+
+
+def test_allowed_is_asked_about_the_file_actually_opened(tmp_path: Path) -> None:
+    (tmp_path / "inside").mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside/secret").write_text("secret")
+    (tmp_path / "inside/AGENTS.md").symlink_to("../outside/secret")
+    asked: list[str] = []
+
+    def inside_only(real: str) -> bool:
+        asked.append(real)
+        return real.startswith(os.path.realpath(tmp_path / "inside") + os.sep)
+
+    quick = LOCAL_FS.quick_stat(str(tmp_path / "inside/AGENTS.md"))
+    assert not isinstance(quick, Probe)
+    probe = Probe(ProbeState.PRESENT, str(tmp_path / "inside/AGENTS.md"), None, *quick)
+    refused = LOCAL_FS.read_text(probe, MIB, allowed=inside_only)
+    assert (refused.text, refused.failure) == (None, ReadFailure.NOT_ALLOWED)
+    assert refused.detail == os.path.realpath(tmp_path / "outside/secret") == asked[0]
+
+    (tmp_path / "inside/AGENTS.md").unlink()
+    (tmp_path / "inside/AGENTS.md").write_text("inside")
+    result = LOCAL_FS.read_text(LOCAL_FS.probe(str(tmp_path / "inside/AGENTS.md")), MIB)
+    assert result.text == "inside"
+    assert result.version == version_of(os.stat(tmp_path / "inside/AGENTS.md"))

@@ -460,6 +460,8 @@ def _payload_edit(edit: Callable[[list[dict[str, Any]]], None]) -> Callable[[dic
         (lambda d: d["content"][0].update(extra=1), "session-reference messages must contain exactly one text block"),
         (lambda d: d["content"][0].update(text=d["content"][0]["text"].replace("## Referenced", "## Other")), "session-reference text must be the tag-safe referenced-sessions snapshot"),
         (lambda d: d["content"][0].update(text=d["content"][0]["text"].replace("\\u003c", "<")), "session-reference text must be the tag-safe referenced-sessions snapshot"),
+        (lambda d: d["content"][0].update(text=d["content"][0]["text"].replace("\\u003c", "\uff1c")), "session-reference text must be the tag-safe referenced-sessions snapshot"),
+        (lambda d: d["content"][0].update(text=d["content"][0]["text"].replace("\\u003c", "\ufe64")), "session-reference text must be the tag-safe referenced-sessions snapshot"),
         (lambda d: d["content"][0].update(text=d["content"][0]["text"] + "\n</referenced-sessions>"), "session-reference text must be the tag-safe referenced-sessions snapshot"),
         (lambda d: d["content"][0].update(text=d["content"][0]["text"].replace('"conversation"', '"conv"')), "session-reference text must be the tag-safe referenced-sessions snapshot"),
         (_payload_edit(lambda p: p[0].update(sessionId="z")), "session-reference snapshot does not match its source references"),

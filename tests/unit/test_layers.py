@@ -1,5 +1,5 @@
 """The import direction of docs/architecture.md: fs, config ← sources ← sessions ← lsp;
-protocol ← lsp; nothing below lsp/ imports pygls."""
+foundation, sources ← protocol ← lsp, cli; nothing below lsp/ imports pygls."""
 
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ ALLOWED = {
     "sessions": BOTTOM | {"sources", "invariants", "sessions"},
     "agents": {"agents", "__init__"},
     "explain": BOTTOM | {"sources", "agents", "explain"},
-    "protocol": {"protocol", "__init__"},
+    # The wire types and the one mapping from domain objects to them (for the LSP and the CLI).
+    "protocol": BOTTOM | {"sources", "protocol"},
     "lsp": BOTTOM | {"sources", "invariants", "sessions", "agents", "explain", "protocol", "lsp"},
-    "cli": BOTTOM | {"sources", "sessions", "agents", "explain", "lsp", "cli"},
+    "cli": BOTTOM | {"sources", "sessions", "agents", "explain", "protocol", "lsp", "cli"},
 }
 # Wire libraries and the layers that may use them (protocol/ may describe types with lsprotocol).
 WIRE_LIBRARIES = {
@@ -99,8 +100,13 @@ def test_module_respects_the_import_direction(path: Path) -> None:
         ),
         (
             "protocol/bad.py",
-            "from dsh_sidecar.config import Settings\n",
-            "protocol module bad.py imports dsh_sidecar.config",
+            "from dsh_sidecar.sessions.service import ScopesReport\n",
+            "protocol module bad.py imports dsh_sidecar.sessions.service",
+        ),
+        (
+            "protocol/bad.py",
+            "from pygls.protocol import default_converter\n",
+            "bad.py imports pygls.protocol: pygls belongs to the wire layer",
         ),
         (
             "agents/bad.py",

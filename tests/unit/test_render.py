@@ -718,12 +718,14 @@ def test_multibyte_path_cut_in_the_notice_never_splits_a_character() -> None:
 # --- escaping -----------------------------------------------------------------------------
 
 
-def test_escape_only_touches_the_exact_lowercase_closing_tag() -> None:
+def test_escape_turns_the_exact_closing_tag_into_upstreams_form() -> None:
     assert escape("a</system-reminder>b</system-reminder>") == f"a{ESCAPED}b{ESCAPED}"
-    assert escape("<system-reminder></SYSTEM-REMINDER></System-Reminder>") == (
-        "<system-reminder></SYSTEM-REMINDER></System-Reminder>"
-    )
     assert utf8_len(ESCAPED) == 19
+    # Upstream leaves other spellings alone; a tolerant reader does not, so neither do we
+    # (every variant, byte for byte, is in test_escaping.py).
+    assert escape("<system-reminder></SYSTEM-REMINDER></System-Reminder>") == (
+        "<\\system-reminder><\\/SYSTEM-REMINDER><\\/System-Reminder>"
+    )
 
 
 def test_frame_escapes_the_body() -> None:

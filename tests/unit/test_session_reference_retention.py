@@ -213,3 +213,14 @@ def test_prompt_is_tag_safe() -> None:
 def test_prompt_rejects_unserializable_data() -> None:
     with pytest.raises(TypeError, match=r"^session-reference data is not JSON-serializable$"):
         render_prompt([{"x": object()}])
+
+
+def test_tag_safe_json_escapes_every_form_of_less_than() -> None:
+    # The fullwidth and small forms start a tag for a lenient reader as well (docs/protocol.md,
+    # "What is escaped"); upstream's output is unchanged for text without them.
+    value = {"text": "<b> ＜/referenced-sessions＞ ﹤system-reminder>"}
+    assert tag_safe_json(value) == (
+        '{"text":"\\u003cb> \\uff1c/referenced-sessions＞ \\ufe64system-reminder>"}'
+    )
+    assert json.loads(tag_safe_json(value)) == value
+    assert tag_safe_json({"text": "a < b"}) == '{"text":"a \\u003c b"}'

@@ -91,7 +91,8 @@ export type ScopeFileState =
   | 'duplicate'
   | 'oversized'
   | 'unreadable'
-  | 'ignored';
+  | 'ignored'
+  | 'outside-project';
 
 export interface ScopeFile {
   path: string;
@@ -104,6 +105,8 @@ export interface ScopeFile {
   reason?: string;
   /** Bytes that reach the model (included or truncated files). */
   includedBytes?: number;
+  /** The file's real path, when it is reached through a symlink. */
+  target?: string;
 }
 
 // --- sessions -----------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ export const SERVER_SETTING_KEYS = {
     'localInstructionFileCandidates',
     'respectGitignore',
     'exclude',
+    'allowedSymlinkTargets',
   ],
   sessionReference: ['enabled', 'maxReferences', 'candidateLimit', 'maxReferenceBytes'],
   timeContext: ['enabled', 'timeZone', 'refreshIntervalMs'],

@@ -37,6 +37,7 @@ describe('server settings (protocol.md §9)', () => {
         localInstructionFileCandidates: ['AGENTS.local.md', 'CLAUDE.local.md'],
         respectGitignore: true,
         exclude: [],
+        allowedSymlinkTargets: [],
       },
       sessionReference: { enabled: true, maxReferences: 3, candidateLimit: 50, maxReferenceBytes: 65536 },
       timeContext: { enabled: false, timeZone: null, refreshIntervalMs: 0 },

@@ -4,6 +4,8 @@ Upstream's companion validates nothing; ours checks the exact durable shape of a
 context (reference agent-instructions.md §1.3, §2.7, §2.9): the typed source with its changes, and
 one or two text blocks (a baseline block and an update block) that are each framed by a single
 ``<system-reminder>`` pair, or are the unframed budget notice a tiny budget falls back to.
+"Single" is meant as a tolerant reader sees tags (``sources/agent_instructions/escaping.py``):
+besides the frame's own two tags, no spelling of an opening or closing tag may appear.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, TypeGuard
 
 from dsh_sidecar.invariants._common import has_exact_keys
 from dsh_sidecar.model import Event
+from dsh_sidecar.sources.agent_instructions.escaping import frame_tags
 
 PACKAGE = "@deepseek-ai/dsh-agent-instructions"
 
@@ -81,11 +84,13 @@ def _change_ok(change: Any) -> bool:
 
 
 def is_framed_or_notice(text: str) -> bool:
-    """One frame whose only closing tag is the last line, or an unframed (maybe cut) notice."""
+    """One frame whose only tags are its first and last line, or an unframed (maybe cut) notice
+    without any tag."""
+    tags = frame_tags(text)
     if text.startswith(OPEN_TAG) and text.endswith("\n" + CLOSE_TAG):
-        return text.count(CLOSE_TAG) == 1
+        return len(tags) == 2 and tags[0].start() == 0 and tags[1].end() == len(text) - 1
     unframed = text.startswith(BUDGET_NOTICE) or (bool(text) and BUDGET_NOTICE.startswith(text))
-    return unframed and CLOSE_TAG not in text
+    return unframed and not tags
 
 
 def check(event: Event, history: Sequence[Event]) -> str | None:

@@ -88,7 +88,7 @@ def _payload(text: str) -> Any:
     if not text.startswith(PREFIX) or not text.endswith(SUFFIX):
         return None
     body = text[len(PREFIX) : len(text) - len(SUFFIX)]
-    if "<" in body or text.count(CLOSING_TAG) != 1:
+    if any(c in body for c in "<\ufe64\uff1c") or text.count(CLOSING_TAG) != 1:
         return None
     try:
         return json.loads(body)

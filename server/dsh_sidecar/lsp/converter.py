@@ -1,7 +1,8 @@
 """The one cattrs converter: pygls' (lsprotocol's, camelCasing) with strict primitives.
 
 cattrs would turn ``"sessionId": 5`` into ``"5"`` and ``"turn": "1"`` into ``1``; a client that
-sends those has a bug we want to report as InvalidParams, not paper over.
+sends those has a bug we want to report as InvalidParams, not paper over. Our own wire types are
+unstructured by ``protocol.encode.to_json``, the encoding the CLI's ``--json`` uses too.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from typing import Any
 import cattrs
 from pygls.protocol import default_converter
 
-from dsh_sidecar.protocol.types import RangeError, SurfaceResult
+from dsh_sidecar.protocol import types as wire_types
+from dsh_sidecar.protocol.encode import to_json
+from dsh_sidecar.protocol.types import RangeError
 
 
 def _strict(kind: type, check: Any) -> Any:
@@ -35,16 +38,13 @@ def make_converter() -> cattrs.Converter:
         float, _strict(float, lambda v: isinstance(v, int | float) and not isinstance(v, bool))
     )
 
-    # The converter omits None fields; capturedThroughSeq is specified as ``int | null``.
-    def surface(result: SurfaceResult) -> dict[str, Any]:
-        return {
-            "session": converter.unstructure(result.session),
-            "capturedThroughSeq": result.captured_through_seq,
-            "events": result.events,
-        }
-
-    converter.register_unstructure_hook(SurfaceResult, surface)
+    # One encoding for our results (nullable fields such as ScopeFile.bytes sent as null).
+    converter.register_unstructure_hook_func(_is_wire_type, to_json)
     return converter
+
+
+def _is_wire_type(cls: Any) -> bool:
+    return isinstance(cls, type) and cls.__module__ == wire_types.__name__
 
 
 def _camel(match: re.Match[str]) -> str:

@@ -17,8 +17,11 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from dsh_sidecar.errors import DshError
+from dsh_sidecar.explain.hover import hover_section
+from dsh_sidecar.protocol.types import ExplainParams
 
-from .diagnostics import instruction_diagnostics
+from .diagnostics import diagnostic_text, instruction_diagnostics
+from .explain import explain
 from .hover import chain_hover, instruction_file_hover
 
 if TYPE_CHECKING:
@@ -95,12 +98,17 @@ class DocumentTracker:
         if path is None or self.server._service is None or not self.is_instruction_file(path):
             return
         try:
-            report = await self.server.service.scopes(from_fs_path(path) or uri)
-            text = await self.server.service.document_text(path)
+            service = self.server.service
+            report = await service.scopes(from_fs_path(path) or uri)
+            limit = self.server.settings.instructions.max_source_bytes
+            text = await service.workers.fs(
+                lambda: diagnostic_text(report, path, service.fs, limit)
+            )
         except DshError as exc:
             log.info("no diagnostics for %s: %s", uri, exc.message)
             return
-        diagnostics = instruction_diagnostics(report, path, text)
+        encoding = self.server.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        diagnostics = instruction_diagnostics(report, path, text, encoding)
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
         )
@@ -175,14 +183,19 @@ class DocumentTracker:
             instruction_file = tracker.is_instruction_file(path)
             if not instruction_file and not _hover_other_file(ls, params.position):
                 return None
+            uri = params.text_document.uri
             try:
-                report = await ls.service.scopes(params.text_document.uri)
+                report, explanation = await asyncio.gather(
+                    ls.service.scopes(uri), explain(ls.service, ExplainParams(uri))
+                )
             except DshError:
                 return None
             max_bytes = ls.settings.instructions.max_bytes
             text = instruction_file_hover(report, path, max_bytes) if instruction_file else None
             if text is None:
                 text = chain_hover(report, max_bytes)
+            # What the other agents would load for this same file, below our own answer.
+            text += "\n\n---\n\n" + hover_section(explanation)
             return types.Hover(
                 contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
             )

@@ -3,8 +3,6 @@ the instructions an agent would be told about when it touches it."""
 
 from __future__ import annotations
 
-import os
-
 from dsh_sidecar.sessions.service import ScopesReport
 from dsh_sidecar.sources.agent_instructions.baseline import ChainEntry
 from dsh_sidecar.sources.agent_instructions.paths import split_scope
@@ -50,10 +48,13 @@ def instruction_file_hover(report: ScopesReport, path: str, max_bytes: float) ->
         lines.append(f"- Rendered: {entry.included_bytes:,} bytes")
     if entry.digest:
         lines.append(f"- SHA-1: `{entry.digest}`")
-    if entry.target and os.path.realpath(entry.candidate.abs_path) != os.path.abspath(
-        entry.candidate.abs_path
-    ):
+    if entry.target is not None and entry.target != entry.candidate.abs_path:
         lines.append(f"- Symlink to `{entry.target}`")
+    if entry.state == "outside-project":
+        lines.append(
+            "- Not read: list its target's directory in `instructions.allowedSymlinkTargets`"
+            " to load it"
+        )
     lines.extend(["", *session_lines(report, entry.candidate.scope)])
     return "\n".join(lines)
 

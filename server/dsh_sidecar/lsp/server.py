@@ -22,11 +22,12 @@ import dsh_sidecar
 from dsh_sidecar import errors
 from dsh_sidecar.config import Settings
 from dsh_sidecar.errors import DshError
+from dsh_sidecar.protocol import mapping as wire
 from dsh_sidecar.protocol import methods
 from dsh_sidecar.protocol import types as wt
 from dsh_sidecar.sessions.service import Prompt, SessionService
 
-from . import explain, wire
+from . import explain
 from .converter import describe_structure_error, make_converter
 from .documents import DocumentTracker
 from .error_mapping import invalid_params, to_jsonrpc
@@ -246,17 +247,11 @@ def _register_context(server: DshServer) -> None:
         return wt.PendingResult([m.to_json() for m in messages])
 
     async def preview(p: wt.ContextPreviewParams) -> wt.PreviewResult:
-        return wire.preview(await server.service.preview(p.cwd))
+        return wire.preview_result(await server.service.preview(p.cwd))
 
     async def scopes(p: wt.ScopesParams) -> wt.ScopesResult:
         report = await server.service.scopes(p.uri)
-        sessions = [
-            wt.SessionScopes(sid, [c.to_json() for c in active])
-            for sid, active in report.active.items()
-        ]
-        return wt.ScopesResult(
-            report.project_root, report.directory, wire.scopes_files(report), sessions
-        )
+        return wire.scopes_result(report.project_root, report.directory, report.load, report.active)
 
     async def explain_(p: wt.ExplainParams) -> wt.ExplainResult:
         found = await explain.explain(server.service, p)

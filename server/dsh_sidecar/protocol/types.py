@@ -1,7 +1,10 @@
-"""Wire types of the dsh/ methods (protocol.md §3–§7): attrs classes, camelCased by the converter.
+"""Wire types of the dsh/ methods (protocol.md §3–§7): attrs classes, camelCased on the wire.
 
-Messages, events, sources and changes travel as their JSON objects: they are durable log data
-whose exact shape (and key order) the sidecar stores and replays verbatim.
+Results are encoded by ``protocol.encode.to_json``: an optional field (one with a default) is left
+out when it has no value, a required one is always sent, as ``null`` if it may have none. Messages, events, sources and changes travel as their JSON objects: they are
+durable log data whose exact shape (and key order) the sidecar stores and replays verbatim.
+tests/protocol/test_docs_sync.py hashes these classes together with the method table, so a
+change here that docs/protocol.md does not follow fails.
 """
 
 from __future__ import annotations
@@ -217,10 +220,11 @@ class ScopeFile:
     display_path: str
     scope: str
     state: str
-    bytes: int
+    bytes: int | None  # always sent, null when the file could not even be stat'ed
     digest: str | None = None
     reason: str | None = None
     included_bytes: int | None = None
+    target: str | None = None  # the real path, when reached through a symlink
 
 
 @attrs.define

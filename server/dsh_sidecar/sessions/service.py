@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import attrs
 
 from dsh_sidecar import errors
-from dsh_sidecar.config import Settings
+from dsh_sidecar.config import Settings, os_home
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
 from dsh_sidecar.model import STEP_END, TURN_END, Event, Message, SessionHeader, SurfaceSnapshot
@@ -148,7 +148,14 @@ class SessionService:
             self.on_inbox_changed(session_id, count)
 
     def _compose_env(self, live: LiveSession) -> ComposeEnv:
-        return ComposeEnv(live.header.cwd, self.settings.instructions, self.dsh_home, self.fs)
+        return ComposeEnv(
+            live.header.cwd, self.settings.instructions, self.dsh_home, self.fs, self.os_home
+        )
+
+    @property
+    def os_home(self) -> str:
+        """The home directory of this service's environment (``~`` in settings, display paths)."""
+        return self.env.get("HOME") or os_home()
 
     async def _require_live(self, session_id: str) -> LiveSession:
         live = self.live.get(session_id)
@@ -491,17 +498,6 @@ class SessionService:
         path = parse_file_uri(uri)
         snapshot, chains = self.snapshot(), self._chains
         return await self.workers.fs(lambda: chains.report(snapshot, document_directory(path)))
-
-    async def document_text(self, path: str) -> str | None:
-        """An instruction file's text for diagnostics, through the filesystem seam: bounded,
-        strict, and never blocked by a FIFO or device; None when it cannot be read as text."""
-        fs, cap = self.fs, self.settings.instructions.max_source_bytes
-
-        def work() -> str | None:
-            probe = fs.probe(path)
-            return fs.read_text(probe, cap).text if probe.present else None
-
-        return await self.workers.fs(work)
 
     async def candidates(
         self, session_id: str, query: str | None = None

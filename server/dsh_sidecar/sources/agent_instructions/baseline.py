@@ -1,20 +1,24 @@
 """Baseline composition: discover, read, deduplicate per directory, render (reference §2.2–§2.3).
 
 Besides the rendered block, the load reports every present candidate with a state
-(``included``/``truncated``/``omitted``/``duplicate``/``oversized``/``unreadable``/``ignored``) so
-the CLI, ``dsh/scopes``, hover and diagnostics all explain the same decision.
+(``included``/``truncated``/``omitted``/``duplicate``/``oversized``/``unreadable``/``ignored``/
+``outside-project``) so the CLI, ``dsh/scopes``, hover and diagnostics all explain the same
+decision. A project file whose real target lies outside the project (``confinement``) is never
+read.
 """
 
 from __future__ import annotations
 
 import attrs
 
-from dsh_sidecar.config import InstructionSettings
+from dsh_sidecar.config import InstructionSettings, os_home_or_default
 from dsh_sidecar.fs import LocalFileSystem, Probe, ReadFailure
 
+from .confinement import OUTSIDE_PROJECT, Confinement, confinement_for, outside_reason
+from .digests import sha1_hex, trimmed_digest
 from .discovery import Candidate, baseline_identity, chain_candidates, find_project_root
 from .gitignore import IgnoreMatcher
-from .paths import dedup_key, sha1_hex, trimmed_digest
+from .paths import dedup_key
 from .render import BASELINE_INTRO, REPLACEMENT_INTRO, RenderItem, RenderResult, render
 
 INCLUDED = "included"
@@ -24,7 +28,9 @@ DUPLICATE = "duplicate"
 OVERSIZED = "oversized"
 UNREADABLE = "unreadable"
 IGNORED = "ignored"
-FILE_STATES = (INCLUDED, TRUNCATED, OMITTED, DUPLICATE, OVERSIZED, UNREADABLE, IGNORED)
+FILE_STATES = (
+    INCLUDED, TRUNCATED, OMITTED, DUPLICATE, OVERSIZED, UNREADABLE, IGNORED, OUTSIDE_PROJECT,
+)  # fmt: skip
 
 
 @attrs.frozen
@@ -110,6 +116,7 @@ def load_baseline(
     entries: list[ChainEntry] = []
     observed: list[LoadedFile] = []
     candidates = chain_candidates(root, real_cwd, settings, dsh_home, os_home)
+    confinement: Confinement | None = None
     for cand in candidates:
         hit = None if cand.user_global or ignore is None else ignore.check_candidate(cand.abs_path)
         probe = fs.probe(cand.abs_path)
@@ -117,6 +124,15 @@ def load_baseline(
             if probe.error is not None:
                 entries.append(ChainEntry(cand, UNREADABLE, reason=probe.error))
             continue
+        if not cand.user_global:
+            if confinement is None:
+                confinement = confinement_for(root, settings, fs, os_home_or_default(os_home))
+            if not confinement.allows(probe):
+                entries.append(ChainEntry(
+                    cand, OUTSIDE_PROJECT, bytes=probe.size, target=probe.target,
+                    reason=outside_reason(probe.target),
+                ))  # fmt: skip
+                continue
         if hit is not None:
             entries.append(ChainEntry(cand, IGNORED, bytes=probe.size, reason=hit.describe()))
             continue

@@ -58,7 +58,7 @@ class ComposeEnv:
     settings: InstructionSettings
     dsh_home: str
     fs: LocalFileSystem
-    os_home: str | None = None
+    os_home: str  # the session's home directory, from the caller's environment
 
 
 def compose(
@@ -135,7 +135,7 @@ def compose(
     if state.ignore is None or state.ignore.project_root != root:
         state.ignore = IgnoreMatcher(root, settings, fs)
     ctx = ReconcileContext(
-        root, cwd, settings, env.dsh_home, fs, state.ignore, env.os_home, state.plans
+        root, cwd, settings, env.dsh_home, fs, env.os_home, state.ignore, state.plans
     )
     update = reconcile(
         ctx,

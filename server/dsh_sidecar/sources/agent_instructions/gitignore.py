@@ -11,9 +11,7 @@ filtered; callers only ask about touch-discovered scopes.
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NamedTuple
@@ -22,53 +20,18 @@ import attrs
 import pathspec
 
 from dsh_sidecar.config import InstructionSettings
-from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState, version_of
+from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState
 
 EXCLUDE_SOURCE = "settings: dsh.instructions.exclude"
-_ABSENT_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR})
 
 
 def quick_probe(fs: LocalFileSystem, path: str) -> Probe:
-    """``fs.probe(path)`` without the real path of a present file (``target`` is None).
-
-    Reconciliation and ignore checks use only a probe's state, version and size. The real path
-    costs one ``lstat`` per path component, which for a deep tree is ten times the ``stat`` that
-    decides everything, so we skip it when the filesystem is the plain local one; a seam that
-    overrides ``probe`` or ``resolve`` (tests injecting faults) is always asked through ``probe``.
-    Absent and unavailable keep reference §2.4's meaning: ENOENT/ENOTDIR or not a regular file is
-    absent; any other failure is whatever ``fs.probe`` says (it is asked again, so its wording of
-    the error is kept).
-    """
-    found = stat_probe(fs, path)
+    """``fs.quick_stat(path)`` as a ``Probe`` (``target`` None): an ignore decision needs only
+    a .gitignore file's state, version and size, never its real path."""
+    found = fs.quick_stat(path)
     if isinstance(found, Probe):
         return found
     return Probe(ProbeState.PRESENT, path, None, found[0], found[1])
-
-
-_PLAIN_PROBE = LocalFileSystem.probe
-_PLAIN_RESOLVE = LocalFileSystem.resolve
-_PLAIN_STAT = LocalFileSystem.stat
-
-
-def stat_probe(fs: LocalFileSystem, path: str) -> Probe | tuple[str, int]:
-    """``quick_probe`` for hot loops: a present file on the plain local filesystem comes back as
-    just ``(version, size)``, so a scope confirmed by its version builds no object at all."""
-    kind = type(fs)
-    if kind.probe is not _PLAIN_PROBE or kind.resolve is not _PLAIN_RESOLVE:
-        return fs.probe(path)
-    try:
-        # The plain stat is called directly (a Python frame less per scope); an overridden
-        # one, as fault-injecting tests use, is honoured.
-        st = os.stat(path) if kind.stat is _PLAIN_STAT else fs.stat(path)
-    except OSError as exc:
-        if exc.errno in _ABSENT_ERRNOS:
-            return Probe(ProbeState.ABSENT, path)
-        return fs.probe(path)
-    except ValueError:
-        return fs.probe(path)
-    if not stat.S_ISREG(st.st_mode):
-        return Probe(ProbeState.ABSENT, path)
-    return version_of(st), st.st_size
 
 
 @attrs.frozen

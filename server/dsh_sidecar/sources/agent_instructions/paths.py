@@ -1,4 +1,4 @@
-"""Display paths, scope keys and digests (reference §1.2, §2.6).
+"""Display paths and scope keys (reference §1.2).
 
 A scope key names one candidate file slot: ``<scope directory> NUL <candidate name>``, where the
 scope directory is relative to the project root (``.`` for the root) or ``user-global``.
@@ -6,26 +6,15 @@ scope directory is relative to the project root (``.`` for the root) or ``user-g
 
 from __future__ import annotations
 
-import hashlib
 import os
 
 from dsh_sidecar.config import default_dsh_home
-from dsh_sidecar.jsutil import js_trim
 
 USER_GLOBAL = "user-global"
 USER_GLOBAL_NAME = "AGENTS.md"
 DEFAULT_HOME_LABEL = "~/.dsh"
 ENV_HOME_LABEL = "$DSH_HOME"
 SCOPE_SEPARATOR = "\u0000"
-
-
-def sha1_hex(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def trimmed_digest(text: str) -> str:
-    """The per-directory duplicate key: SHA-1 of the JS-trimmed content."""
-    return sha1_hex(js_trim(text))
 
 
 def home_label(dsh_home: str, os_home: str | None = None) -> str:

@@ -4,6 +4,12 @@ Scopes are probed in a fixed order and grouped by directory. Absence is confirme
 unavailability (EACCES, EIO, a probe error) is never treated as deletion and rolls back the whole
 directory group, so a warm and a cold cache behave identically. A scope whose cached version,
 path and digest all match the effective state is confirmed without reading it.
+
+A project scope whose real target lies outside the project (``confinement``) counts as absent:
+an active one is removed, an inactive one is never read (the read itself checks where the file
+it opened lives, before reading a byte). The version fast path needs no such check: a cached
+version was recorded from a confined read, and a link re-pointed anywhere else reaches another
+inode (or changes the ctime), so the version no longer matches.
 """
 
 from __future__ import annotations
@@ -11,29 +17,29 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 import attrs
 
 from dsh_sidecar.config import InstructionSettings
-from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState
+from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState, ReadFailure, ReadResult
 from dsh_sidecar.model import Message
 
+from .confinement import Confinement, confinement_for
+from .digests import sha1_hex, trimmed_digest
 from .discovery import (
     ancestor_chain,
     descendant_dirs_between,
     directory_candidates,
     user_global_candidate,
 )
-from .gitignore import IgnoreMatcher, stat_probe
+from .gitignore import IgnoreMatcher
 from .paths import (
     USER_GLOBAL,
     scope_abs_path,
     scope_dir_of_display,
-    sha1_hex,
     split_scope,
-    trimmed_digest,
 )
 from .render import RenderItem, RenderResult, render
 from .state import Change, changes_of
@@ -115,9 +121,22 @@ class ReconcileContext:
     settings: InstructionSettings
     dsh_home: str
     fs: LocalFileSystem
+    os_home: str  # the session's home directory: display paths and ``~`` in settings
     ignore: IgnoreMatcher | None = None
-    os_home: str | None = None
     plans: PlanCache | None = None
+    _confinement: Confinement | None = attrs.field(default=None, init=False)
+
+    def read_allowed(self, ref: ScopeRef) -> Callable[[str], bool] | None:
+        """The test a scope's read puts to the real path of the file it opens: none for the
+        user-global file, the project's confinement for every other."""
+        if split_scope(ref.scope)[0] == USER_GLOBAL:
+            return None
+        if self._confinement is None:
+            # Resolved on first need: a warm touch confirms every scope by its version alone.
+            self._confinement = confinement_for(
+                self.project_root, self.settings, self.fs, self.os_home
+            )
+        return self._confinement.allows_path
 
     def baseline_scopes(self) -> list[ScopeRef]:
         ug = user_global_candidate(self.dsh_home, self.os_home)
@@ -223,12 +242,10 @@ def _render(ctx: ReconcileContext, items: list[_Item]) -> RenderResult:
     return render([_render_item(i) for i in items], ctx.settings.max_bytes, None)
 
 
-def _read_scope(ctx: ReconcileContext, probe: Probe) -> tuple[str, str, str] | None:
-    """``(text, digest, trimmed digest)`` of a present scope, or None when the read fails."""
-    read = ctx.fs.read_text(probe, ctx.settings.max_source_bytes)
-    if read.text is None:
-        return None
-    return read.text, sha1_hex(read.text), trimmed_digest(read.text)
+def _read_scope(ctx: ReconcileContext, ref: ScopeRef, probe: Probe) -> ReadResult:
+    """The read of a present scope, refused (``NOT_ALLOWED``) when the file it opens really
+    lives outside the project."""
+    return ctx.fs.read_text(probe, ctx.settings.max_source_bytes, allowed=ctx.read_allowed(ref))
 
 
 def _plan(
@@ -244,8 +261,8 @@ def _plan(
     key: tuple[object, ...] | None = None
     if ctx.plans is not None:
         key = (
-            ctx.project_root, ctx.cwd, ctx.dsh_home, ctx.os_home, os.environ.get("HOME"),
-            ctx.settings, include_baseline, excluded, tuple(effective),
+            ctx.project_root, ctx.cwd, ctx.dsh_home, ctx.os_home, ctx.settings,
+            include_baseline, excluded, tuple(effective),
             tuple(c.scope for m in scope_messages for c in changes_of(m)),
             tuple(os.path.dirname(os.path.join(ctx.cwd, p)) for p in touched),
         )  # fmt: skip
@@ -355,12 +372,19 @@ def _reconcile_directory(
         current = effective.get(ref.scope)
         if current is not None and not current.active:
             current = None
-        found = stat_probe(fs, ref.abs_path)
+        cached = cache.get(ref.scope)
+        found = fs.quick_stat(ref.abs_path)
+        read: ReadResult | None = None
         if isinstance(found, Probe):
-            probe: Probe | None = found
             state, version = found.state, found.version
         else:
-            probe, state, version = None, ProbeState.PRESENT, found[0]
+            state, version = ProbeState.PRESENT, found[0]
+            if not _confirmed(cached, current, ref, version):
+                # Not confirmed by its version: read it, asking where the opened file lives.
+                probe = Probe(ProbeState.PRESENT, ref.abs_path, None, version, found[1])
+                read = _read_scope(ctx, ref, probe)
+                if read.failure is ReadFailure.NOT_ALLOWED:
+                    state = ProbeState.ABSENT  # leads outside the project: as if it were gone
         if state is ProbeState.UNAVAILABLE:
             if current is None:
                 continue
@@ -381,28 +405,19 @@ def _reconcile_directory(
             continue
         seen_paths.add(ref.abs_path)
         group_paths.add(ref.abs_path)
-        cached = cache.get(ref.scope)
-        if (
-            cached is not None
-            and current is not None
-            and cached.path == ref.display_path
-            and cached.version == version
-            and current.path == cached.path
-            and current.digest == cached.digest
-        ):
+        if read is None:
+            assert cached is not None and current is not None
             if cached.trimmed in registered:
                 group_items.append(_Item(Change("remove", ref.scope, current.path)))
             registered.add(cached.trimmed)
             continue
-        if probe is None:
-            assert not isinstance(found, Probe)
-            probe = Probe(ProbeState.PRESENT, ref.abs_path, None, found[0], found[1])
-        assert version is not None
-        read = _read_scope(ctx, probe)
-        if read is None:
+        if read.text is None:
             continue  # a failed read means "no change" for this scope
-        text = read[0]
-        entry = CacheEntry(ref.display_path, version, read[1], read[2])
+        text = read.text
+        # The version of the bytes actually read (the file may have changed since its stat).
+        entry = CacheEntry(
+            ref.display_path, read.version or version or "", sha1_hex(text), trimmed_digest(text)
+        )
         if entry.trimmed in registered:
             if current is not None:
                 group_items.append(_Item(Change("remove", ref.scope, current.path)))
@@ -422,6 +437,21 @@ def _reconcile_directory(
         )
         group_items.append(_Item(change, text, entry))
     return items + group_items
+
+
+def _confirmed(
+    cached: CacheEntry | None, current: Change | None, ref: ScopeRef, version: str
+) -> bool:
+    """The version fast path: the active change is exactly what was last read
+    at this version, so the scope is confirmed without reading it."""
+    return (
+        cached is not None
+        and current is not None
+        and cached.path == ref.display_path
+        and cached.version == version
+        and current.path == cached.path
+        and current.digest == cached.digest
+    )
 
 
 def _render_item(item: _Item) -> RenderItem:

@@ -16,6 +16,8 @@ import attrs
 
 from dsh_sidecar.jsutil import js_number, utf8_len
 
+from .escaping import escape_frame_tags, one_line
+
 OPEN_TAG = "<system-reminder>"
 CLOSE_TAG = "</system-reminder>"
 # A backslash before the slash keeps the text readable while no longer closing the frame.
@@ -54,8 +56,9 @@ _KINDS: frozenset[str] = frozenset({"baseline", "set", "replace", "remove"})
 
 
 def escape(text: str) -> str:
-    """Neutralize every literal closing tag so the body cannot end the frame early."""
-    return text.replace(CLOSE_TAG, ESCAPED_CLOSE_TAG)
+    """Neutralize every frame tag (``escaping``), so the body can neither end the frame early
+    nor open another one; the exact closing tag becomes upstream's ``<\\/system-reminder>``."""
+    return escape_frame_tags(text)
 
 
 def frame(body: str) -> str:
@@ -95,9 +98,12 @@ def budget_marker(max_bytes: float, omitted: Sequence[str], truncated: Sequence[
     """T7 budget marker (unescaped); ``""`` when nothing was omitted or truncated."""
     parts: list[str] = []
     if omitted:
-        parts.append("omitted " + ", ".join(omitted))
+        parts.append("omitted " + ", ".join(one_line(p) for p in omitted))
     if truncated:
-        cuts = (f"{t.path} from {t.original_bytes} to {t.included_bytes} bytes" for t in truncated)
+        cuts = (
+            f"{one_line(t.path)} from {t.original_bytes} to {t.included_bytes} bytes"
+            for t in truncated
+        )
         parts.append("truncated " + ", ".join(cuts))
     if not parts:
         return ""
@@ -120,18 +126,23 @@ def _content(item: RenderItem) -> str:
 
 
 def section(item: RenderItem, content: str | None = None) -> str:
-    """The unescaped section for ``item``; ``content`` replaces the item's own content."""
+    """The unescaped section for ``item``; ``content`` replaces the item's own content.
+
+    Names are written on one line (``escaping.one_line``): a line break in a directory or file
+    name must not start a template line of its own.
+    """
     text = item.content if content is None else content
     kind = item.kind
+    path = one_line(item.path)
     if kind == "baseline":
-        return f"Instructions from: {item.path}\n\n{text}"
+        return f"Instructions from: {path}\n\n{text}"
     if kind == "set":
-        guidance = _SET_GUIDANCE.format(scope=item.scope_dir)
-        return f"Additional instructions from: {item.path}\n\n{guidance}\n\n{text}"
+        guidance = _SET_GUIDANCE.format(scope=one_line(item.scope_dir))
+        return f"Additional instructions from: {path}\n\n{guidance}\n\n{text}"
     if kind == "replace":
-        return f"Updated instructions from: {item.path}\n\n{_REPLACE_GUIDANCE}\n\n{text}"
+        return f"Updated instructions from: {path}\n\n{_REPLACE_GUIDANCE}\n\n{text}"
     if kind == "remove":
-        return f"Instructions removed: {item.path}\n\n{_REMOVE_GUIDANCE}"
+        return f"Instructions removed: {path}\n\n{_REMOVE_GUIDANCE}"
     assert_never(kind)
 
 
@@ -240,5 +251,6 @@ def _unframed_fallback(items: Sequence[RenderItem], max_bytes: float) -> RenderR
         return RenderResult(with_heading, omitted, (cut,), represented)
     if _fits(notice, max_bytes):
         return RenderResult(notice, omitted, (cut,), frozenset())
-    # A prefix of escaped text cannot contain a literal closing tag, so cutting stays safe.
+    # A frame tag found in a prefix would be one in the whole escaped notice, which has none,
+    # so cutting stays safe.
     return RenderResult(cut_utf8(notice, math.trunc(max_bytes)), omitted, (cut,), frozenset())

@@ -22,8 +22,12 @@ BUDGET_MESSAGE = "referenced session snapshot cannot fit the configured byte bud
 
 
 def tag_safe_json(value: Any) -> str:
-    """Compact ``JSON.stringify`` with every ``<`` written as ``\\u003c``."""
-    return js_json(value).replace("<", "\\u003c")
+    """Compact ``JSON.stringify`` with every ``<`` written as ``\\u003c`` (and its fullwidth and
+    small forms as ``\\uff1c`` and ``\\ufe64``)."""
+    # A lenient reader also takes the fullwidth and small forms of "<" for one (docs/protocol.md,
+    # "What is escaped"); JSON can write them as escapes too, so no tag can start in the data.
+    text = js_json(value).replace("<", "\\u003c")
+    return text.replace("\ufe64", "\\ufe64").replace("\uff1c", "\\uff1c")
 
 
 @attrs.frozen

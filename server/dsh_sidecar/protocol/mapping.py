@@ -1,0 +1,83 @@
+"""Domain objects to wire types: what ``dsh/context/preview``, ``dsh/scopes`` and the CLI's
+``preview --json`` / ``scopes --json`` say about a chain, in one place.
+
+Inputs are plain values (a ``BaselineLoad``, a project root and directory, the active changes
+per session) so that neither the CLI nor the LSP layer has its own idea of a file's JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from dsh_sidecar.model import SessionHeader
+from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, ChainEntry
+from dsh_sidecar.sources.agent_instructions.state import Change
+from dsh_sidecar.sources.session_reference.resolver import Candidate
+
+from .types import (
+    CandidateWire,
+    PreviewResult,
+    ScopeFile,
+    ScopesResult,
+    SessionHeaderWire,
+    SessionScopes,
+    TruncatedFile,
+)
+
+
+def header(h: SessionHeader) -> SessionHeaderWire:
+    return SessionHeaderWire(id=h.id, created_at=h.created_at, cwd=h.cwd, title=h.title)
+
+
+def candidate(c: Candidate) -> CandidateWire:
+    return CandidateWire(
+        session_id=c.session_id, label=c.label, created_at=c.created_at, mention=c.mention,
+        cwd=c.cwd,
+    )  # fmt: skip
+
+
+def scope_file(entry: ChainEntry) -> ScopeFile:
+    cand = entry.candidate
+    # The real path only when it says something: the file is reached through a symlink.
+    target = entry.target if entry.target is not None and entry.target != cand.abs_path else None
+    return ScopeFile(
+        path=cand.abs_path,
+        display_path=cand.display_path,
+        scope=cand.scope,
+        state=entry.state,
+        bytes=entry.bytes,  # None only when the file could not even be stat'ed
+        digest=entry.digest,
+        reason=entry.reason,
+        included_bytes=entry.included_bytes,
+        target=target,
+    )
+
+
+def scope_files(load: BaselineLoad) -> list[ScopeFile]:
+    return [scope_file(e) for e in load.entries]
+
+
+def preview_result(load: BaselineLoad) -> PreviewResult:
+    return PreviewResult(
+        text=load.text,
+        files=scope_files(load),
+        omitted=list(load.result.omitted),
+        truncated=[
+            TruncatedFile(t.path, t.original_bytes, t.included_bytes) for t in load.result.truncated
+        ],
+        baseline_identity=load.identity,
+        project_root=load.project_root,
+    )
+
+
+def scopes_result(
+    project_root: str,
+    directory: str,
+    load: BaselineLoad,
+    active: Mapping[str, Sequence[Change]],
+) -> ScopesResult:
+    """``active``: session id -> the changes it has active for the chain's scopes."""
+    sessions = [
+        SessionScopes(sid, [c.to_json() for c in changes]) for sid, changes in active.items()
+    ]
+    return ScopesResult(project_root, directory, scope_files(load), sessions)
