@@ -120,3 +120,26 @@ describe('scopes quick pick', () => {
     expect(scopeItems(result, 'other')[0]!.detail).toBe('governs the whole project');
   });
 });
+
+describe('scopes quick pick, links and states', () => {
+  it('names a link\'s target, and shows a state it does not know as named', () => {
+    const file = (state: string, extra: object = {}) => ({
+      path: '/ws/AGENTS.md',
+      displayPath: 'AGENTS.md',
+      scope: '.\u0000AGENTS.md',
+      state,
+      bytes: 10,
+      ...extra,
+    });
+    const result = {
+      projectRoot: '/ws',
+      directory: '/ws',
+      files: [file('outside-project', { target: '/etc/rules.md', reason: 'outside the project' }), file('quarantined')],
+      sessions: [],
+    } as unknown as ScopesResult;
+    const [linked, unknown] = scopeItems(result, undefined);
+    expect(linked!.description).toBe('links outside the project (not read) · 10 bytes');
+    expect(linked!.detail).toBe('governs the whole project · links to /etc/rules.md · outside the project');
+    expect(unknown!.description).toBe('quarantined · 10 bytes');
+  });
+});

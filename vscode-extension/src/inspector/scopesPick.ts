@@ -27,6 +27,7 @@ const STATE_WORDS: Record<ScopeFile['state'], string> = {
   oversized: 'too large to load',
   unreadable: 'unreadable',
   ignored: 'ignored by the project',
+  'outside-project': 'links outside the project (not read)',
 };
 
 export function formatBytes(n: number | null): string {
@@ -48,11 +49,14 @@ export function scopeItems(result: ScopesResult, sessionId: string | undefined):
     const detail = [
       `governs ${scopeDirectory(f.scope) === '.' ? 'the whole project' : scopeDirectory(f.scope)}`,
       seen !== undefined ? `the agent has it (${seen})` : undefined,
+      f.target !== undefined ? `links to ${f.target}` : undefined,
       f.reason,
     ]
       .filter((p): p is string => p !== undefined && p !== '')
       .join(' · ');
-    return { label: f.displayPath, description: `${STATE_WORDS[f.state]} · ${size}`, detail, path: f.path };
+    // A state a newer sidecar adds is shown as it is named.
+    const state = (STATE_WORDS as Record<string, string | undefined>)[f.state] ?? f.state;
+    return { label: f.displayPath, description: `${state} · ${size}`, detail, path: f.path };
   });
 }
 
