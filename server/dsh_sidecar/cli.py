@@ -38,6 +38,7 @@ from dsh_sidecar.sources.agent_instructions.baseline import (
     load_baseline,
     load_document_chain,
 )
+from dsh_sidecar.sources.agent_instructions.escaping import one_line
 
 PROG = "dsh-sidecar"
 EXIT_OK = 0
@@ -365,16 +366,17 @@ _BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u20
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` with control characters escaped (``\\x1b``, ``\\u202e``).
+    """``text`` on one terminal line, with control characters escaped.
 
     File and directory names come from the repository, which may be hostile: a newline in a
-    name would forge a line of the listing, an escape sequence would drive the terminal.
+    name would forge a line of the listing, an escape sequence would drive the terminal. Line
+    breaks are escaped as the templates escape them (``\\n``); other controls as ``\\x1b``.
     """
     return "".join(
         (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
         if unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI_CONTROLS
         else c
-        for c in text
+        for c in one_line(text)
     )
 
 

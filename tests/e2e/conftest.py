@@ -79,15 +79,21 @@ async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient) -> 
 
 
 async def start(
-    client: LanguageClient, ws: Workspace, **instructions: Any
+    client: LanguageClient,
+    ws: Workspace,
+    sections: dict[str, Any] | None = None,
+    **instructions: Any,
 ) -> types.InitializeResult:
-    """Initialize the session with the client's real capabilities and our isolated settings."""
+    """Initialize the session with the client's real capabilities and our isolated settings.
+
+    ``instructions`` go into the ``instructions`` section; ``sections`` adds other sections.
+    """
     spec = getattr(client, "client_spec", "visual-studio-code")
     result = await client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities(spec),
             root_uri=ws.project.as_uri(),
-            initialization_options=ws.options(**instructions),
+            initialization_options={**ws.options(**instructions), **(sections or {})},
         )
     )
     client.dsh_initialized = True  # type: ignore[attr-defined]

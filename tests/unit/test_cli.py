@@ -174,7 +174,7 @@ def test_hostile_names_cannot_forge_lines_or_drive_the_terminal(
 ) -> None:
     evil = "a\nforged line\x1b[31m\u202e"
     write_tree(env, {"p/.git/": "", f"p/{evil}/AGENTS.md": "x" * 50})
-    shown = "a\\x0aforged line\\x1b[31m\\u202e"
+    shown = "a\\nforged line\\x1b[31m\\u202e"
     path = settings_file(env, {"instructions": {"maxSourceBytes": 10}})
     code, out, err = run(capsysbinary, "preview", str(env / "p" / evil), "--settings", path)
     assert (code, out) == (0, b"")

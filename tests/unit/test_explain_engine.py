@@ -284,10 +284,10 @@ class FailingReads(LocalFileSystem):
     def __init__(self, failing: str) -> None:
         self.failing = failing
 
-    def open_for_read(self, path: str) -> int:
+    def open_for_read(self, path: str, *, follow_final_link: bool = True) -> int:
         if path == self.failing:
             raise OSError(errno.EIO, "Input/output error")
-        return super().open_for_read(path)
+        return super().open_for_read(path, follow_final_link=follow_final_link)
 
 
 def test_a_failing_read_is_unreadable_for_every_side(tmp_path: Path) -> None:
