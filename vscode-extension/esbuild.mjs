@@ -1,9 +1,15 @@
 // Bundles the extension (Node, CommonJS, `vscode` external) and the two webview scripts
-// (browser IIFEs). `--production` minifies and drops source maps; `--watch` rebuilds on change.
+// (browser IIFEs). `--production` minifies and drops source maps; `--watch` rebuilds on change;
+// `--out-root DIR` writes DIR/dist/ instead of ./dist/ (the packaging script builds into its
+// staging folder that way, leaving the development bundle alone).
+import * as path from 'node:path';
 import * as esbuild from 'esbuild';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
+const rootAt = process.argv.indexOf('--out-root');
+const outRoot = rootAt >= 0 ? process.argv[rootAt + 1] : '.';
+if (outRoot === undefined) throw new Error('--out-root needs a directory');
 
 const common = {
   bundle: true,
@@ -16,7 +22,7 @@ const builds = [
   {
     ...common,
     entryPoints: ['src/extension.ts'],
-    outfile: 'dist/extension.js',
+    outfile: path.join(outRoot, 'dist', 'extension.js'),
     platform: 'node',
     format: 'cjs',
     target: 'node18',
@@ -25,7 +31,7 @@ const builds = [
   {
     ...common,
     entryPoints: { chat: 'src/webview/chat.ts', inspector: 'src/webview/inspector.ts' },
-    outdir: 'dist/webview',
+    outdir: path.join(outRoot, 'dist', 'webview'),
     platform: 'browser',
     format: 'iife',
     target: 'es2020',

@@ -3,12 +3,17 @@
  * bar item and the commands. Each piece lives in its own module; this file only connects them.
  */
 import * as vscode from 'vscode';
+import { EditApprovals } from './chat/approvals';
 import { type ChatPanel, ChatPanels } from './chat/panel';
 import { ChatSessions, type LiveSession } from './chat/sessions';
 import { type Sidecar, SidecarClient } from './client';
 import { ActiveScopes } from './inspector/activeScopes';
+import { showScopesOf } from './inspector/scopesPick';
 import { INSPECTOR_VIEW_ID, InspectorView } from './inspector/view';
+import { askApiKey, configureModel } from './model/configure';
 import { API_KEY_SECRET } from './model/select';
+import { StartupProblems } from './startupProblem';
+import { LastTextEditor } from './lastEditor';
 import { InstructionStatus } from './statusBar';
 import type { InspectorState } from './webview/messages';
 
@@ -27,18 +32,23 @@ let running: SidecarClient | undefined;
 
 export function activate(context: vscode.ExtensionContext): DshApi {
   const output = vscode.window.createOutputChannel('DSH Sidecar');
-  const sidecar = new SidecarClient(output);
+  const problems = new StartupProblems(output);
+  const sidecar = new SidecarClient(output, context.extensionUri, problems);
   running = sidecar;
   const sessions = new ChatSessions(sidecar, context.workspaceState);
   const scopes = new ActiveScopes(sidecar);
-  const status = new InstructionStatus(scopes);
+  const status = new InstructionStatus(scopes, problems);
+  const approvals = new EditApprovals();
+  const editors = new LastTextEditor();
   const panels = new ChatPanels({
     sidecar,
     sessions,
     extensionUri: context.extensionUri,
     secrets: context.secrets,
     output,
-    onTurnFinished: () => {
+    approvals,
+    editors,
+    onSessionChanged: () => {
       scopes.schedule(0);
       inspector.schedule(0);
     },
@@ -51,10 +61,13 @@ export function activate(context: vscode.ExtensionContext): DshApi {
 
   context.subscriptions.push(
     output,
+    problems,
     sidecar,
     sessions,
     scopes,
     status,
+    approvals,
+    editors,
     panels,
     inspector,
     vscode.window.registerWebviewViewProvider(INSPECTOR_VIEW_ID, inspector),
@@ -74,46 +87,52 @@ export function activate(context: vscode.ExtensionContext): DshApi {
       const panel = await openChat();
       await panel?.newSession();
     }),
-    vscode.commands.registerCommand('dsh.session.compact', async () => {
+    // Asks in the panel first; `{confirmed: true}` (for scripts and tests) skips the question.
+    vscode.commands.registerCommand('dsh.session.compact', async (options?: { confirmed?: boolean }) => {
       const panel = await openChat();
-      return panel?.compact();
+      return panel?.compact(options?.confirmed === true);
     }),
+    // The diff editor's title buttons for a proposed write or edit.
+    vscode.commands.registerCommand('dsh.edit.accept', (uri?: vscode.Uri) => decideEdit(uri, 'accepted')),
+    vscode.commands.registerCommand('dsh.edit.reject', (uri?: vscode.Uri) => decideEdit(uri, 'rejected')),
     vscode.commands.registerCommand('dsh.inspector.show', () => inspector.show()),
+    // From the palette: the active (or last) editor's file; from a context menu: that file.
+    vscode.commands.registerCommand('dsh.scopes.showForFile', (uri?: vscode.Uri) =>
+      showScopesOf(sidecar, uri instanceof vscode.Uri ? uri : (editors.get()?.document.uri ?? scopes.current.uri), (file) => {
+        const folder = vscode.workspace.getWorkspaceFolder(file);
+        return folder !== undefined ? sessions.get(folder)?.header.id : undefined;
+      }),
+    ),
     vscode.commands.registerCommand('dsh.inspector.refresh', async () => {
       await scopes.refresh();
       return inspector.refresh();
     }),
     vscode.commands.registerCommand('dsh.server.restart', async () => {
       try {
-        await sidecar.restart();
+        await sidecar.restart({ userAsked: true });
         void vscode.window.showInformationMessage('DSH sidecar restarted.');
-      } catch (err) {
-        void vscode.window.showErrorMessage(`DSH sidecar failed to restart: ${err instanceof Error ? err.message : String(err)}`);
+      } catch {
+        // Already told, once, by StartupProblems (with the setting that fixes it).
       }
     }),
+    vscode.commands.registerCommand('dsh.server.showProblem', () => problems.showAgain()),
     vscode.commands.registerCommand('dsh.server.showOutput', () => output.show(true)),
-    vscode.commands.registerCommand('dsh.model.setApiKey', async () => {
-      const key = await vscode.window.showInputBox({
-        title: 'DSH: Model API key',
-        prompt: 'API key for the OpenAI-compatible endpoint (kept in the editor’s secret storage).',
-        password: true,
-        ignoreFocusOut: true,
-      });
-      if (key === undefined) return;
-      if (key.trim() === '') await context.secrets.delete(API_KEY_SECRET);
-      else await context.secrets.store(API_KEY_SECRET, key.trim());
-      void vscode.window.showInformationMessage('DSH: model API key saved.');
-    }),
+    vscode.commands.registerCommand('dsh.model.setApiKey', () => askApiKey(context.secrets)),
+    vscode.commands.registerCommand('dsh.model.configure', () => configureModel(context.secrets)),
     vscode.commands.registerCommand('dsh.model.clearApiKey', async () => {
       await context.secrets.delete(API_KEY_SECRET);
       void vscode.window.showInformationMessage('DSH: model API key removed.');
     }),
   );
 
+  function decideEdit(uri: vscode.Uri | undefined, decision: 'accepted' | 'rejected'): boolean {
+    const shown = uri ?? vscode.window.activeTextEditor?.document.uri;
+    const id = approvals.idOf(shown) ?? (approvals.pending().length === 1 ? approvals.pending()[0] : undefined);
+    return id !== undefined && approvals.decide(id, decision);
+  }
+
   const ready = sidecar.start();
-  ready.catch((err: unknown) => {
-    output.appendLine(`[dsh] ${err instanceof Error ? err.message : String(err)}`);
-  });
+  ready.catch(() => undefined); // reported by StartupProblems; `ready` rejects for API callers
 
   return {
     sidecar,

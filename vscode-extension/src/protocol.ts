@@ -1,7 +1,36 @@
 /**
- * Wire shapes of the dsh/ protocol (shared/design/protocol.md §2–§7), as the extension uses them.
+ * Wire shapes of the dsh/ protocol (docs/protocol.md), and the method → [params, result] maps
+ * that type every request and notification the extension sends.
+ *
+ * Interface names and fields follow docs/protocol.md's TypeScript blocks;
+ * tests/editors/test_vscode_protocol_types.py parses both and fails when a method's params or
+ * result fields drift apart, and `tsc` fails when a call site sends the wrong shape.
  * Types only: the sidecar validates; the extension trusts its answers and checks what it renders.
  */
+import {
+  CONTEXT_DID_CHANGE,
+  CONTEXT_DISCARD,
+  EXPLAIN,
+  CONTEXT_PENDING,
+  CONTEXT_PREVIEW,
+  type NotificationMethod,
+  type RequestMethod,
+  SCOPES,
+  SESSION_APPEND,
+  SESSION_CLOSE,
+  SESSION_COMPACT,
+  SESSION_EVENTS,
+  SESSION_LIST,
+  SESSION_OPEN,
+  SESSION_REFERENCE_CANDIDATES,
+  SESSION_SURFACE,
+  STEP_END,
+  STEP_PREPARE,
+  TOOL_RESULT,
+  TURN_END,
+} from './methods';
+
+// --- shapes -------------------------------------------------------------------------------------
 
 export interface TextBlock {
   type: 'text';
@@ -55,73 +84,6 @@ export interface SessionHeader {
   title?: string;
 }
 
-// --- §3 sessions --------------------------------------------------------------------------------
-
-export interface SessionOpenParams {
-  cwd: string;
-  sessionId?: string;
-  title?: string;
-}
-export interface SessionOpenResult {
-  session: SessionHeader;
-  resumed: boolean;
-}
-export interface SessionSurfaceResult {
-  session: SessionHeader;
-  capturedThroughSeq: number | null;
-  events: DshEvent[];
-}
-export interface SessionEventsParams {
-  sessionId: string;
-  afterSeq?: number;
-  limit?: number;
-}
-export interface SessionEventsResult {
-  events: DshEvent[];
-}
-export interface AppendEvent {
-  type: 'user/message' | 'assistant/message' | 'tool/result' | 'session/title';
-  data: Record<string, unknown>;
-  surfaceOp?: SurfaceOp;
-}
-export interface SessionAppendResult {
-  seqs: number[];
-}
-export interface SessionCompactParams {
-  sessionId: string;
-  start: number;
-  end: number;
-  summary: string;
-  compactionId?: string;
-}
-
-// --- §4 agent loop ------------------------------------------------------------------------------
-
-export interface StepPrepareParams {
-  sessionId: string;
-  turn: number;
-  step: number;
-  prompt?: { text: string; clientTimeZone?: string; rpcId?: string };
-}
-export interface StepPrepareResult {
-  messages: Message[];
-  seqs: number[];
-}
-
-// --- §5 touch seam ------------------------------------------------------------------------------
-
-export interface ToolResultNotification {
-  sessionId: string;
-  token: string;
-  parentToken?: string;
-  name: string;
-  arguments: Record<string, unknown>;
-  isError: boolean;
-  aborted?: boolean;
-}
-
-// --- §6 pending context -------------------------------------------------------------------------
-
 export type ScopeFileState =
   | 'included'
   | 'truncated'
@@ -137,7 +99,7 @@ export interface ScopeFile {
   displayPath: string;
   scope: string;
   state: ScopeFileState;
-  /** Size on disk; null when the file could not even be stat'ed. */
+  /** Size on disk (0, or null from older servers, when unknown). */
   bytes: number | null;
   digest?: string;
   reason?: string;
@@ -147,10 +109,135 @@ export interface ScopeFile {
   target?: string;
 }
 
-export interface ContextPendingResult {
+// --- sessions -----------------------------------------------------------------------------------
+
+export interface SessionIdParams {
+  sessionId: string;
+}
+
+export interface SessionOpenParams {
+  cwd: string;
+  sessionId?: string;
+  title?: string;
+}
+export interface SessionOpenResult {
+  session: SessionHeader;
+  resumed: boolean;
+}
+
+export interface SessionListParams {
+  query?: string;
+  limit?: number;
+}
+export interface SessionListResult {
+  sessions: SessionHeader[];
+}
+
+export interface SurfaceResult {
+  session: SessionHeader;
+  capturedThroughSeq: number | null;
+  events: DshEvent[];
+}
+
+export interface SessionEventsParams {
+  sessionId: string;
+  afterSeq?: number;
+  limit?: number;
+}
+export interface EventsResult {
+  events: DshEvent[];
+}
+
+export interface AppendEvent {
+  type: 'user/message' | 'assistant/message' | 'tool/result' | 'session/title';
+  data: Record<string, unknown>;
+  surfaceOp?: 'append';
+}
+export interface SessionAppendParams {
+  sessionId: string;
+  events: AppendEvent[];
+}
+export interface AppendResult {
+  seqs: number[];
+}
+
+export interface SessionCompactParams {
+  sessionId: string;
+  start: number;
+  end: number;
+  summary: string;
+  compactionId?: string;
+}
+export interface CompactResult {
+  seq: number;
+}
+
+// --- the agent loop -----------------------------------------------------------------------------
+
+export interface StepPrepareParams {
+  sessionId: string;
+  turn: number;
+  step: number;
+  prompt?: { text: string; clientTimeZone?: string; rpcId?: string };
+}
+export interface PrepareResult {
+  messages: Message[];
+  seqs: number[];
+}
+
+export interface StepEndParams {
+  sessionId: string;
+  turn: number;
+  step: number;
+}
+
+export interface TurnEndParams {
+  sessionId: string;
+  turn: number;
+  reason: string;
+}
+
+// --- touches ------------------------------------------------------------------------------------
+
+export interface ToolResultParams {
+  sessionId: string;
+  token: string;
+  parentToken?: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  isError: boolean;
+  aborted?: boolean;
+}
+
+// --- pending context ----------------------------------------------------------------------------
+
+export interface PendingResult {
   messages: Message[];
 }
 
+export interface ContextDiscardParams {
+  sessionId: string;
+  /** A pending message's id. */
+  messageId: string;
+  /** Drop only these changes of it (their `scope` keys); the whole message when absent. */
+  scopes?: string[];
+}
+
+export interface ContextPreviewParams {
+  cwd: string;
+}
+export interface PreviewResult {
+  text: string;
+  files: ScopeFile[];
+  omitted: string[];
+  truncated: { path: string; originalBytes: number; includedBytes: number }[];
+  baselineIdentity: string;
+  projectRoot: string;
+}
+
+export interface ScopesParams {
+  uri: string;
+}
 export interface ScopesResult {
   projectRoot: string;
   directory: string;
@@ -163,7 +250,58 @@ export interface ContextDidChangeParams {
   pendingCount: number;
 }
 
-// --- §7 session references ----------------------------------------------------------------------
+// --- explain ------------------------------------------------------------------------------------
+
+export interface ExplainParams {
+  uri: string;
+  cwd?: string;
+}
+export interface ExplainSidecarFile {
+  path: string;
+  displayPath: string;
+  scope: string;
+  state: string;
+  bytes?: number;
+  via?: 'baseline' | 'touch';
+  includedBytes?: number;
+  digest?: string;
+  reason?: string;
+}
+export interface ExplainAgentFile {
+  path: string;
+  displayPath: string;
+  kind: 'user-global' | 'project' | 'nested' | 'rule' | 'import';
+  state: string;
+  bytes?: number;
+  keptBytes?: number;
+  reason?: string;
+}
+export interface ExplainDifference {
+  path: string;
+  displayPath: string;
+  reason: string;
+}
+export interface ExplainAgent {
+  id: 'codex' | 'claude-code' | 'copilot-vscode' | 'gemini-cli' | 'cursor';
+  name: string;
+  workingDirectory: string;
+  order: string;
+  files: ExplainAgentFile[];
+  onlyAgent: ExplainDifference[];
+  onlySidecar: ExplainDifference[];
+  sources: { url: string; checked: string }[];
+  undocumented: string[];
+  sizeLimit?: { setting: string; bytes: number; cut: 'root-first' };
+}
+export interface ExplainResult {
+  file: string;
+  cwd: string;
+  projectRoot: string;
+  sidecar: { files: ExplainSidecarFile[]; maxBytes?: number };
+  agents: ExplainAgent[];
+}
+
+// --- session references -------------------------------------------------------------------------
 
 export interface SessionCandidate {
   sessionId: string;
@@ -172,6 +310,55 @@ export interface SessionCandidate {
   createdAt: number;
   mention: string;
 }
+export interface CandidatesParams {
+  sessionId: string;
+  query?: string;
+}
 export interface CandidatesResult {
   candidates: SessionCandidate[];
 }
+
+// --- method maps --------------------------------------------------------------------------------
+
+/** Every client → server request: its params and its result. */
+export interface RequestTypes {
+  [SESSION_OPEN]: [SessionOpenParams, SessionOpenResult];
+  [SESSION_CLOSE]: [SessionIdParams, null];
+  [SESSION_LIST]: [SessionListParams, SessionListResult];
+  [SESSION_SURFACE]: [SessionIdParams, SurfaceResult];
+  [SESSION_EVENTS]: [SessionEventsParams, EventsResult];
+  [SESSION_APPEND]: [SessionAppendParams, AppendResult];
+  [SESSION_COMPACT]: [SessionCompactParams, CompactResult];
+  [STEP_PREPARE]: [StepPrepareParams, PrepareResult];
+  [STEP_END]: [StepEndParams, null];
+  [TURN_END]: [TurnEndParams, null];
+  [CONTEXT_PENDING]: [SessionIdParams, PendingResult];
+  [CONTEXT_DISCARD]: [ContextDiscardParams, PendingResult];
+  [CONTEXT_PREVIEW]: [ContextPreviewParams, PreviewResult];
+  [SCOPES]: [ScopesParams, ScopesResult];
+  [EXPLAIN]: [ExplainParams, ExplainResult];
+  [SESSION_REFERENCE_CANDIDATES]: [CandidatesParams, CandidatesResult];
+}
+
+/** Every client → server notification: its params. */
+export interface NotificationTypes {
+  [TOOL_RESULT]: ToolResultParams;
+}
+
+/** Every server → client notification: its params. */
+export interface ServerNotificationTypes {
+  [CONTEXT_DID_CHANGE]: ContextDidChangeParams;
+}
+
+export type RequestParams<M extends RequestMethod> = RequestTypes[M][0];
+export type RequestResult<M extends RequestMethod> = RequestTypes[M][1];
+export type NotificationParams<M extends NotificationMethod> = NotificationTypes[M];
+
+/**
+ * Compile-time completeness: a method added to methods.ts without an entry above (or an entry
+ * for a method that is not in the table) makes these lines fail to type-check.
+ */
+type Exactly<A, B> = [Exclude<A, B>, Exclude<B, A>] extends [never, never] ? true : false;
+type Assert<T extends true> = T;
+export type RequestTypesComplete = Assert<Exactly<RequestMethod, keyof RequestTypes>>;
+export type NotificationTypesComplete = Assert<Exactly<NotificationMethod, keyof NotificationTypes>>;

@@ -27,7 +27,8 @@ export const SERVER_SETTING_KEYS = {
   sessionReference: ['enabled', 'maxReferences', 'candidateLimit', 'maxReferenceBytes'],
   timeContext: ['enabled', 'timeZone', 'refreshIntervalMs'],
   tmuxContext: ['enabled', 'refreshIntervalMs'],
-  store: ['path'],
+  store: ['path', 'busyTimeoutMs'],
+  hover: ['otherFiles'],
 } as const;
 
 export type ServerSettings = Record<string, Record<string, unknown>>;
@@ -52,7 +53,10 @@ export function readServerSettings(config: ConfigReader): ServerSettings {
 }
 
 export interface ClientSettings {
-  pythonPath: string;
+  /** dsh.pythonPath when set (not blank); otherwise the interpreter is found automatically. */
+  pythonPath: string | undefined;
+  /** useBundled: the sidecar bundled with the extension first; fromEnvironment: the interpreter's own first. */
+  importStrategy: 'useBundled' | 'fromEnvironment';
   provider: 'auto' | 'openai' | 'vscode-lm';
   baseUrl: string;
   modelName: string;
@@ -63,7 +67,8 @@ export interface ClientSettings {
 export function readClientSettings(config: ConfigReader): ClientSettings {
   const provider = config.get<string>('model.provider');
   return {
-    pythonPath: nonBlank(config.get<string>('pythonPath')) ?? 'python3',
+    pythonPath: nonBlank(config.get<string>('pythonPath')),
+    importStrategy: config.get<string>('importStrategy') === 'fromEnvironment' ? 'fromEnvironment' : 'useBundled',
     provider: provider === 'openai' || provider === 'vscode-lm' ? provider : 'auto',
     baseUrl: (config.get<string>('model.baseUrl') ?? '').trim(),
     modelName: (config.get<string>('model.name') ?? '').trim(),

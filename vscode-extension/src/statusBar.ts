@@ -1,20 +1,40 @@
-/** Status bar: how many instruction files apply to the active editor; a click opens the inspector. */
+/**
+ * Status bar: how many instruction files apply to the active editor (a click opens the
+ * inspector), or a warning while the sidecar cannot run (a click says why again).
+ */
 import * as vscode from 'vscode';
 import { type ActiveScopes, type ActiveScopesState, applyingFiles } from './inspector/activeScopes';
+import type { StartupProblems } from './startupProblem';
 
 export class InstructionStatus implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
-  private readonly subscription: vscode.Disposable;
+  private readonly subscriptions: vscode.Disposable[];
 
-  constructor(scopes: ActiveScopes) {
+  constructor(
+    private readonly scopes: ActiveScopes,
+    private readonly problems: StartupProblems,
+  ) {
     this.item = vscode.window.createStatusBarItem('dsh.instructions', vscode.StatusBarAlignment.Right, 100);
     this.item.name = 'DSH Instructions';
-    this.item.command = 'dsh.inspector.show';
-    this.subscription = scopes.onDidChange((s) => this.render(s));
-    this.render(scopes.current);
+    this.subscriptions = [scopes.onDidChange(() => this.render()), problems.onDidChange(() => this.render())];
+    this.render();
   }
 
-  render(state: ActiveScopesState): void {
+  render(): void {
+    const problem = this.problems.current;
+    if (problem !== undefined) {
+      this.item.text = '$(warning) DSH';
+      this.item.tooltip = `DSH Sidecar is not running: ${problem.message} Click for the fix.`;
+      this.item.accessibilityInformation = { label: 'DSH Sidecar is not running' };
+      this.item.command = 'dsh.server.showProblem';
+      this.item.show();
+      return;
+    }
+    this.item.command = 'dsh.inspector.show';
+    this.renderScopes(this.scopes.current);
+  }
+
+  private renderScopes(state: ActiveScopesState): void {
     if (state.uri === undefined) {
       this.item.hide();
       return;
@@ -27,18 +47,26 @@ export class InstructionStatus implements vscode.Disposable {
     } else {
       const count = applyingFiles(state.result);
       this.item.text = `$(book) ${count}`;
-      this.item.tooltip = `${statusText(count)} apply to ${name}. Click to open the DSH context inspector.`;
-      this.item.accessibilityInformation = { label: `${statusText(count)} apply to ${name}` };
+      this.item.tooltip = `${appliesText(count)} to ${name}. Click to open the DSH context inspector.`;
+      this.item.accessibilityInformation = { label: `${appliesText(count)} to ${name}` };
     }
     this.item.show();
   }
 
   dispose(): void {
-    this.subscription.dispose();
+    for (const s of this.subscriptions) s.dispose();
     this.item.dispose();
   }
 }
 
+/** "1 instruction file", "2 instruction files", "no instruction file". */
 export function statusText(count: number): string {
+  if (count === 0) return 'no instruction file';
   return count === 1 ? '1 instruction file' : `${count} instruction files`;
+}
+
+/** The sentence's subject and verb agree: "1 instruction file applies", "2 instruction files apply". */
+export function appliesText(count: number): string {
+  const subject = statusText(count);
+  return `${subject.charAt(0).toUpperCase()}${subject.slice(1)} ${count === 1 || count === 0 ? 'applies' : 'apply'}`;
 }

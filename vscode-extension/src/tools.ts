@@ -7,30 +7,9 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 
-export const TOOL_NAMES = ['read', 'write', 'edit'] as const;
-export type ToolName = (typeof TOOL_NAMES)[number];
+import { type ToolCall, type ToolDefinition, type ToolOutcome, TOOL_NAMES, type ToolName } from './toolTypes';
 
-export interface ToolDefinition {
-  name: ToolName;
-  description: string;
-  /** JSON Schema of the arguments object. */
-  parameters: Record<string, unknown>;
-}
-
-export interface ToolCall {
-  id: string;
-  name: string;
-  arguments: Record<string, unknown>;
-  /** Set when the model's argument text was not a JSON object; the call then fails. */
-  argumentsError?: string;
-}
-
-export interface ToolOutcome {
-  text: string;
-  isError: boolean;
-  /** The absolute path the call resolved to, when it got that far. */
-  resolvedPath?: string;
-}
+export { type ToolCall, type ToolDefinition, type ToolOutcome, TOOL_NAMES, type ToolName };
 
 /** Larger reads are cut so one file cannot flood the model's context. */
 export const MAX_READ_CHARS = 200_000;
@@ -128,62 +107,131 @@ function isMissing(err: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-/** Run one tool call; every failure becomes an error outcome the model can read. */
-export async function runTool(root: string, call: ToolCall): Promise<ToolOutcome> {
+/**
+ * What a tool call will do. A `read` (and any call that fails before touching anything) is done
+ * at once; a `write` or `edit` is a proposed change: its content before and after, applied only
+ * by `apply()` (after the user approved it, unless edits are auto-approved).
+ */
+export type ToolPlan = { kind: 'done'; outcome: ToolOutcome } | ({ kind: 'change' } & ProposedChange);
+
+export interface ProposedChange {
+  name: 'write' | 'edit';
+  /** Absolute path of the file. */
+  path: string;
+  /** The path relative to the workspace folder, with forward slashes. */
+  display: string;
+  /** The file's text now, or null when the file does not exist yet. */
+  before: string | null;
+  after: string;
+  /**
+   * Write `after` to disk. Refuses (as an error outcome) when the file changed since the
+   * proposal, so an approval never overwrites work it did not show.
+   */
+  apply(): Promise<ToolOutcome>;
+}
+
+/** Work out what a call would do, touching nothing on disk. */
+export async function planTool(root: string, call: ToolCall): Promise<ToolPlan> {
   let resolvedPath: string | undefined;
+  const failed = (err: unknown): ToolPlan => {
+    const message = err instanceof ToolError ? err.message : describeFsError(err);
+    return { kind: 'done', outcome: { text: `Error: ${message}`, isError: true, resolvedPath } };
+  };
   try {
     if (call.argumentsError !== undefined) throw new ToolError(call.argumentsError);
     if (!(TOOL_NAMES as readonly string[]).includes(call.name)) {
       throw new ToolError(`unknown tool ${JSON.stringify(call.name)}`);
     }
     const args = call.arguments;
-    resolvedPath = await resolveInside(root, args['file_path']);
-    const text = await TOOL_IMPLS[call.name as ToolName](resolvedPath, args, root);
-    return { text, isError: false, resolvedPath };
+    const file = await resolveInside(root, args['file_path']);
+    resolvedPath = file;
+    if (call.name === 'read') return { kind: 'done', outcome: { text: await readForModel(file), isError: false, resolvedPath } };
+    const before = await readIfExists(file);
+    const after = call.name === 'write' ? writeContent(args) : editContent(args, before, display(root, file));
+    const name = call.name as 'write' | 'edit';
+    return {
+      kind: 'change',
+      name,
+      path: file,
+      display: display(root, file),
+      before,
+      after,
+      apply: () => applyChange(root, file, name, before, after),
+    };
   } catch (err) {
-    const message = err instanceof ToolError ? err.message : describeFsError(err);
-    return { text: `Error: ${message}`, isError: true, resolvedPath };
+    return failed(err);
   }
 }
 
-type ToolImpl = (file: string, args: Record<string, unknown>, root: string) => Promise<string>;
+/** Run one tool call at once (no approval); every failure becomes an error outcome the model can read. */
+export async function runTool(root: string, call: ToolCall): Promise<ToolOutcome> {
+  const plan = await planTool(root, call);
+  return plan.kind === 'done' ? plan.outcome : plan.apply();
+}
 
-const TOOL_IMPLS: Record<ToolName, ToolImpl> = {
-  async read(file) {
-    const text = await fs.readFile(file, 'utf8');
-    if (text.length > MAX_READ_CHARS) {
-      return `${text.slice(0, MAX_READ_CHARS)}\n[truncated: the file has ${text.length} characters]`;
+async function readForModel(file: string): Promise<string> {
+  const text = await fs.readFile(file, 'utf8');
+  if (text.length > MAX_READ_CHARS) {
+    return `${text.slice(0, MAX_READ_CHARS)}\n[truncated: the file has ${text.length} characters]`;
+  }
+  return text;
+}
+
+async function readIfExists(file: string): Promise<string | null> {
+  try {
+    return await fs.readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+function writeContent(args: Record<string, unknown>): string {
+  const content = args['content'];
+  if (typeof content !== 'string') throw new ToolError('content must be a string');
+  return content;
+}
+
+function editContent(args: Record<string, unknown>, text: string | null, shown: string): string {
+  const oldString = args['old_string'];
+  const newString = args['new_string'];
+  if (typeof oldString !== 'string' || oldString === '') {
+    throw new ToolError('old_string must be a non-empty string');
+  }
+  if (typeof newString !== 'string') throw new ToolError('new_string must be a string');
+  if (text === null) throw new ToolError(`no such file: ${shown}`);
+  const first = text.indexOf(oldString);
+  if (first < 0) throw new ToolError(`old_string was not found in ${shown}`);
+  if (text.indexOf(oldString, first + 1) >= 0) {
+    throw new ToolError(`old_string occurs more than once in ${shown}`);
+  }
+  // Splice rather than String.replace, whose `$&`-style patterns would rewrite new_string.
+  return text.slice(0, first) + newString + text.slice(first + oldString.length);
+}
+
+async function applyChange(
+  root: string,
+  file: string,
+  name: 'write' | 'edit',
+  before: string | null,
+  after: string,
+): Promise<ToolOutcome> {
+  const shown = display(root, file);
+  try {
+    // Confinement again: a symlink may have been planted while the change waited for approval.
+    await resolveInside(root, file);
+    if ((await readIfExists(file)) !== before) {
+      throw new ToolError(`${shown} changed while the ${name} waited for approval; nothing was written`);
     }
-    return text;
-  },
-
-  async write(file, args, root) {
-    const content = args['content'];
-    if (typeof content !== 'string') throw new ToolError('content must be a string');
     await fs.mkdir(path.dirname(file), { recursive: true });
-    await fs.writeFile(file, content, 'utf8');
-    return `Wrote ${Buffer.byteLength(content, 'utf8')} bytes to ${display(root, file)}`;
-  },
-
-  async edit(file, args, root) {
-    const oldString = args['old_string'];
-    const newString = args['new_string'];
-    if (typeof oldString !== 'string' || oldString === '') {
-      throw new ToolError('old_string must be a non-empty string');
-    }
-    if (typeof newString !== 'string') throw new ToolError('new_string must be a string');
-    const text = await fs.readFile(file, 'utf8');
-    const first = text.indexOf(oldString);
-    if (first < 0) throw new ToolError(`old_string was not found in ${display(root, file)}`);
-    if (text.indexOf(oldString, first + 1) >= 0) {
-      throw new ToolError(`old_string occurs more than once in ${display(root, file)}`);
-    }
-    // Splice rather than String.replace, whose `$&`-style patterns would rewrite new_string.
-    const updated = text.slice(0, first) + newString + text.slice(first + oldString.length);
-    await fs.writeFile(file, updated, 'utf8');
-    return `Edited ${display(root, file)}`;
-  },
-};
+    await fs.writeFile(file, after, 'utf8');
+    const text = name === 'write' ? `Wrote ${Buffer.byteLength(after, 'utf8')} bytes to ${shown}` : `Edited ${shown}`;
+    return { text, isError: false, resolvedPath: file };
+  } catch (err) {
+    const message = err instanceof ToolError ? err.message : describeFsError(err);
+    return { text: `Error: ${message}`, isError: true, resolvedPath: file };
+  }
+}
 
 function display(root: string, file: string): string {
   return path.relative(path.resolve(root), file).split(path.sep).join('/');

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { applyingFiles } from '../src/inspector/activeScopes';
 import { buildInspectorState, scopeDirectory, visibleInstructions } from '../src/inspector/model';
 import type { DshEvent, Message, ScopesResult } from '../src/protocol';
-import { statusText } from '../src/statusBar';
+import { scopeItems } from '../src/inspector/scopesPick';
+import { appliesText, statusText } from '../src/statusBar';
 
 const instr = (id: string, text: string, baseline: boolean, path: string): Message => ({
   id,
@@ -79,5 +80,66 @@ describe('status bar count', () => {
     expect(applyingFiles(scopes)).toBe(2);
     expect(statusText(1)).toBe('1 instruction file');
     expect(statusText(2)).toBe('2 instruction files');
+  });
+
+  it('agrees in number: one file applies, several apply', () => {
+    expect(appliesText(0)).toBe('No instruction file applies');
+    expect(appliesText(1)).toBe('1 instruction file applies');
+    expect(appliesText(2)).toBe('2 instruction files apply');
+  });
+});
+
+describe('scopes quick pick', () => {
+  it('says per file what it is, how big, what it governs and what the session has', () => {
+    const result: ScopesResult = {
+      projectRoot: '/ws',
+      directory: '/ws/pkg',
+      files: [
+        { path: '/ws/AGENTS.md', displayPath: 'AGENTS.md', scope: '.\u0000AGENTS.md', state: 'included', bytes: 1 },
+        {
+          path: '/ws/pkg/AGENTS.md',
+          displayPath: 'pkg/AGENTS.md',
+          scope: 'pkg\u0000AGENTS.md',
+          state: 'truncated',
+          bytes: 4096,
+          includedBytes: 2048,
+          reason: 'cut to the byte budget',
+        },
+      ],
+      sessions: [{ sessionId: 's1', active: [{ action: 'set', scope: '.\u0000AGENTS.md', path: 'AGENTS.md' }] }],
+    };
+    expect(scopeItems(result, 's1')).toEqual([
+      { label: 'AGENTS.md', description: 'included · 1 byte', detail: 'governs the whole project · the agent has it (set)', path: '/ws/AGENTS.md' },
+      {
+        label: 'pkg/AGENTS.md',
+        description: 'truncated to the budget · 2.0 KiB of 4.0 KiB',
+        detail: 'governs pkg · cut to the byte budget',
+        path: '/ws/pkg/AGENTS.md',
+      },
+    ]);
+    expect(scopeItems(result, 'other')[0]!.detail).toBe('governs the whole project');
+  });
+});
+
+describe('scopes quick pick, links and states', () => {
+  it('names a link\'s target, and shows a state it does not know as named', () => {
+    const file = (state: string, extra: object = {}) => ({
+      path: '/ws/AGENTS.md',
+      displayPath: 'AGENTS.md',
+      scope: '.\u0000AGENTS.md',
+      state,
+      bytes: 10,
+      ...extra,
+    });
+    const result = {
+      projectRoot: '/ws',
+      directory: '/ws',
+      files: [file('outside-project', { target: '/etc/rules.md', reason: 'outside the project' }), file('quarantined')],
+      sessions: [],
+    } as unknown as ScopesResult;
+    const [linked, unknown] = scopeItems(result, undefined);
+    expect(linked!.description).toBe('links outside the project (not read) · 10 bytes');
+    expect(linked!.detail).toBe('governs the whole project · links to /etc/rules.md · outside the project');
+    expect(unknown!.description).toBe('quarantined · 10 bytes');
   });
 });

@@ -90,7 +90,7 @@ describe('AgentLoop', () => {
       options({ model, history, observer: { onMessage: (m) => shown.push(m.id), onTextDelta: () => undefined } }),
     );
 
-    expect(outcome).toEqual({ reason: 'completed', steps: 2 });
+    expect(outcome).toEqual({ reason: 'completed', steps: 2, promptRecorded: true });
     expect(sidecar.methods()).toEqual([
       'dsh/step/prepare',
       'dsh/session/append', // assistant message with the tool call
@@ -174,7 +174,80 @@ describe('AgentLoop', () => {
     const sidecar = new FakeSidecar({}, { 'dsh/step/prepare': new Error('invalid-time-zone') });
     const outcome = await new AgentLoop(sidecar).runTurn(options({ model: new ScriptedModel([]) }));
     expect(outcome.reason).toBe('error');
+    expect(outcome.promptRecorded).toBe(false); // the panel keeps the prompt in the box
     expect(sidecar.methods()).toEqual(['dsh/step/prepare']);
+  });
+
+  it('keeps a stopped answer: the partial text is appended, marked as stopped', async () => {
+    const sidecar = new FakeSidecar({ 1: [promptMsg] });
+    const controller = new AbortController();
+    const model = new ScriptedModel([
+      async (request) => {
+        request.onText('The first half of ');
+        request.onText('an answer');
+        controller.abort();
+        throw new Error('aborted');
+      },
+    ]);
+    const shown: Message[] = [];
+    const outcome = await new AgentLoop(sidecar).runTurn(
+      options({ model, signal: controller.signal, observer: { onMessage: (m) => shown.push(m), onTextDelta: () => undefined } }),
+    );
+    expect(outcome).toMatchObject({ reason: 'aborted', promptRecorded: true });
+    expect(sidecar.methods()).toEqual(['dsh/step/prepare', 'dsh/session/append', 'dsh/step/end', 'dsh/turn/end']);
+    const event = (sidecar.calls[1]!.params['events'] as { type: string; data: { message: Message } }[])[0]!;
+    expect(event.type).toBe('assistant/message');
+    expect(event.data.message.content).toEqual([{ type: 'text', text: 'The first half of an answer' }]);
+    expect(event.data.message.source).toEqual({ kind: 'model', provider: 'test', model: 'scripted', stopped: true });
+    expect(shown.at(-1)).toBe(event.data.message);
+    expect(sidecar.calls.at(-1)!.params).toEqual({ sessionId: 's1', turn: 3, reason: 'aborted' });
+  });
+
+  it('appends nothing when stopped before any text, and nothing for a failure mid-answer', async () => {
+    for (const abort of [true, false]) {
+      const sidecar = new FakeSidecar({ 1: [promptMsg] });
+      const controller = new AbortController();
+      const model = new ScriptedModel([
+        async (request) => {
+          if (!abort) request.onText('half');
+          if (abort) controller.abort();
+          throw new Error(abort ? 'aborted' : 'connection reset');
+        },
+      ]);
+      const outcome = await new AgentLoop(sidecar).runTurn(options({ model, signal: controller.signal }));
+      expect(outcome.reason).toBe(abort ? 'aborted' : 'error');
+      expect(sidecar.methods()).toEqual(['dsh/step/prepare', 'dsh/step/end', 'dsh/turn/end']);
+    }
+  });
+
+  it('retries without a prompt: step 1 is prepared with none', async () => {
+    const sidecar = new FakeSidecar({ 1: [] });
+    const model = new ScriptedModel([{ text: 'ok', toolCalls: [] }]);
+    const history = [text('p0', 'the earlier prompt')];
+    const o = options({ model, history });
+    delete o.prompt;
+    const outcome = await new AgentLoop(sidecar).runTurn(o);
+    expect(outcome).toEqual({ reason: 'completed', steps: 1, promptRecorded: true });
+    expect(sidecar.calls[0]!.params).toEqual({ sessionId: 's1', turn: 3, step: 1 });
+    expect(model.requests[0]!.map((m) => m.id)).toEqual(['p0']);
+  });
+
+  it('hands the turn\'s signal to each tool call (an approval can be stopped)', async () => {
+    const sidecar = new FakeSidecar({ 1: [promptMsg] });
+    const controller = new AbortController();
+    const seen: AbortSignal[] = [];
+    const model = new ScriptedModel([{ text: '', toolCalls: [readCall] }, { text: 'done', toolCalls: [] }]);
+    await new AgentLoop(sidecar).runTurn(
+      options({
+        model,
+        signal: controller.signal,
+        runTool: async (_call, signal) => {
+          seen.push(signal);
+          return { text: 'x', isError: false };
+        },
+      }),
+    );
+    expect(seen).toEqual([controller.signal]);
   });
 
   it('answers calls made before an abort without running them, and ends the turn as aborted', async () => {

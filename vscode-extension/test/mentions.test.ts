@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { applyMention, findMentionQuery, moveSelection } from '../src/chat/mentions';
+import {
+  applyMention,
+  expandMentions,
+  findMentionQuery,
+  mentionRanges,
+  mentionToken,
+  moveSelection,
+  pruneMentions,
+  type TrackedMention,
+} from '../src/chat/mentions';
 
 describe('findMentionQuery', () => {
   it.each([
@@ -47,5 +56,40 @@ describe('moveSelection', () => {
     expect(moveSelection(2, 1, 3)).toBe(0);
     expect(moveSelection(0, -1, 3)).toBe(2);
     expect(moveSelection(0, 1, 0)).toBe(-1);
+  });
+});
+
+describe('mention chips', () => {
+  const parser: TrackedMention = { token: '@Fix the parser', mention: '@[Fix the parser](dsh-session:ImRlbW8i)' };
+  const ws: TrackedMention = { token: '@ws', mention: '@[ws](dsh-session:IndzMSI)' };
+  const ws2: TrackedMention = { token: '@ws (2)', mention: '@[ws](dsh-session:IndzMiI)' };
+
+  it('shows the label, unique per session', () => {
+    expect(mentionToken('Fix  the\nparser ', 'm1', [])).toBe('@Fix the parser');
+    expect(mentionToken('ws', ws.mention, [ws])).toBe('@ws'); // the same session again
+    expect(mentionToken('ws', ws2.mention, [ws])).toBe('@ws (2)');
+    expect(mentionToken('  ', 'm', [])).toBe('@session');
+  });
+
+  it('sends the mention markup in place of each whole token', () => {
+    const text = 'Compare @Fix the parser with @ws (2), not @ws.';
+    expect(expandMentions(text, [parser, ws, ws2])).toBe(
+      `Compare ${parser.mention} with ${ws2.mention}, not ${ws.mention}.`,
+    );
+    // Not inside a longer word, and text without tokens is left alone.
+    expect(expandMentions('mail@ws @wsx', [ws])).toBe('mail@ws @wsx');
+    expect(expandMentions('plain', [ws])).toBe('plain');
+  });
+
+  it('locates tokens for the chip backdrop, in order', () => {
+    expect(mentionRanges('@ws and @ws (2)', [ws, ws2]).map((r) => [r.start, r.end])).toEqual([
+      [0, 3],
+      [8, 15],
+    ]);
+  });
+
+  it('forgets mentions whose token was edited away', () => {
+    expect(pruneMentions('see @w', [ws, parser])).toEqual([]);
+    expect(pruneMentions('see @ws', [ws, parser])).toEqual([ws]);
   });
 });

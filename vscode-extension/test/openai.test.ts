@@ -1,7 +1,14 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CompletionAccumulator, OpenAiChatModel, toOpenAiMessages } from '../src/model/openai';
+import {
+  CompletionAccumulator,
+  endpointErrorMessage,
+  listEndpointModels,
+  OpenAiChatModel,
+  toOpenAiMessages,
+} from '../src/model/openai';
+import { ModelError } from '../src/model/types';
 import type { Message } from '../src/protocol';
 import { TOOL_DEFINITIONS } from '../src/tools';
 
@@ -175,7 +182,11 @@ describe('OpenAiChatModel', () => {
     });
     const model = new OpenAiChatModel({ baseUrl, model: 'm', apiKey: async () => 'sk-secret', idleTimeoutMs: 5000 });
     const err = await model.complete(request()).catch((e: Error) => e);
-    expect(String(err)).toMatch(/401.*bad key/);
+    expect(err).toBeInstanceOf(ModelError);
+    // The provider's words, not its JSON; the raw body is kept for the output channel.
+    expect((err as ModelError).message).toBe('the model endpoint answered 401 Unauthorized: bad key');
+    expect((err as ModelError).status).toBe(401);
+    expect((err as ModelError).detail).toBe('{"error":{"message":"bad key"}}');
     expect(String(err)).not.toContain('sk-secret');
   });
 
@@ -203,5 +214,81 @@ describe('OpenAiChatModel', () => {
     const controller = new AbortController();
     const pending = model.complete({ ...request(() => controller.abort()), signal: controller.signal });
     await expect(pending).rejects.toThrow();
+  });
+});
+
+describe('endpointErrorMessage', () => {
+  it('quotes what each kind of server says, never its JSON', () => {
+    expect(endpointErrorMessage(429, 'Too Many Requests', '{"error":{"message":"Rate limit reached","type":"requests"}}')).toBe(
+      'the model endpoint answered 429 Too Many Requests: Rate limit reached',
+    );
+    expect(endpointErrorMessage(404, 'Not Found', '{"error":"model \'llama9\' not found"}')).toBe(
+      "the model endpoint answered 404 Not Found: model 'llama9' not found",
+    );
+    expect(endpointErrorMessage(400, 'Bad Request', '{"detail":[{"loc":["body"],"msg":"field required"}]}')).toBe(
+      'the model endpoint answered 400 Bad Request: field required',
+    );
+    expect(endpointErrorMessage(502, 'Bad Gateway', '<html><body><h1>502 Bad Gateway</h1></body></html>')).toBe(
+      'the model endpoint answered 502 Bad Gateway: 502 Bad Gateway',
+    );
+    expect(endpointErrorMessage(500, '', '')).toBe('the model endpoint answered 500');
+  });
+
+  it('names the endpoint it could not reach', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const probe = http.createServer();
+      probe.listen(0, '127.0.0.1', () => {
+        const port = (probe.address() as AddressInfo).port;
+        probe.close(() => resolve(port));
+      });
+    });
+    const model = new OpenAiChatModel({ baseUrl: `http://127.0.0.1:${closed}/v1`, model: 'm', apiKey: async () => undefined, idleTimeoutMs: 5000 });
+    await expect(model.complete(request())).rejects.toThrow(
+      new RegExp(`^could not reach the model endpoint http://127\\.0\\.0\\.1:${closed}/v1/chat/completions: .*ECONNREFUSED`),
+    );
+  });
+});
+
+describe('listEndpointModels', () => {
+  let listing: http.Server | undefined;
+  afterEach(async () => {
+    listing?.closeAllConnections();
+    await new Promise<void>((resolve) => (listing ? listing.close(() => resolve()) : resolve()));
+    listing = undefined;
+  });
+  async function listServer(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<string> {
+    listing = http.createServer(handler);
+    await new Promise<void>((resolve) => listing!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(listing!.address() as AddressInfo).port}/v1`;
+  }
+
+  it('lists the ids of GET /models, sorted, with the key', async () => {
+    let seen: http.IncomingHttpHeaders | undefined;
+    let url: string | undefined;
+    const base = await listServer((req, res) => {
+      seen = req.headers;
+      url = req.url;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ object: 'list', data: [{ id: 'zeta' }, { id: 'alpha' }, { id: 'alpha' }, { nope: 1 }] }));
+    });
+    expect(await listEndpointModels(`${base}/`, 'sk-1')).toEqual(['alpha', 'zeta']);
+    expect(url).toBe('/v1/models');
+    expect(seen?.['authorization']).toBe('Bearer sk-1');
+  });
+
+  it('turns a refusal into the provider message', async () => {
+    const base = await listServer((_req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end('{"error":{"message":"Missing bearer token"}}');
+    });
+    await expect(listEndpointModels(base, undefined)).rejects.toThrow('the model endpoint answered 401 Unauthorized: Missing bearer token');
+  });
+
+  it('answers an empty list when the endpoint lists nothing it understands', async () => {
+    const base = await listServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('hello');
+    });
+    expect(await listEndpointModels(base, undefined)).toEqual([]);
   });
 });

@@ -38,6 +38,17 @@ class FakeSidecar implements Sidecar {
       const after = (params['afterSeq'] as number | undefined) ?? -1;
       return { events: all.filter((e) => e.seq > after).slice(0, params['limit'] as number) } as R;
     }
+    if (method === 'dsh/session/close') return null as R;
+    if (method === 'dsh/session/append') return { seqs: [0] } as R;
+    if (method === 'dsh/session/list') {
+      return {
+        sessions: [
+          { id: 'new-1', createdAt: 5, cwd: '/ws', title: 'Latest' },
+          { id: 'sub', createdAt: 4, cwd: '/ws/sub' },
+          { id: 'kept', createdAt: 3, cwd: '/ws' },
+        ],
+      } as R;
+    }
     throw new Error(`unexpected ${method}`);
   }
   async notify(): Promise<void> {}
@@ -54,7 +65,7 @@ describe('ChatSessions', () => {
     expect(a).toBe(b);
     expect(a.nextTurn).toBe(1);
     expect(sidecar.calls.filter((c) => c.method === 'dsh/session/open')).toHaveLength(1);
-    expect(sidecar.calls[0]!.params).toEqual({ cwd: '/ws', title: 'ws' });
+    expect(sidecar.calls[0]!.params).toEqual({ cwd: '/ws' }); // titled by its first prompt later
     expect(state.get(sessionStateKey(folder as never))).toBe('new-1');
   });
 
@@ -97,5 +108,52 @@ describe('ChatSessions', () => {
     expect(sessions.get(folder as never)?.header.id).toBe('kept');
     expect(sessions.get(other as never)).toBeUndefined();
     expect(sidecar.calls.filter((c) => c.method === 'dsh/session/open')).toHaveLength(1);
+  });
+
+  it('switches to an earlier session and closes the one it leaves; replace() closes too', async () => {
+    const sidecar = new FakeSidecar();
+    sidecar.known.set('kept', []);
+    const sessions = new ChatSessions(sidecar, new Memento() as never);
+    const changes: string[] = [];
+    sessions.onDidChange((s) => changes.push(s.header.id));
+    const first = await sessions.ensure(folder as never);
+    const earlier = await sessions.switchTo(folder as never, 'kept');
+    expect(earlier).toMatchObject({ resumed: true, header: { id: 'kept' } });
+    expect(sessions.get(folder as never)).toBe(earlier);
+    const lifecycle = () =>
+      sidecar.calls.filter((c) => c.method === 'dsh/session/open' || c.method === 'dsh/session/close').map((c) => [c.method, c.params['sessionId']]);
+    expect(lifecycle()).toEqual([
+      ['dsh/session/open', undefined],
+      ['dsh/session/open', 'kept'],
+      ['dsh/session/close', first.header.id], // after the new one is open, never before
+    ]);
+    expect(await sessions.switchTo(folder as never, 'kept')).toBe(earlier); // already there: nothing sent
+    await sessions.replace(folder as never);
+    expect(sidecar.calls.at(-1)).toEqual({ method: 'dsh/session/close', params: { sessionId: 'kept' } });
+    expect(changes).toEqual([first.header.id, 'kept', 'new-2']);
+  });
+
+  it('titles a session with a session/title event', async () => {
+    const sidecar = new FakeSidecar();
+    const sessions = new ChatSessions(sidecar, new Memento() as never);
+    const session = await sessions.ensure(folder as never);
+    await sessions.setTitle(session, 'Fix the parser');
+    expect(sidecar.calls.at(-1)).toEqual({
+      method: 'dsh/session/append',
+      params: { sessionId: session.header.id, events: [{ type: 'session/title', data: { title: 'Fix the parser' } }] },
+    });
+    expect(session.header.title).toBe('Fix the parser');
+  });
+
+  it('lists only the folder\'s own sessions, marking the open one', async () => {
+    const sidecar = new FakeSidecar();
+    const sessions = new ChatSessions(sidecar, new Memento() as never);
+    await sessions.ensure(folder as never);
+    const items = await sessions.list(folder as never, 10);
+    expect(sidecar.calls.at(-1)!.params).toEqual({ limit: 200, query: '/ws' });
+    expect(items.map((i) => [i.id, i.title, i.current])).toEqual([
+      ['new-1', 'Latest', true],
+      ['kept', 'Untitled session', false],
+    ]);
   });
 });

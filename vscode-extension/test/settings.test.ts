@@ -42,7 +42,8 @@ describe('server settings (protocol.md §9)', () => {
       sessionReference: { enabled: true, maxReferences: 3, candidateLimit: 50, maxReferenceBytes: 65536 },
       timeContext: { enabled: false, timeZone: null, refreshIntervalMs: 0 },
       tmuxContext: { enabled: false, refreshIntervalMs: 0 },
-      store: { path: null },
+      store: { path: null, busyTimeoutMs: 5000 },
+      hover: { otherFiles: 'off' },
     });
   });
 
@@ -59,7 +60,8 @@ describe('server settings (protocol.md §9)', () => {
 describe('client settings', () => {
   it('defaults', () => {
     expect(readClientSettings(reader())).toEqual({
-      pythonPath: 'python3',
+      pythonPath: undefined, // found automatically
+      importStrategy: 'useBundled',
       provider: 'auto',
       baseUrl: '',
       modelName: '',
@@ -70,7 +72,13 @@ describe('client settings', () => {
 
   it('trims, and falls back on nonsense', () => {
     expect(
-      readClientSettings(reader({ pythonPath: '  ', 'model.provider': 'x', 'model.baseUrl': ' http://h/v1 ', 'model.maxSteps': -1 })),
-    ).toMatchObject({ pythonPath: 'python3', provider: 'auto', baseUrl: 'http://h/v1', maxSteps: 25 });
+      readClientSettings(
+        reader({ pythonPath: '  ', importStrategy: 'x', 'model.provider': 'x', 'model.baseUrl': ' http://h/v1 ', 'model.maxSteps': -1 }),
+      ),
+    ).toMatchObject({ pythonPath: undefined, importStrategy: 'useBundled', provider: 'auto', baseUrl: 'http://h/v1', maxSteps: 25 });
+    expect(readClientSettings(reader({ pythonPath: ' /opt/py/bin/python ', importStrategy: 'fromEnvironment' }))).toMatchObject({
+      pythonPath: '/opt/py/bin/python',
+      importStrategy: 'fromEnvironment',
+    });
   });
 });

@@ -2,7 +2,7 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isInside, MAX_READ_CHARS, parseToolArguments, resolveInside, runTool, ToolError } from '../src/tools';
+import { isInside, MAX_READ_CHARS, parseToolArguments, planTool, resolveInside, runTool, ToolError } from '../src/tools';
 
 let root: string;
 let outside: string;
@@ -142,5 +142,63 @@ describe('parseToolArguments', () => {
     expect(parseToolArguments('  ')).toEqual({ arguments: {} });
     expect(parseToolArguments('[1]').argumentsError).toMatch(/JSON object/);
     expect(parseToolArguments('nope').argumentsError).toMatch(/not valid JSON/);
+  });
+});
+
+describe('planTool: a change is proposed first and applied only on request', () => {
+  it('proposes an edit without touching the file, then applies it', async () => {
+    const file = path.join(root, 'pkg', 'src', 'x.txt');
+    const plan = await planTool(root, call('edit', { file_path: 'pkg/src/x.txt', old_string: 'hello', new_string: 'bye' }));
+    expect(plan.kind).toBe('change');
+    if (plan.kind !== 'change') return;
+    expect(plan).toMatchObject({ name: 'edit', path: file, display: 'pkg/src/x.txt', before: 'hello\n', after: 'bye\n' });
+    expect(await fs.readFile(file, 'utf8')).toBe('hello\n'); // nothing written yet
+    expect(await plan.apply()).toEqual({ text: 'Edited pkg/src/x.txt', isError: false, resolvedPath: file });
+    expect(await fs.readFile(file, 'utf8')).toBe('bye\n');
+  });
+
+  it('proposes a new file with no "before", creating folders only when applied', async () => {
+    const plan = await planTool(root, call('write', { file_path: 'new/dir/f.txt', content: 'x' }));
+    expect(plan.kind === 'change' && plan.before).toBeNull();
+    await expect(fs.stat(path.join(root, 'new'))).rejects.toThrow();
+    if (plan.kind === 'change') expect((await plan.apply()).text).toBe('Wrote 1 bytes to new/dir/f.txt');
+    expect(await fs.readFile(path.join(root, 'new', 'dir', 'f.txt'), 'utf8')).toBe('x');
+  });
+
+  it('refuses to apply over a file that changed while waiting', async () => {
+    const file = path.join(root, 'pkg', 'src', 'x.txt');
+    const plan = await planTool(root, call('write', { file_path: 'pkg/src/x.txt', content: 'agent' }));
+    await fs.writeFile(file, 'user typed this\n');
+    const outcome = plan.kind === 'change' ? await plan.apply() : undefined;
+    expect(outcome).toEqual({
+      text: 'Error: pkg/src/x.txt changed while the write waited for approval; nothing was written',
+      isError: true,
+      resolvedPath: file,
+    });
+    expect(await fs.readFile(file, 'utf8')).toBe('user typed this\n');
+  });
+
+  it('refuses to apply through a symlink planted while waiting', async () => {
+    const plan = await planTool(root, call('write', { file_path: 'late/f.txt', content: 'x' }));
+    await fs.symlink(outside, path.join(root, 'late'));
+    const outcome = plan.kind === 'change' ? await plan.apply() : undefined;
+    expect(outcome?.isError).toBe(true);
+    expect(outcome?.text).toMatch(/leads outside the workspace folder/);
+    await expect(fs.stat(path.join(outside, 'f.txt'))).rejects.toThrow();
+  });
+
+  it('answers a read, and every failure, at once', async () => {
+    expect(await planTool(root, call('read', { file_path: 'pkg/src/x.txt' }))).toMatchObject({
+      kind: 'done',
+      outcome: { text: 'hello\n', isError: false },
+    });
+    expect(await planTool(root, call('edit', { file_path: 'pkg/src/x.txt', old_string: 'zzz', new_string: 'y' }))).toMatchObject({
+      kind: 'done',
+      outcome: { text: 'Error: old_string was not found in pkg/src/x.txt', isError: true },
+    });
+    expect(await planTool(root, call('edit', { file_path: 'gone.txt', old_string: 'a', new_string: 'b' }))).toMatchObject({
+      kind: 'done',
+      outcome: { text: 'Error: no such file: gone.txt', isError: true },
+    });
   });
 });

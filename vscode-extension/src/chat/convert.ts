@@ -10,7 +10,7 @@ import type {
   TextBlock,
   ToolCallBlock,
 } from '../protocol';
-import type { ToolCall } from '../tools';
+import type { ToolCall } from '../toolTypes';
 import type { ChatItem } from '../webview/messages';
 
 export type { ChatItem };
@@ -111,6 +111,7 @@ export function assistantMessage(
   text: string,
   calls: readonly ToolCall[],
   source: { provider: string; model: string },
+  extra: { stopped?: true } = {},
 ): Message {
   const content: ContentBlock[] = [];
   if (text !== '') content.push({ type: 'text', text });
@@ -121,7 +122,7 @@ export function assistantMessage(
     id: newMessageId(),
     role: 'assistant',
     content,
-    source: { kind: 'model', provider: source.provider, model: source.model },
+    source: { kind: 'model', provider: source.provider, model: source.model, ...extra },
   };
 }
 
@@ -160,7 +161,11 @@ export function toChatItems(
       });
     } else if (message.role === 'assistant') {
       const text = messageText(message);
-      if (text !== '') items.push({ id: message.id, kind: 'assistant', title: '', text });
+      if (text !== '') {
+        const item: ChatItem = { id: message.id, kind: 'assistant', title: '', text };
+        if (message.source['stopped'] === true) item.stopped = true;
+        items.push(item);
+      }
       for (const call of toolCallsOf(message)) {
         const title = describeToolCall(call.name, call.arguments);
         callTitles.set(call.id, title);

@@ -16,14 +16,14 @@ import {
   TOOL_RESULT,
   TURN_END,
 } from '../methods';
-import type { ChatModel } from '../model/types';
+import type { ChatModel, ModelResponse } from '../model/types';
 import type {
   AppendEvent,
   Message,
-  SessionAppendResult,
+  AppendResult,
   StepPrepareParams,
-  StepPrepareResult,
-  ToolResultNotification,
+  PrepareResult,
+  ToolResultParams,
 } from '../protocol';
 import { type ToolCall, type ToolDefinition, type ToolOutcome } from '../tools';
 import { assistantMessage, toolResultMessage } from './convert';
@@ -31,6 +31,8 @@ import { assistantMessage, toolResultMessage } from './convert';
 export interface LoopObserver {
   /** A message entered the conversation (context from the sidecar, the answer, a tool result). */
   onMessage(message: Message): void;
+  /** Step 1's `dsh/step/prepare` succeeded: the prompt is in the session's log from now on. */
+  onPromptRecorded?(): void;
   /** Streaming answer text of the model call in progress. */
   onTextDelta(delta: string): void;
   onStepStart?(step: number): void;
@@ -39,14 +41,16 @@ export interface LoopObserver {
 export interface TurnOptions {
   sessionId: string;
   turn: number;
-  prompt: string;
+  /** The user's prompt; absent for a retry, whose prompt is already in the history. */
+  prompt?: string;
   clientTimeZone?: string;
   /** The session's visible history before this turn, in model order. */
   history: readonly Message[];
   model: ChatModel;
   system?: string;
   tools: readonly ToolDefinition[];
-  runTool(call: ToolCall): Promise<ToolOutcome>;
+  /** Runs one call; `signal` aborts a call that waits (e.g. for the user's approval). */
+  runTool(call: ToolCall, signal: AbortSignal): Promise<ToolOutcome>;
   maxSteps: number;
   signal: AbortSignal;
   observer: LoopObserver;
@@ -58,6 +62,8 @@ export interface TurnOutcome {
   reason: TurnEndReason;
   steps: number;
   error?: unknown;
+  /** Whether the prompt reached the log (false: the turn failed before the model was asked). */
+  promptRecorded: boolean;
 }
 
 export class AgentLoop {
@@ -68,6 +74,7 @@ export class AgentLoop {
     let step = 0;
     let stepOpen = false;
     let turnOpen = false;
+    let promptRecorded = false;
     let reason: TurnEndReason = 'completed';
     let failure: unknown;
     try {
@@ -83,25 +90,48 @@ export class AgentLoop {
         step += 1;
         o.observer.onStepStart?.(step);
         const params: StepPrepareParams = { sessionId: o.sessionId, turn: o.turn, step };
-        if (step === 1) {
+        if (step === 1 && o.prompt !== undefined) {
           params.prompt = { text: o.prompt };
           if (o.clientTimeZone !== undefined) params.prompt.clientTimeZone = o.clientTimeZone;
         }
-        const prepared = await this.sidecar.request<StepPrepareResult>(STEP_PREPARE, params);
+        const prepared = await this.sidecar.request(STEP_PREPARE, params);
         stepOpen = true;
         turnOpen = true;
+        if (step === 1) {
+          promptRecorded = true;
+          o.observer.onPromptRecorded?.();
+        }
         for (const message of prepared.messages) {
           conversation.push(message);
           o.observer.onMessage(message);
         }
 
-        const response = await o.model.complete({
-          messages: conversation,
-          ...(o.system !== undefined ? { system: o.system } : {}),
-          tools: o.tools,
-          signal: o.signal,
-          onText: (delta) => o.observer.onTextDelta(delta),
-        });
+        let streamed = '';
+        let response: ModelResponse;
+        try {
+          response = await o.model.complete({
+            messages: conversation,
+            ...(o.system !== undefined ? { system: o.system } : {}),
+            tools: o.tools,
+            signal: o.signal,
+            onText: (delta) => {
+              streamed += delta;
+              o.observer.onTextDelta(delta);
+            },
+          });
+        } catch (err) {
+          // Stopped mid-answer: what the model said so far stays in the session (marked as
+          // stopped), so the user sees it and the next turn's model knows it was said.
+          if (o.signal.aborted && streamed.trim() !== '') {
+            const partial = assistantMessage(streamed, [], o.model, { stopped: true });
+            await this.append(o.sessionId, [
+              { type: 'assistant/message', data: { turn: o.turn, step, message: partial }, surfaceOp: 'append' },
+            ]);
+            conversation.push(partial);
+            o.observer.onMessage(partial);
+          }
+          throw err;
+        }
         const answer = assistantMessage(response.text, response.toolCalls, o.model);
         await this.append(o.sessionId, [
           { type: 'assistant/message', data: { turn: o.turn, step, message: answer }, surfaceOp: 'append' },
@@ -114,12 +144,12 @@ export class AgentLoop {
           const aborted = o.signal.aborted;
           const outcome: ToolOutcome = aborted
             ? { text: 'Error: the turn was stopped before this tool ran', isError: true }
-            : await o.runTool(call);
+            : await o.runTool(call, o.signal);
           const result = toolResultMessage(call.id, outcome.text);
           await this.append(o.sessionId, [
             { type: 'tool/result', data: { turn: o.turn, step, message: result }, surfaceOp: 'append' },
           ]);
-          const notification: ToolResultNotification = {
+          const notification: ToolResultParams = {
             sessionId: o.sessionId,
             token: call.id,
             name: call.name,
@@ -137,7 +167,7 @@ export class AgentLoop {
           o.observer.onMessage(result);
         }
 
-        await this.sidecar.request<null>(STEP_END, { sessionId: o.sessionId, turn: o.turn, step });
+        await this.sidecar.request(STEP_END, { sessionId: o.sessionId, turn: o.turn, step });
         stepOpen = false;
         if (response.toolCalls.length === 0) break;
       }
@@ -148,22 +178,22 @@ export class AgentLoop {
     // Close what is open even after a failure, so the next turn starts from a clean state.
     if (stepOpen) {
       await this.sidecar
-        .request<null>(STEP_END, { sessionId: o.sessionId, turn: o.turn, step })
+        .request(STEP_END, { sessionId: o.sessionId, turn: o.turn, step })
         .catch(() => undefined);
     }
     // A failed first step/prepare wrote nothing, so there is no turn to end.
     if (turnOpen) {
       await this.sidecar
-        .request<null>(TURN_END, { sessionId: o.sessionId, turn: o.turn, reason })
+        .request(TURN_END, { sessionId: o.sessionId, turn: o.turn, reason })
         .catch(() => undefined);
     }
-    const outcome: TurnOutcome = { reason, steps: step };
+    const outcome: TurnOutcome = { reason, steps: step, promptRecorded };
     if (failure !== undefined) outcome.error = failure;
     return outcome;
   }
 
   private async append(sessionId: string, events: AppendEvent[]): Promise<number[]> {
-    const result = await this.sidecar.request<SessionAppendResult>(SESSION_APPEND, { sessionId, events });
+    const result = await this.sidecar.request(SESSION_APPEND, { sessionId, events });
     return result.seqs;
   }
 }

@@ -1,40 +1,58 @@
 /**
  * The agent chat panel of one workspace folder: a webview showing the session's visible history
- * and driving turns through the AgentLoop.
+ * and driving turns through the AgentLoop, with edits approved in a diff, queued prompts, a
+ * session list and the pending context.
  */
 import * as vscode from 'vscode';
-import { type Sidecar } from '../client';
-import { SESSION_COMPACT, SESSION_REFERENCE_CANDIDATES } from '../methods';
+import type { Sidecar } from '../client';
+import { CONTEXT_DISCARD, CONTEXT_PENDING, SESSION_COMPACT, SESSION_REFERENCE_CANDIDATES } from '../methods';
 import { createChatModel } from '../model/select';
-import type { CandidatesResult, Message } from '../protocol';
+import { ModelError } from '../model/types';
+import { lmRuntime } from '../model/vscodeLm';
+import type { ContextDidChangeParams, Message } from '../protocol';
 import { readClientSettings } from '../settings';
-import { runTool, TOOL_DEFINITIONS } from '../tools';
-import type { FromChat, ToChat } from '../webview/messages';
-import { escapeHtml, webviewHtml, webviewRoots } from '../webviewHtml';
-import { surfaceToMessages, toChatItems } from './convert';
+import { formatAge, plural, titleFromPrompt } from '../text';
+import { planTool, TOOL_DEFINITIONS, type ToolCall, type ToolOutcome } from '../tools';
+import type { LastTextEditor } from '../lastEditor';
+import type { ApprovalView, FromChat, ModelView, NoticeAction, SessionView, ToChat } from '../webview/messages';
+import { webviewHtml, webviewRoots } from '../webviewHtml';
+import { type EditApprovals, notAppliedText } from './approvals';
+import { chatBody } from './chatHtml';
+import { summarizeHistory } from './compaction';
+import { isUserPrompt, messageText, surfaceToMessages, toChatItems } from './convert';
+import { discardPending } from './discard';
+import { type ActionReport, insertAtCursor, openLink } from './editorActions';
 import { AgentLoop, type TurnOutcome } from './loop';
+import { describeModel } from './modelInfo';
+import { pendingViews } from './pendingView';
+import { PromptQueue } from './queue';
 import type { ChatSessions, LiveSession } from './sessions';
 
 export interface ChatPanelDeps {
-  sidecar: Sidecar;
+  sidecar: Sidecar & { onContextDidChange: vscode.Event<ContextDidChangeParams>; supports(method: string): boolean };
   sessions: ChatSessions;
   extensionUri: vscode.Uri;
   secrets: vscode.SecretStorage;
   output: vscode.OutputChannel;
-  /** Called after every turn (the inspector refreshes). */
-  onTurnFinished(session: LiveSession, outcome: TurnOutcome): void;
+  approvals: EditApprovals;
+  editors: LastTextEditor;
+  /** After every turn, compaction or dropped context (the inspector refreshes). */
+  onSessionChanged(session: LiveSession, outcome?: TurnOutcome): void;
 }
 
 export function systemPrompt(folder: vscode.WorkspaceFolder): string {
   return [
     `You are a coding agent working in the workspace folder "${folder.name}" (${folder.uri.fsPath}).`,
     'Use the read, write and edit tools with paths relative to that folder; they cannot reach outside it.',
-    'Follow the workspace instructions you are given. Answer concisely.',
+    'The user reviews every write and edit before it is applied and may reject it.',
+    'Follow the workspace instructions you are given. Answer concisely, in Markdown.',
   ].join('\n');
 }
 
-const COMPACT_REQUEST =
-  'Summarize the conversation so far for your own later use: the goal, decisions made, files touched and their state, and open work. Write only the summary.';
+/** Whether edits apply without asking (`dsh.chat.autoApproveEdits`, User settings only). */
+function autoApproveEdits(): boolean {
+  return vscode.workspace.getConfiguration('dsh').get<boolean>('chat.autoApproveEdits') === true;
+}
 
 export class ChatPanel implements vscode.Disposable {
   private busy = false;
@@ -42,9 +60,13 @@ export class ChatPanel implements vscode.Disposable {
   private mentionRequest: vscode.CancellationTokenSource | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly loop: AgentLoop;
+  private readonly queue = new PromptQueue();
+  private readonly approvalViews = new Map<string, ApprovalView>();
   private readonly disposed = new vscode.EventEmitter<void>();
   private isDisposed = false;
   private shownSessionId: string | undefined;
+  private lastTimeZone: string | undefined;
+  private approvalCount = 0;
   /** Tool call headings of the shown conversation, so results can name their call. */
   private callTitles = new Map<string, string>();
   readonly onDidDispose = this.disposed.event;
@@ -59,28 +81,34 @@ export class ChatPanel implements vscode.Disposable {
       title: `Agent: ${folder.name}`,
       script: 'chat',
       style: 'chat.css',
-      body: `<header><span id="folder">${escapeHtml(folder.name)}</span><span id="session"></span>
-<button id="new-session" title="Start a new session for this folder">New session</button>
-<button id="compact" title="Summarize the visible history into one message">Compact</button></header>
-<main id="log" aria-live="polite"></main>
-<div id="notice" hidden></div>
-<footer><ul id="mentions" role="listbox" hidden></ul>
-<textarea id="prompt" rows="3" placeholder="Ask the agent… (@ mentions another session, Enter sends, Shift+Enter for a new line)"></textarea>
-<button id="send">Send</button></footer>`,
+      body: chatBody(folder.name),
     });
     this.disposables.push(
       panel.webview.onDidReceiveMessage((m: FromChat) => void this.handle(m)),
       panel.onDidDispose(() => this.dispose()),
       deps.sessions.onDidChange((s) => {
+        if (s.folder.uri.toString() !== folder.uri.toString()) return;
         // A new or reopened session of this folder: show its history (unless mid-turn).
-        const mine = s.folder.uri.toString() === folder.uri.toString();
-        if (mine && !this.busy && s.header.id !== this.shownSessionId) void this.load();
+        if (!this.busy && s.header.id !== this.shownSessionId) void this.load();
+        else if (s.header.id === this.shownSessionId) this.post({ type: 'session', session: sessionView(s) });
+      }),
+      deps.sidecar.onContextDidChange((p) => {
+        if (p.sessionId === this.shownSessionId) void this.refreshPending();
+      }),
+      deps.approvals.onDidDecide(({ id, decision }) => this.updateApproval(id, decision)),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('dsh.model')) void this.postModel();
       }),
     );
   }
 
   reveal(column?: vscode.ViewColumn): void {
     this.panel.reveal(column);
+  }
+
+  /** Whether a turn (or a compaction) is running. */
+  get isBusy(): boolean {
+    return this.busy;
   }
 
   dispose(): void {
@@ -94,38 +122,60 @@ export class ChatPanel implements vscode.Disposable {
     this.panel.dispose();
   }
 
-  /** Send a prompt as if typed in the panel (used by tests and commands). */
+  /**
+   * Send a prompt as if typed in the panel (used by tests and commands). While a turn runs the
+   * prompt is queued and sent when the turn completes; the result is then undefined.
+   */
   async send(text: string, clientTimeZone?: string): Promise<TurnOutcome | undefined> {
+    if (text.trim() === '') return undefined;
+    if (clientTimeZone !== undefined) this.lastTimeZone = clientTimeZone;
     if (this.busy) {
-      this.notice('error', 'The agent is still working on the previous prompt.');
+      this.queue.add(text);
+      this.post({ type: 'queue', items: this.queue.list() });
+      this.status(`Queued: it is sent when the agent finishes (${plural(this.queue.size, 'message')} waiting).`);
       return undefined;
     }
-    if (text.trim() === '') return undefined;
+    return this.runTurn(text, clientTimeZone);
+  }
+
+  /** Ask the model again after a failed turn; the prompt is already in the session. */
+  async retry(): Promise<TurnOutcome | undefined> {
+    if (this.busy) return undefined;
+    return this.runTurn(undefined, this.lastTimeZone);
+  }
+
+  private async runTurn(prompt: string | undefined, clientTimeZone: string | undefined): Promise<TurnOutcome | undefined> {
     this.setBusy(true);
-    this.abort = new AbortController();
+    this.post({ type: 'clearNotice' });
+    const abort = new AbortController();
+    this.abort = abort;
+    let outcome: TurnOutcome | undefined;
+    let session: LiveSession | undefined;
     try {
       const settings = readClientSettings(vscode.workspace.getConfiguration('dsh'));
-      const session = await this.deps.sessions.ensure(this.folder);
+      session = await this.deps.sessions.ensure(this.folder);
       const model = await createChatModel(settings, this.deps.secrets);
       const history = surfaceToMessages((await this.deps.sessions.surface(session)).events);
       // Taken even if the turn fails to start: a gap in turn numbers is harmless, reusing a
       // number that a half-finished step/prepare may have written is not.
       const turn = session.nextTurn++;
       let streaming = false;
-      const outcome = await this.loop.runTurn({
+      this.status('The agent is working…');
+      outcome = await this.loop.runTurn({
         sessionId: session.header.id,
         turn,
-        prompt: text,
+        ...(prompt !== undefined ? { prompt } : {}),
         ...(clientTimeZone !== undefined ? { clientTimeZone } : {}),
         history,
         model,
         system: systemPrompt(this.folder),
         tools: TOOL_DEFINITIONS,
-        runTool: (call) => runTool(this.folder.uri.fsPath, call),
+        runTool: (call, signal) => this.runTool(call, signal),
         maxSteps: settings.maxSteps,
-        signal: this.abort.signal,
+        signal: abort.signal,
         observer: {
           onTextDelta: (delta) => {
+            if (!streaming) this.status('The agent is answering…');
             streaming = true;
             this.post({ type: 'delta', text: delta });
           },
@@ -139,71 +189,149 @@ export class ChatPanel implements vscode.Disposable {
         },
       });
       if (streaming) this.post({ type: 'streamEnd' });
-      if (outcome.reason === 'error') {
-        const message = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
-        this.deps.output.appendLine(`[chat] turn ${turn} failed: ${message}`);
-        this.notice('error', message);
-      } else if (outcome.reason === 'max-steps') {
-        this.notice('info', `Stopped after ${settings.maxSteps} steps (dsh.model.maxSteps).`);
-      } else if (outcome.reason === 'aborted') {
-        this.notice('info', 'Stopped.');
-      }
-      this.deps.onTurnFinished(session, outcome);
+      if (outcome.promptRecorded && prompt !== undefined) await this.titleFromFirstPrompt(session, prompt);
+      this.report(outcome, prompt, settings.maxSteps);
+      this.deps.onSessionChanged(session, outcome);
       return outcome;
     } catch (err) {
-      this.notice('error', err instanceof Error ? err.message : String(err));
+      // Failed before the loop ran (no session, no model): the prompt never reached anyone.
+      const reason = errorText(err);
+      this.deps.output.appendLine(`[chat] the turn did not start: ${reason}`);
+      if (prompt !== undefined) {
+        this.post({ type: 'promptFailed', text: prompt, reason, actions: actionsFor(err) });
+      } else {
+        this.notice('error', reason, actionsFor(err));
+      }
       return undefined;
     } finally {
-      this.abort = undefined;
+      if (this.abort === abort) this.abort = undefined;
       this.setBusy(false);
+      void this.refreshPending();
+      this.afterTurn(outcome);
     }
   }
 
-  /** Summarize the visible history with the model and replace it by that summary. */
-  async compact(): Promise<boolean> {
+  /** What the user is told when a turn ends; the queue goes on only after a completed turn. */
+  private report(outcome: TurnOutcome, prompt: string | undefined, maxSteps: number): void {
+    if (outcome.reason === 'error') {
+      const reason = errorText(outcome.error);
+      const detail = outcome.error instanceof ModelError && outcome.error.detail !== undefined ? `\n${outcome.error.detail}` : '';
+      this.deps.output.appendLine(`[chat] the turn failed: ${reason}${detail}`);
+      if (!outcome.promptRecorded && prompt !== undefined) {
+        this.post({ type: 'promptFailed', text: prompt, reason, actions: actionsFor(outcome.error) });
+      } else {
+        this.notice('error', reason, ['retry', ...actionsFor(outcome.error)]);
+      }
+      this.status('The agent stopped with an error.');
+    } else if (outcome.reason === 'max-steps') {
+      this.notice('info', `Stopped after ${plural(maxSteps, 'step')} (dsh.model.maxSteps).`);
+      this.status('The agent stopped at the step limit.');
+    } else if (outcome.reason === 'aborted') {
+      this.status('Stopped. What the agent had said so far is kept.');
+    } else {
+      this.status('The agent answered.');
+    }
+  }
+
+  private afterTurn(outcome: TurnOutcome | undefined): void {
+    if (this.queue.size === 0 || this.isDisposed) return;
+    if (outcome !== undefined && (outcome.reason === 'completed' || outcome.reason === 'max-steps')) {
+      const next = this.queue.shift()!;
+      this.post({ type: 'queue', items: this.queue.list() });
+      void this.runTurn(next.text, this.lastTimeZone);
+      return;
+    }
+    // Stopped or failed: the user decides again, with their queued text back in the box.
+    this.post({ type: 'restorePrompt', texts: this.queue.drain() });
+    this.post({ type: 'queue', items: [] });
+  }
+
+  private async titleFromFirstPrompt(session: LiveSession, prompt: string): Promise<void> {
+    if (session.header.title !== undefined && session.header.title.trim() !== '') return;
+    const title = titleFromPrompt(prompt);
+    if (title === '') return;
+    await this.deps.sessions.setTitle(session, title).catch((err: unknown) => {
+      this.deps.output.appendLine(`[chat] naming the session failed: ${errorText(err)}`);
+    });
+  }
+
+  /** A tool call: reads at once; writes and edits after the user accepted the diff. */
+  private async runTool(call: ToolCall, signal: AbortSignal): Promise<ToolOutcome> {
+    const plan = await planTool(this.folder.uri.fsPath, call);
+    if (plan.kind === 'done') return plan.outcome;
+    if (autoApproveEdits()) return plan.apply();
+    const id = `${Date.now().toString(36)}-${++this.approvalCount}`;
+    const view: ApprovalView = { id, tool: plan.name, path: plan.display, isNewFile: plan.before === null, state: 'pending' };
+    this.approvalViews.set(id, view);
+    this.post({ type: 'approval', approval: view });
+    this.status(`The agent proposes to ${plan.name === 'write' && plan.before === null ? 'create' : 'change'} ${plan.display}. Accept or reject it.`);
+    const decision = await this.deps.approvals.request(id, plan, signal, this.diffColumn());
+    if (decision === 'accepted') return plan.apply();
+    return { text: notAppliedText(plan, decision), isError: true, resolvedPath: plan.path };
+  }
+
+  private updateApproval(id: string, decision: ApprovalView['state']): void {
+    const view = this.approvalViews.get(id);
+    if (view === undefined) return;
+    this.approvalViews.delete(id);
+    this.post({ type: 'approval', approval: { ...view, state: decision } });
+    this.status(decision === 'accepted' ? `Accepted: ${view.path} is written.` : `Rejected: ${view.path} is unchanged.`);
+  }
+
+  /** The editor column for diffs and opened files: not the chat's own. */
+  private diffColumn(): vscode.ViewColumn {
+    return this.panel.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Beside : vscode.ViewColumn.One;
+  }
+
+  /**
+   * Summarize the visible history with the model and replace it by that summary. Without
+   * `confirmed` the panel asks first and this resolves false; the user's yes compacts.
+   */
+  async compact(confirmed = false): Promise<boolean> {
     if (this.busy) {
       this.notice('error', 'Wait for the agent to finish before compacting.');
       return false;
     }
-    this.setBusy(true);
-    this.abort = new AbortController();
+    let started = false;
     try {
       const session = await this.deps.sessions.ensure(this.folder);
       const surface = await this.deps.sessions.surface(session);
-      const messages = surfaceToMessages(surface.events);
       if (surface.events.length < 2) {
         this.notice('info', 'Nothing to compact yet.');
         return false;
       }
+      if (!confirmed) {
+        this.post({ type: 'confirmCompact', count: surface.events.length });
+        return false;
+      }
+      this.setBusy(true);
+      started = true;
+      this.abort = new AbortController();
+      const messages = surfaceToMessages(surface.events);
       const model = await createChatModel(readClientSettings(vscode.workspace.getConfiguration('dsh')), this.deps.secrets);
-      this.notice('info', 'Compacting…');
-      const answer = await model.complete({
-        messages: [
-          ...messages,
-          { id: 'compact-request', role: 'user', content: [{ type: 'text', text: COMPACT_REQUEST }], source: { kind: 'user' } },
-        ],
-        system: systemPrompt(this.folder),
-        tools: [],
-        signal: this.abort.signal,
-        onText: () => undefined,
-      });
-      const summary = answer.text.trim();
-      if (summary === '') throw new Error('The model returned an empty summary; nothing was compacted.');
+      this.status('Compacting…');
+      const summary = await summarizeHistory(model, messages, systemPrompt(this.folder), this.abort.signal);
       await this.deps.sidecar.request(SESSION_COMPACT, {
         sessionId: session.header.id,
         start: 0,
         end: surface.events.length - 1,
         summary,
       });
+      this.setBusy(false);
       await this.load();
-      this.notice('info', `Compacted ${surface.events.length} messages into a summary.`);
+      this.notice('info', `Compacted ${plural(surface.events.length, 'message')} into a summary.`);
+      this.deps.onSessionChanged(session);
       return true;
     } catch (err) {
-      this.notice('error', `Compacting failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.notice('error', `Compacting failed: ${errorText(err)}`, actionsFor(err));
       return false;
     } finally {
       this.abort = undefined;
-      this.setBusy(false);
+      if (started) {
+        if (this.busy) this.setBusy(false);
+        // Prompts typed while the summary was written go out now, against the compacted history.
+        this.afterTurn({ reason: 'completed', steps: 0, promptRecorded: false });
+      }
     }
   }
 
@@ -215,28 +343,82 @@ export class ChatPanel implements vscode.Disposable {
     try {
       await this.deps.sessions.replace(this.folder);
     } catch (err) {
-      this.notice('error', err instanceof Error ? err.message : String(err));
+      this.notice('error', errorText(err));
+    }
+  }
+
+  async switchSession(id: string): Promise<void> {
+    if (this.busy) {
+      this.notice('error', 'Wait for the agent to finish before switching sessions.');
+      return;
+    }
+    try {
+      await this.deps.sessions.switchTo(this.folder, id);
+    } catch (err) {
+      this.notice('error', `Could not open that session: ${errorText(err)}`);
     }
   }
 
   /** (Re)render the whole history of the folder's session. */
   async load(): Promise<void> {
+    const model = await this.modelView();
     try {
       const session = await this.deps.sessions.ensure(this.folder);
       const { events } = await this.deps.sessions.surface(session);
       this.shownSessionId = session.header.id;
       this.callTitles = new Map();
+      const messages = surfaceToMessages(events);
       this.post({
         type: 'init',
         folder: this.folder.name,
-        sessionId: session.header.id,
-        items: toChatItems(surfaceToMessages(events), this.callTitles),
+        session: sessionView(session),
+        items: toChatItems(messages, this.callTitles),
         busy: this.busy,
+        model,
+        history: messages.filter(isUserPrompt).map(messageText),
+        queue: this.queue.list(),
       });
+      void this.refreshPending();
     } catch (err) {
-      this.post({ type: 'init', folder: this.folder.name, sessionId: undefined, items: [], busy: this.busy });
-      this.notice('error', err instanceof Error ? err.message : String(err));
+      this.post({
+        type: 'init',
+        folder: this.folder.name,
+        session: undefined,
+        items: [],
+        busy: this.busy,
+        model,
+        history: [],
+        queue: this.queue.list(),
+      });
+      this.notice('error', errorText(err));
     }
+  }
+
+  private async refreshPending(): Promise<void> {
+    const session = this.deps.sessions.get(this.folder);
+    if (session === undefined || session.header.id !== this.shownSessionId) return;
+    try {
+      const { messages } = await this.deps.sidecar.request(CONTEXT_PENDING, { sessionId: session.header.id });
+      this.postPending(messages);
+    } catch (err) {
+      this.deps.output.appendLine(`[chat] reading the pending context failed: ${errorText(err)}`);
+    }
+  }
+
+  private postPending(messages: Message[]): void {
+    this.post({ type: 'pending', items: pendingViews(messages), canDrop: this.deps.sidecar.supports(CONTEXT_DISCARD) });
+  }
+
+  private async modelView(): Promise<ModelView> {
+    const settings = readClientSettings(vscode.workspace.getConfiguration('dsh'));
+    let offered: { name: string; family: string; id: string }[] | undefined;
+    const lm = lmRuntime();
+    if (lm !== undefined) offered = await Promise.resolve(lm.lm.selectChatModels()).catch(() => []);
+    return describeModel(settings, offered);
+  }
+
+  private async postModel(): Promise<void> {
+    this.post({ type: 'model', model: await this.modelView() });
   }
 
   private async handle(message: FromChat): Promise<void> {
@@ -250,6 +432,9 @@ export class ChatPanel implements vscode.Disposable {
       case 'stop':
         this.abort?.abort();
         break;
+      case 'retry':
+        await this.retry();
+        break;
       case 'mention':
         await this.completeMention(message.requestId, message.query);
         break;
@@ -257,9 +442,102 @@ export class ChatPanel implements vscode.Disposable {
         await this.newSession();
         break;
       case 'compact':
-        await this.compact();
+        await this.compact(false);
+        break;
+      case 'compactConfirmed':
+        await this.compact(true);
+        break;
+      case 'openLink':
+        await this.openLink(message.href);
+        break;
+      case 'copy':
+        try {
+          await vscode.env.clipboard.writeText(message.text);
+          this.status('Copied to the clipboard.');
+        } catch (err) {
+          this.notice('error', `Could not copy: ${errorText(err)}`);
+        }
+        break;
+      case 'insert':
+        await this.insertAtCursor(message.text);
+        break;
+      case 'approve':
+        this.deps.approvals.decide(message.id, message.accept ? 'accepted' : 'rejected');
+        break;
+      case 'showDiff':
+        await this.deps.approvals.showDiff(message.id, this.diffColumn());
+        break;
+      case 'unqueue':
+        if (this.queue.remove(message.id)) this.post({ type: 'queue', items: this.queue.list() });
+        break;
+      case 'listSessions':
+        await this.listSessions();
+        break;
+      case 'switchSession':
+        await this.switchSession(message.id);
+        break;
+      case 'discard':
+        await this.discard(message.messageId, message.scopes);
+        break;
+      case 'action':
+        await this.runAction(message.action);
         break;
     }
+  }
+
+  private async runAction(action: NoticeAction): Promise<void> {
+    switch (action) {
+      case 'retry':
+        await this.retry();
+        break;
+      case 'configureModel':
+        await vscode.commands.executeCommand('dsh.model.configure');
+        break;
+      case 'openModelSettings':
+        await vscode.commands.executeCommand('workbench.action.openSettings', 'dsh.model');
+        break;
+      case 'showOutput':
+        this.deps.output.show(true);
+        break;
+    }
+  }
+
+  private async listSessions(): Promise<void> {
+    try {
+      this.post({ type: 'sessions', sessions: await this.deps.sessions.list(this.folder) });
+    } catch (err) {
+      this.notice('error', `Could not list the sessions: ${errorText(err)}`);
+    }
+  }
+
+  /** Drop pending context before the next step sees it (the whole message, or some changes). */
+  private async discard(messageId: string, scopes: string[] | undefined): Promise<void> {
+    const session = this.deps.sessions.get(this.folder);
+    if (session === undefined) return;
+    try {
+      const outcome = await discardPending(this.deps.sidecar, session.header.id, messageId, scopes);
+      this.postPending(outcome.messages);
+      if (outcome.note !== undefined) this.notice('info', outcome.note);
+      else this.status(scopes !== undefined ? 'Dropped that change: the next step will not carry it.' : 'Dropped: the next step will not carry it.');
+      this.deps.onSessionChanged(session);
+    } catch (err) {
+      this.notice('error', `Could not drop it: ${errorText(err)}`);
+      void this.refreshPending();
+    }
+  }
+
+  private async openLink(href: string): Promise<void> {
+    const problem = await openLink(href, this.folder.uri.fsPath, this.diffColumn());
+    if (problem !== undefined) this.say(problem);
+  }
+
+  private async insertAtCursor(text: string): Promise<void> {
+    this.say(await insertAtCursor(this.deps.editors.get(), text));
+  }
+
+  private say(report: ActionReport): void {
+    if (report.level === 'status') this.status(report.text);
+    else this.notice(report.level, report.text);
   }
 
   private async completeMention(requestId: number, query: string): Promise<void> {
@@ -271,20 +549,22 @@ export class ChatPanel implements vscode.Disposable {
       const session = await this.deps.sessions.ensure(this.folder);
       const params: { sessionId: string; query?: string } = { sessionId: session.header.id };
       if (query !== '') params.query = query;
-      const result = await this.deps.sidecar.request<CandidatesResult>(SESSION_REFERENCE_CANDIDATES, params, source.token);
+      const result = await this.deps.sidecar.request(SESSION_REFERENCE_CANDIDATES, params, source.token);
       if (source.token.isCancellationRequested) return;
+      const now = Date.now();
       this.post({
         type: 'candidates',
         requestId,
         candidates: result.candidates.map((c) => ({
           label: c.label,
           mention: c.mention,
-          detail: [c.cwd, new Date(c.createdAt).toLocaleString()].filter(Boolean).join(' · '),
+          age: formatAge(c.createdAt, now),
+          detail: c.cwd !== undefined && c.cwd !== this.folder.uri.fsPath ? c.cwd : '',
         })),
       });
     } catch (err) {
       if (!source.token.isCancellationRequested) {
-        this.deps.output.appendLine(`[chat] mention candidates failed: ${err instanceof Error ? err.message : String(err)}`);
+        this.deps.output.appendLine(`[chat] mention candidates failed: ${errorText(err)}`);
         this.post({ type: 'candidates', requestId, candidates: [] });
       }
     } finally {
@@ -298,13 +578,33 @@ export class ChatPanel implements vscode.Disposable {
     this.post({ type: 'busy', busy });
   }
 
-  private notice(level: 'info' | 'error', text: string): void {
-    this.post({ type: 'notice', level, text });
+  private notice(level: 'info' | 'error', text: string, actions: NoticeAction[] = []): void {
+    this.post(actions.length > 0 ? { type: 'notice', level, text, actions } : { type: 'notice', level, text });
+  }
+
+  private status(text: string): void {
+    this.post({ type: 'status', text });
   }
 
   private post(message: ToChat): void {
-    void this.panel.webview.postMessage(message);
+    if (!this.isDisposed) void this.panel.webview.postMessage(message);
   }
+}
+
+function sessionView(session: LiveSession): SessionView {
+  return { id: session.header.id, title: session.header.title };
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The buttons that help with a failure: model problems lead to the model's setup. */
+function actionsFor(err: unknown): NoticeAction[] {
+  if (!(err instanceof ModelError)) return [];
+  if (/^Set dsh\.model|offers no|No model/i.test(err.message)) return ['configureModel'];
+  if (err.status === 401 || err.status === 403 || err.status === 404) return ['openModelSettings'];
+  return [];
 }
 
 /** The panels, one per workspace folder. */
@@ -341,4 +641,3 @@ export class ChatPanels implements vscode.Disposable {
     this.panels.clear();
   }
 }
-

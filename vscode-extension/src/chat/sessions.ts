@@ -3,16 +3,13 @@
  * workspaceState in later windows, reopened after the sidecar restarts (a session is only live
  * in the process that opened it, and only live sessions receive touches).
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
-import { SESSION_EVENTS, SESSION_OPEN, SESSION_SURFACE } from '../methods';
-import type {
-  SessionEventsResult,
-  SessionHeader,
-  SessionOpenParams,
-  SessionOpenResult,
-  SessionSurfaceResult,
-} from '../protocol';
+import { SESSION_APPEND, SESSION_CLOSE, SESSION_EVENTS, SESSION_LIST, SESSION_OPEN, SESSION_SURFACE } from '../methods';
+import type { SessionHeader, SessionOpenParams, SurfaceResult } from '../protocol';
+import { sessionsOfFolder, type SessionListItem } from './sessionList';
 
 export interface LiveSession {
   header: SessionHeader;
@@ -23,6 +20,8 @@ export interface LiveSession {
 }
 
 const EVENTS_PAGE = 1000;
+/** The session list shows at most this many of a folder's sessions. */
+const LIST_LIMIT = 200;
 
 export function sessionStateKey(folder: vscode.WorkspaceFolder): string {
   return `dsh.session:${folder.uri.toString()}`;
@@ -63,10 +62,40 @@ export class ChatSessions implements vscode.Disposable {
     return pending;
   }
 
-  /** Start a fresh session for `folder`, forgetting the remembered one. */
+  /** Start a fresh session for `folder`, forgetting (and closing) the remembered one. */
   async replace(folder: vscode.WorkspaceFolder): Promise<LiveSession> {
+    const previous = this.live.get(folder.uri.toString());
     this.live.delete(folder.uri.toString());
-    return this.open(folder, undefined);
+    const fresh = await this.open(folder, undefined);
+    await this.closeQuietly(previous);
+    return fresh;
+  }
+
+  /** Resume an earlier session of `folder` in its place (from the session list). */
+  async switchTo(folder: vscode.WorkspaceFolder, sessionId: string): Promise<LiveSession> {
+    const previous = this.live.get(folder.uri.toString());
+    if (previous?.header.id === sessionId) return previous;
+    this.live.delete(folder.uri.toString());
+    const resumed = await this.open(folder, sessionId);
+    await this.closeQuietly(previous);
+    return resumed;
+  }
+
+  /** The folder's sessions in the store, newest first (`dsh/session/list`). */
+  async list(folder: vscode.WorkspaceFolder, now = Date.now()): Promise<SessionListItem[]> {
+    const { sessions } = await this.sidecar.request(SESSION_LIST, { limit: LIST_LIMIT, query: folder.uri.fsPath });
+    const mine = canonical(folder.uri.fsPath);
+    return sessionsOfFolder(sessions, (cwd) => canonical(cwd) === mine, this.get(folder)?.header.id, now);
+  }
+
+  /** Name the session after its first prompt (a `session/title` event). */
+  async setTitle(session: LiveSession, title: string): Promise<void> {
+    await this.sidecar.request(SESSION_APPEND, {
+      sessionId: session.header.id,
+      events: [{ type: 'session/title', data: { title } }],
+    });
+    session.header = { ...session.header, title };
+    this.changed.fire(session);
   }
 
   /** After a sidecar restart nothing is live any more: resume every session we had. */
@@ -85,18 +114,24 @@ export class ChatSessions implements vscode.Disposable {
     await Promise.all(remembered.map((f) => this.ensure(f).catch(() => undefined)));
   }
 
-  async surface(session: LiveSession): Promise<SessionSurfaceResult> {
-    return this.sidecar.request<SessionSurfaceResult>(SESSION_SURFACE, { sessionId: session.header.id });
+  async surface(session: LiveSession): Promise<SurfaceResult> {
+    return this.sidecar.request(SESSION_SURFACE, { sessionId: session.header.id });
   }
 
   dispose(): void {
     this.changed.dispose();
   }
 
+  private async closeQuietly(session: LiveSession | undefined): Promise<void> {
+    // A session left behind need not receive touches any more; its log stays in the store.
+    if (session !== undefined) await this.sidecar.request(SESSION_CLOSE, { sessionId: session.header.id }).catch(() => undefined);
+  }
+
   private async open(folder: vscode.WorkspaceFolder, sessionId: string | undefined): Promise<LiveSession> {
-    const params: SessionOpenParams = { cwd: folder.uri.fsPath, title: folder.name };
+    // No title: a new session is named after its first prompt (setTitle).
+    const params: SessionOpenParams = { cwd: folder.uri.fsPath };
     if (sessionId !== undefined) params.sessionId = sessionId;
-    const result = await this.sidecar.request<SessionOpenResult>(SESSION_OPEN, params);
+    const result = await this.sidecar.request(SESSION_OPEN, params);
     const nextTurn = result.resumed ? (await this.lastTurn(result.session.id)) + 1 : 1;
     const session: LiveSession = { header: result.session, folder, resumed: result.resumed, nextTurn };
     this.live.set(folder.uri.toString(), session);
@@ -112,7 +147,7 @@ export class ChatSessions implements vscode.Disposable {
     for (;;) {
       const params: { sessionId: string; limit: number; afterSeq?: number } = { sessionId, limit: EVENTS_PAGE };
       if (afterSeq !== undefined) params.afterSeq = afterSeq;
-      const { events } = await this.sidecar.request<SessionEventsResult>(SESSION_EVENTS, params);
+      const { events } = await this.sidecar.request(SESSION_EVENTS, params);
       for (const event of events) {
         const turn = event.data['turn'];
         if (typeof turn === 'number' && turn > last) last = turn;
@@ -120,5 +155,14 @@ export class ChatSessions implements vscode.Disposable {
       if (events.length < EVENTS_PAGE) return last;
       afterSeq = events[events.length - 1]!.seq;
     }
+  }
+}
+
+/** A directory path with symlinks resolved, for comparing a session's cwd with a folder. */
+function canonical(dir: string): string {
+  try {
+    return fs.realpathSync(dir);
+  } catch {
+    return path.resolve(dir);
   }
 }

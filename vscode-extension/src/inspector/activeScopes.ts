@@ -69,7 +69,7 @@ export class ActiveScopes implements vscode.Disposable {
     const source = new vscode.CancellationTokenSource();
     this.inFlight = source;
     try {
-      const result = await this.sidecar.request<ScopesResult>(SCOPES, { uri: uri.toString() }, source.token);
+      const result = await this.sidecar.request(SCOPES, { uri: uri.toString() }, source.token);
       if (generation === this.generation) this.update({ uri, result, error: undefined });
     } catch (err) {
       if (generation === this.generation && !source.token.isCancellationRequested) {

@@ -1,5 +1,6 @@
 /** What the context inspector shows, computed from sidecar answers (pure, no vscode). */
 import { describeContext, isMessage, SURFACE_MESSAGE_EVENTS } from '../chat/convert';
+import { pendingViews } from '../chat/pendingView';
 import type { Change, DshEvent, Message, ScopesResult } from '../protocol';
 import type { InspectorContextItem, InspectorFileRow, InspectorState } from '../webview/messages';
 
@@ -36,6 +37,7 @@ export interface InspectorInputs {
     folder: string;
     surface: readonly DshEvent[];
     pending: readonly Message[];
+    canDrop?: boolean;
   };
   sessionNote?: string;
   chain?: { file: string; result: ScopesResult };
@@ -52,8 +54,9 @@ export function buildInspectorState(inputs: InspectorInputs): InspectorState {
       id: s.id,
       folder: s.folder,
       visible: visibleInstructions(s.surface).map(contextItem),
-      pending: s.pending.map(contextItem),
+      pending: pendingViews(s.pending),
       pendingCount: s.pending.length,
+      canDrop: s.canDrop === true,
     };
   }
   if (inputs.sessionNote !== undefined) state.sessionNote = inputs.sessionNote;

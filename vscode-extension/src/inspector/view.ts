@@ -6,8 +6,8 @@
 import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
 import type { ChatSessions, LiveSession } from '../chat/sessions';
-import { CONTEXT_PENDING } from '../methods';
-import type { ContextPendingResult, Message } from '../protocol';
+import { discardPending } from '../chat/discard';
+import { CONTEXT_DISCARD, CONTEXT_PENDING } from '../methods';
 import type { FromInspector, InspectorState, ToInspector } from '../webview/messages';
 import { webviewHtml, webviewRoots } from '../webviewHtml';
 import type { ActiveScopes } from './activeScopes';
@@ -27,7 +27,10 @@ export class InspectorView implements vscode.WebviewViewProvider, vscode.Disposa
 
   constructor(
     private readonly extensionUri: vscode.Uri,
-    private readonly sidecar: Sidecar & { onContextDidChange: vscode.Event<{ sessionId: string; pendingCount: number }> },
+    private readonly sidecar: Sidecar & {
+      onContextDidChange: vscode.Event<{ sessionId: string; pendingCount: number }>;
+      supports(method: string): boolean;
+    },
     private readonly sessions: ChatSessions,
     private readonly scopes: ActiveScopes,
     private readonly openChat: () => void,
@@ -62,6 +65,7 @@ export class InspectorView implements vscode.WebviewViewProvider, vscode.Disposa
       view.webview.onDidReceiveMessage((m: FromInspector) => {
         if (m.type === 'ready' || m.type === 'refresh') void this.refresh();
         else if (m.type === 'openChat') this.openChat();
+        else if (m.type === 'discard') void this.discard(m.sessionId, m.messageId, m.scopes);
       }),
       view.onDidChangeVisibility(() => {
         if (view.visible) this.schedule(0);
@@ -102,6 +106,17 @@ export class InspectorView implements vscode.WebviewViewProvider, vscode.Disposa
     return state;
   }
 
+  /** A pending item's Drop button: the next step will not carry it. */
+  async discard(sessionId: string, messageId: string, scopes?: string[]): Promise<void> {
+    try {
+      const outcome = await discardPending(this.sidecar, sessionId, messageId, scopes);
+      if (outcome.note !== undefined) void vscode.window.showInformationMessage(`DSH: ${outcome.note}`);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`DSH: could not drop it: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    await this.refresh();
+  }
+
   dispose(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     for (const d of this.disposables.splice(0)) d.dispose();
@@ -127,13 +142,14 @@ export class InspectorView implements vscode.WebviewViewProvider, vscode.Disposa
       try {
         const [surface, pending] = await Promise.all([
           this.sessions.surface(session),
-          this.sidecar.request<ContextPendingResult>(CONTEXT_PENDING, { sessionId: session.header.id }),
+          this.sidecar.request(CONTEXT_PENDING, { sessionId: session.header.id }),
         ]);
         inputs.session = {
           id: session.header.id,
           folder: session.folder.name,
           surface: surface.events,
-          pending: pending.messages as Message[],
+          pending: pending.messages,
+          canDrop: this.sidecar.supports(CONTEXT_DISCARD),
         };
       } catch (err) {
         inputs.sessionNote = `Session ${session.header.id}: ${err instanceof Error ? err.message : String(err)}`;

@@ -200,10 +200,16 @@ export class OpenAiChatModel implements ChatModel {
         headers,
         body: JSON.stringify(body),
         signal: controller.signal,
+      }).catch((err: unknown) => {
+        if (controller.signal.aborted) throw err;
+        throw new ModelError(`could not reach the model endpoint ${url}: ${networkReason(err)}`);
       });
       if (!response.ok) {
-        const detail = (await response.text().catch(() => '')).slice(0, 500);
-        throw new ModelError(`model endpoint answered ${response.status} ${response.statusText}: ${detail}`);
+        const body = await response.text().catch(() => '');
+        throw new ModelError(endpointErrorMessage(response.status, response.statusText, body), {
+          status: response.status,
+          detail: body.slice(0, 2000),
+        });
       }
       const accumulator = new CompletionAccumulator();
       const isStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
@@ -218,7 +224,11 @@ export class OpenAiChatModel implements ChatModel {
         if (data === '[DONE]') return true;
         const chunk = parseJson(data);
         const error = asObject(asObject(chunk)?.['error']);
-        if (error !== undefined) throw new ModelError(`model stream error: ${String(error['message'] ?? 'unknown')}`);
+        if (error !== undefined) {
+          throw new ModelError(`the model endpoint reported an error: ${String(error['message'] ?? 'unknown')}`, {
+            detail: data.slice(0, 2000),
+          });
+        }
         const delta = accumulator.add(chunk);
         if (delta !== '') request.onText(delta);
         return false;
@@ -265,4 +275,76 @@ function parseJson(text: string): unknown {
   } catch {
     throw new ModelError(`model endpoint sent invalid JSON: ${text.slice(0, 200)}`);
   }
+}
+
+/**
+ * The provider's own words for a failed request, not its JSON: OpenAI and most compatible servers
+ * send `{error: {message}}`, Ollama `{error: "..."}`, FastAPI-based servers (vLLM) `{detail}`.
+ */
+export function endpointErrorMessage(status: number, statusText: string, body: string): string {
+  const head = `the model endpoint answered ${status}${statusText !== '' ? ` ${statusText}` : ''}`;
+  const said = providerMessage(body);
+  return said !== undefined ? `${head}: ${said}` : head;
+}
+
+function providerMessage(body: string): string | undefined {
+  const trimmed = body.trim();
+  if (trimmed === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(trimmed);
+  } catch {
+    // Plain text (or an HTML error page): its first line, without markup.
+    const line = trimmed.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+    return line === '' ? undefined : line.slice(0, 300);
+  }
+  const object = asObject(parsed);
+  const error = object?.['error'];
+  const candidates = [
+    asObject(error)?.['message'],
+    error,
+    object?.['detail'],
+    asObject(Array.isArray(object?.['detail']) ? (object['detail'] as unknown[])[0] : undefined)?.['msg'],
+    object?.['message'],
+  ];
+  const text = candidates.find((c): c is string => typeof c === 'string' && c.trim() !== '');
+  return text?.trim().slice(0, 500);
+}
+
+function networkReason(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } } | undefined)?.cause;
+  if (cause?.message !== undefined) return cause.message;
+  if (cause?.code !== undefined) return cause.code;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The model ids an OpenAI-compatible endpoint lists at `GET /models` (empty when it lists none). */
+export async function listEndpointModels(
+  baseUrl: string,
+  apiKey: string | undefined,
+  options: { fetch?: typeof globalThis.fetch; timeoutMs?: number } = {},
+): Promise<string[]> {
+  const doFetch = options.fetch ?? globalThis.fetch;
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (apiKey !== undefined && apiKey !== '') headers['authorization'] = `Bearer ${apiKey}`;
+  const url = `${baseUrl.replace(/\/+$/, '')}/models`;
+  const response = await doFetch(url, { headers, signal: AbortSignal.timeout(options.timeoutMs ?? 10_000) }).catch(
+    (err: unknown) => {
+      throw new ModelError(`could not reach the model endpoint ${url}: ${networkReason(err)}`);
+    },
+  );
+  const body = await response.text();
+  if (!response.ok) throw new ModelError(endpointErrorMessage(response.status, response.statusText, body));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return [];
+  }
+  const data = asObject(parsed)?.['data'] ?? asObject(parsed)?.['models'];
+  if (!Array.isArray(data)) return [];
+  const ids = data
+    .map((m) => asObject(m)?.['id'] ?? asObject(m)?.['name'] ?? asObject(m)?.['model'])
+    .filter((id): id is string => typeof id === 'string' && id !== '');
+  return [...new Set(ids)].sort((a, b) => a.localeCompare(b));
 }

@@ -26,4 +26,17 @@ export interface ChatModel {
   complete(request: ModelRequest): Promise<ModelResponse>;
 }
 
-export class ModelError extends Error {}
+/**
+ * A model request that failed in a way the user can act on. `message` is the provider's own words
+ * (shown in the panel); `detail` is the raw answer, for the output channel only.
+ */
+export class ModelError extends Error {
+  readonly status: number | undefined;
+  readonly detail: string | undefined;
+
+  constructor(message: string, extra: { status?: number; detail?: string } = {}) {
+    super(message);
+    this.status = extra.status;
+    this.detail = extra.detail;
+  }
+}

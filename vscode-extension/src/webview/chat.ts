@@ -1,187 +1,334 @@
 /**
- * The chat panel's page script. Renders what the extension sends, and sends prompts, stops and
- * mention queries back. Model text is only ever set as textContent, never as HTML.
+ * The chat panel's page script: renders what the extension sends (history, streamed answers as
+ * Markdown, proposed edits, pending context, sessions) and sends the user's actions back. It
+ * holds no conversation state of its own beyond the prompt box: the extension is the source.
  */
-import { applyMention, findMentionQuery, type MentionQuery, moveSelection } from '../chat/mentions';
-import type { CandidateView, ChatItem, FromChat, ToChat } from './messages';
+import { mergeIntoPrompt } from '../chat/queue';
+import { plural } from '../text';
+import { button, byId, el } from './dom';
+import { renderApproval, renderItem } from './items';
+import type {
+  ApprovalView,
+  ChatItem,
+  FromChat,
+  ModelView,
+  NoticeAction,
+  PendingItemView,
+  QueuedPrompt,
+  SessionListItem,
+  SessionView,
+  ToChat,
+} from './messages';
+import { PromptBox } from './promptBox';
+import { StreamView } from './streamView';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromChat): void };
 
 const vscode = acquireVsCodeApi();
+const post = (m: FromChat): void => vscode.postMessage(m);
 const log = byId('log');
-const prompt = byId('prompt') as HTMLTextAreaElement;
-const send = byId('send') as HTMLButtonElement;
+const send = byId<HTMLButtonElement>('send');
 const notice = byId('notice');
-const mentions = byId('mentions') as HTMLUListElement;
+const status = byId('status');
+const confirmBar = byId('confirm');
+const pendingSection = byId('pending');
+const queueList = byId<HTMLUListElement>('queue');
+const sessionTitle = byId('session-title');
 const sessionLabel = byId('session');
+const sessionsButton = byId<HTMLButtonElement>('sessions-button');
+const sessionList = byId<HTMLUListElement>('session-list');
 
 let busy = false;
-let streaming: HTMLElement | undefined;
-let mentionAt: MentionQuery | undefined;
-let candidates: CandidateView[] = [];
-let selected = -1;
-let mentionRequestId = 0;
+let streaming: StreamView | undefined;
+let model: ModelView = { text: '', configured: false };
+let shownSession: string | undefined;
 
-function byId(id: string): HTMLElement {
-  const el = document.getElementById(id);
-  if (el === null) throw new Error(`missing #${id}`);
-  return el;
-}
+const prompt = new PromptBox({
+  submit: (text) => {
+    hideNotice();
+    scrollToEnd(true);
+    // The browser's own zone: the sidecar stamps the prompt with it (time-context uses it).
+    post({ type: 'send', text, clientTimeZone: Intl.DateTimeFormat().resolvedOptions().timeZone });
+    updateSendButton();
+  },
+  stop: () => post({ type: 'stop' }),
+  mentionQuery: (requestId, query) => post({ type: 'mention', requestId, query }),
+});
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+// --- the conversation ---------------------------------------------------------------------------
 
-function renderItem(item: ChatItem): HTMLElement {
-  switch (item.kind) {
-    case 'user':
-      return el('div', 'msg user', item.text);
-    case 'assistant':
-      return el('div', 'msg assistant', item.text);
-    default: {
-      // Tool traffic and sourced context are folded away: present, but not in the way.
-      const details = el('details', `msg ${item.kind}${item.isError === true ? ' error' : ''}`);
-      details.append(el('summary', '', item.title), el('pre', '', item.text));
-      return details;
-    }
-  }
+/** Follow new output only while the user is at the bottom: reading further up is not yanked away. */
+let following = true;
+log.addEventListener('scroll', () => {
+  following = log.scrollHeight - log.scrollTop - log.clientHeight < 48;
+});
+
+function scrollToEnd(force = false): void {
+  if (force) following = true;
+  if (following) log.scrollTop = log.scrollHeight;
 }
 
 function append(items: ChatItem[]): void {
+  byIdOrNull('empty')?.remove();
   for (const item of items) log.append(renderItem(item));
-  log.scrollTop = log.scrollHeight;
+  scrollToEnd();
+}
+
+function byIdOrNull(id: string): HTMLElement | null {
+  return document.getElementById(id);
+}
+
+/** The empty panel says which model answers, or that none is set up. */
+function renderEmpty(): void {
+  byIdOrNull('empty')?.remove();
+  if (log.querySelector('.msg') !== null) return;
+  const empty = el('div', 'empty');
+  empty.id = 'empty';
+  if (model.configured) {
+    empty.append(el('p', '', 'Ask the agent about this folder. It reads and edits files; you approve every edit.'));
+    const line = el('p', 'model');
+    line.append('Model: ', el('strong', '', model.text), ' ');
+    line.append(button('Change', 'link', () => post({ type: 'action', action: 'configureModel' })));
+    empty.append(line);
+  } else {
+    empty.append(el('p', 'model', model.text));
+    empty.append(button('Set up a model', 'primary', () => post({ type: 'action', action: 'configureModel' })));
+  }
+  log.append(empty);
+}
+
+function renderSession(session: SessionView | undefined): void {
+  sessionTitle.textContent = session?.title !== undefined && session.title.trim() !== '' ? session.title : 'New session';
+  sessionLabel.textContent = session !== undefined ? `session ${session.id.slice(0, 8)}` : 'no session';
+  sessionLabel.title = session?.id ?? '';
 }
 
 function setBusy(value: boolean): void {
   busy = value;
-  send.textContent = busy ? 'Stop' : 'Send';
-  send.classList.toggle('stop', busy);
+  prompt.busy = value;
   document.body.classList.toggle('busy', busy);
+  updateSendButton();
 }
 
-function showNotice(level: 'info' | 'error', text: string): void {
+/** Send; while the agent works: Stop, or Queue once something is typed. */
+function updateSendButton(): void {
+  const label = !busy ? 'Send' : prompt.text.trim() === '' ? 'Stop' : 'Queue';
+  send.textContent = label;
+  send.classList.toggle('stop', label === 'Stop');
+  send.setAttribute('aria-label', label === 'Stop' ? 'Stop the agent (Esc)' : label === 'Queue' ? 'Queue this message' : 'Send (Enter)');
+}
+
+send.addEventListener('click', () => {
+  if (busy && prompt.text.trim() === '') {
+    post({ type: 'stop' });
+    return;
+  }
+  prompt.submit();
+});
+prompt.textarea.addEventListener('input', updateSendButton);
+
+// Links and code-block buttons, by delegation (the CSP allows no inline handlers).
+function onLogActivate(e: Event): void {
+  const target = e.target as HTMLElement;
+  const link = target.closest<HTMLElement>('a[data-href]');
+  if (link !== null) {
+    e.preventDefault();
+    post({ type: 'openLink', href: link.dataset['href'] ?? '' });
+    return;
+  }
+  const action = target.closest<HTMLButtonElement>('button[data-action]');
+  if (action !== null) {
+    const code = action.closest('.code-block')?.querySelector('code')?.textContent ?? '';
+    post({ type: action.dataset['action'] === 'insert' ? 'insert' : 'copy', text: code });
+  }
+}
+log.addEventListener('click', onLogActivate);
+log.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && (e.target as HTMLElement).matches('a[data-href]')) onLogActivate(e);
+});
+
+// --- notices, status, confirmation ----------------------------------------------------------------
+
+const ACTION_LABELS: Record<NoticeAction, string> = {
+  retry: 'Retry',
+  configureModel: 'Set up the model',
+  openModelSettings: 'Model settings',
+  showOutput: 'Show output',
+};
+
+function showNotice(level: 'info' | 'error', text: string, actions: NoticeAction[] = []): void {
   notice.hidden = false;
   notice.className = level;
-  notice.textContent = text;
+  // Errors interrupt (a screen reader reads them at once); information waits its turn.
+  notice.setAttribute('role', level === 'error' ? 'alert' : 'status');
+  notice.replaceChildren(el('span', 'text', text));
+  for (const action of actions) {
+    notice.append(
+      button(ACTION_LABELS[action], action === 'retry' ? 'primary' : 'secondary', () => {
+        if (action === 'retry') hideNotice();
+        post({ type: 'action', action });
+      }),
+    );
+  }
+  notice.append(button('×', 'dismiss', hideNotice, 'Dismiss'));
+  notice.scrollIntoView({ block: 'nearest' });
 }
 
-function submit(): void {
-  if (busy) {
-    vscode.postMessage({ type: 'stop' });
-    return;
-  }
-  const text = prompt.value;
-  if (text.trim() === '') return;
-  prompt.value = '';
-  closeMentions();
+function hideNotice(): void {
   notice.hidden = true;
-  // The browser's own zone: the sidecar stamps the prompt with it (time-context uses it).
-  const clientTimeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-  vscode.postMessage({ type: 'send', text, clientTimeZone });
+  notice.replaceChildren();
 }
 
-// --- mentions -----------------------------------------------------------------------------------
-
-function updateMentionQuery(): void {
-  const at = findMentionQuery(prompt.value, prompt.selectionStart ?? prompt.value.length);
-  mentionAt = at;
-  if (at === undefined) {
-    closeMentions();
-    return;
-  }
-  mentionRequestId += 1;
-  vscode.postMessage({ type: 'mention', requestId: mentionRequestId, query: at.query });
+function announce(text: string): void {
+  status.textContent = text;
 }
 
-function showCandidates(requestId: number, list: CandidateView[]): void {
-  if (requestId !== mentionRequestId || mentionAt === undefined) return; // a stale answer
-  candidates = list;
-  selected = list.length > 0 ? 0 : -1;
-  renderCandidates();
-}
-
-function renderCandidates(): void {
-  mentions.replaceChildren();
-  if (candidates.length === 0) {
-    mentions.hidden = true;
-    return;
-  }
-  candidates.forEach((c, i) => {
-    const li = el('li', i === selected ? 'selected' : '');
-    li.setAttribute('role', 'option');
-    li.setAttribute('aria-selected', String(i === selected));
-    li.append(el('span', 'label', c.label), el('span', 'detail', c.detail));
-    li.addEventListener('mousedown', (e) => {
-      e.preventDefault(); // keep the caret in the textarea
-      choose(i);
-    });
-    mentions.append(li);
+function askCompact(count: number): void {
+  confirmBar.hidden = false;
+  confirmBar.replaceChildren(
+    el('span', 'text', `Replace the ${plural(count, 'message')} in the model's view by a summary the model writes? They stay in the session's log.`),
+  );
+  const yes = button('Compact', 'primary', () => {
+    confirmBar.hidden = true;
+    post({ type: 'compactConfirmed' });
   });
-  mentions.hidden = false;
+  const no = button('Cancel', 'secondary', () => {
+    confirmBar.hidden = true;
+  });
+  confirmBar.append(yes, no);
+  yes.focus();
 }
 
-function choose(index: number): void {
-  const candidate = candidates[index];
-  if (candidate === undefined || mentionAt === undefined) return;
-  const next = applyMention(prompt.value, mentionAt, candidate.mention);
-  prompt.value = next.text;
-  prompt.setSelectionRange(next.cursor, next.cursor);
-  closeMentions();
-  prompt.focus();
+// --- queue, pending context, approvals -----------------------------------------------------------
+
+function renderQueue(items: QueuedPrompt[]): void {
+  queueList.replaceChildren();
+  queueList.hidden = items.length === 0;
+  for (const item of items) {
+    const li = el('li', 'queued');
+    li.append(el('span', 'label', 'Queued'), el('span', 'text', item.text));
+    li.append(button('×', 'dismiss', () => post({ type: 'unqueue', id: item.id }), 'Remove this queued message'));
+    queueList.append(li);
+  }
 }
 
-function closeMentions(): void {
-  mentionAt = undefined;
-  candidates = [];
-  selected = -1;
-  mentions.hidden = true;
-  mentions.replaceChildren();
-}
-
-// --- events -------------------------------------------------------------------------------------
-
-prompt.addEventListener('input', updateMentionQuery);
-prompt.addEventListener('click', updateMentionQuery);
-prompt.addEventListener('keydown', (e) => {
-  if (!mentions.hidden && candidates.length > 0) {
-    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
-      selected = moveSelection(selected, e.key === 'ArrowDown' ? 1 : -1, candidates.length);
-      renderCandidates();
-      e.preventDefault();
-      return;
-    }
-    if (e.key === 'Enter' || e.key === 'Tab') {
-      choose(selected);
-      e.preventDefault();
-      return;
-    }
-    if (e.key === 'Escape') {
-      closeMentions();
-      e.preventDefault();
-      return;
+function renderPending(items: PendingItemView[], canDrop: boolean): void {
+  pendingSection.replaceChildren();
+  pendingSection.hidden = items.length === 0;
+  if (items.length === 0) return;
+  pendingSection.append(el('h2', '', `Pending for the next step (${items.length})`));
+  for (const item of items) {
+    const row = el('div', 'pending-item');
+    const details = el('details');
+    const summary = el('summary', '', item.title);
+    details.append(summary, el('pre', '', item.text));
+    row.append(details);
+    if (canDrop) row.append(button('Drop', 'secondary', () => post({ type: 'discard', messageId: item.messageId }), `Drop ${item.title}`));
+    pendingSection.append(row);
+    for (const change of canDrop ? item.changes : []) {
+      const sub = el('div', 'pending-change');
+      sub.append(el('span', '', change.label));
+      sub.append(
+        button('Drop', 'link', () => post({ type: 'discard', messageId: item.messageId, scopes: [change.scope] }), `Drop only ${change.label}`),
+      );
+      pendingSection.append(sub);
     }
   }
-  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+}
+
+function renderApprovalCard(view: ApprovalView): void {
+  const card = renderApproval(view, {
+    diff: () => post({ type: 'showDiff', id: view.id }),
+    accept: () => post({ type: 'approve', id: view.id, accept: true }),
+    reject: () => post({ type: 'approve', id: view.id, accept: false }),
+  });
+  const existing = byIdOrNull(card.id);
+  if (existing !== null) existing.replaceWith(card);
+  else {
+    log.append(card);
+    scrollToEnd();
+    card.querySelector<HTMLButtonElement>('button.accept')?.focus();
+  }
+}
+
+// --- sessions -----------------------------------------------------------------------------------
+
+function toggleSessions(open: boolean): void {
+  sessionList.hidden = !open;
+  sessionsButton.setAttribute('aria-expanded', String(open));
+  if (open) {
+    sessionList.replaceChildren(el('li', 'muted', 'Loading…'));
+    post({ type: 'listSessions' });
+  }
+}
+
+function renderSessions(sessions: SessionListItem[]): void {
+  sessionList.replaceChildren();
+  if (sessions.length === 0) sessionList.append(el('li', 'muted', 'No sessions yet.'));
+  sessions.forEach((s, i) => {
+    const li = el('li', s.current ? 'current' : '');
+    li.id = `session-option-${i}`;
+    li.setAttribute('role', 'option');
+    li.setAttribute('aria-selected', String(s.current));
+    li.tabIndex = -1;
+    li.dataset['id'] = s.id;
+    li.append(el('span', 'title', s.title), el('span', 'age', s.age));
+    li.addEventListener('click', () => pickSession(s));
+    sessionList.append(li);
+  });
+  const first = sessionList.querySelector<HTMLElement>('li.current') ?? sessionList.querySelector<HTMLElement>('li[role=option]');
+  first?.focus();
+}
+
+function pickSession(s: SessionListItem): void {
+  toggleSessions(false);
+  sessionsButton.focus();
+  if (!s.current) post({ type: 'switchSession', id: s.id });
+}
+
+sessionsButton.addEventListener('click', () => toggleSessions(sessionList.hidden));
+sessionList.addEventListener('keydown', (e) => {
+  const options = [...sessionList.querySelectorAll<HTMLElement>('li[role=option]')];
+  const at = options.indexOf(document.activeElement as HTMLElement);
+  if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
     e.preventDefault();
-    submit();
+    options[(at + (e.key === 'ArrowDown' ? 1 : options.length - 1)) % options.length]?.focus();
+  } else if (e.key === 'Enter' && at >= 0) {
+    e.preventDefault();
+    options[at]?.click();
+  } else if (e.key === 'Escape') {
+    e.preventDefault();
+    toggleSessions(false);
+    sessionsButton.focus();
   }
 });
-send.addEventListener('click', submit);
-byId('new-session').addEventListener('click', () => vscode.postMessage({ type: 'newSession' }));
-byId('compact').addEventListener('click', () => vscode.postMessage({ type: 'compact' }));
+byId('new-session').addEventListener('click', () => post({ type: 'newSession' }));
+byId('compact').addEventListener('click', () => post({ type: 'compact' }));
+
+// --- messages from the extension ----------------------------------------------------------------
 
 window.addEventListener('message', (event: MessageEvent<ToChat>) => {
   const m = event.data;
   switch (m.type) {
     case 'init':
-      log.replaceChildren();
+      following = true;
+      if (m.session?.id !== shownSession) {
+        // Another session: what was said about the previous one no longer applies.
+        hideNotice();
+        announce('');
+        confirmBar.hidden = true;
+        shownSession = m.session?.id;
+      }
+      streaming?.remove();
       streaming = undefined;
-      sessionLabel.textContent = m.sessionId !== undefined ? `session ${m.sessionId.slice(0, 8)}` : 'no session';
-      sessionLabel.title = m.sessionId ?? '';
+      log.replaceChildren();
+      model = m.model;
+      renderSession(m.session);
       append(m.items);
+      renderEmpty();
+      prompt.setHistory(m.history);
+      renderQueue(m.queue);
+      renderPending([], false);
       setBusy(m.busy);
       break;
     case 'items':
@@ -189,11 +336,10 @@ window.addEventListener('message', (event: MessageEvent<ToChat>) => {
       break;
     case 'delta':
       if (streaming === undefined) {
-        streaming = el('div', 'msg assistant streaming');
-        log.append(streaming);
+        byIdOrNull('empty')?.remove();
+        streaming = new StreamView(log, scrollToEnd);
       }
-      streaming.textContent = (streaming.textContent ?? '') + m.text;
-      log.scrollTop = log.scrollHeight;
+      streaming.push(m.text);
       break;
     case 'streamEnd':
       // The recorded assistant message follows and replaces the streamed draft.
@@ -203,14 +349,56 @@ window.addEventListener('message', (event: MessageEvent<ToChat>) => {
     case 'busy':
       setBusy(m.busy);
       break;
+    case 'status':
+      announce(m.text);
+      break;
     case 'notice':
-      showNotice(m.level, m.text);
+      showNotice(m.level, m.text, m.actions);
+      break;
+    case 'clearNotice':
+      hideNotice();
       break;
     case 'candidates':
-      showCandidates(m.requestId, m.candidates);
+      prompt.showCandidates(m.requestId, m.candidates);
+      break;
+    case 'promptFailed':
+      // Nothing was sent: the prompt goes back into the box, with the reason right above it.
+      prompt.setText(mergeIntoPrompt(prompt.text, [m.text]));
+      showNotice('error', m.reason, m.actions);
+      updateSendButton();
+      break;
+    case 'queue':
+      renderQueue(m.items);
+      break;
+    case 'restorePrompt':
+      if (m.texts.length > 0) {
+        prompt.setText(mergeIntoPrompt(prompt.text, m.texts));
+        // Said after whatever the turn's end announced ("Stopped. …"), not instead of it.
+        announce(`${status.textContent ?? ''} ${plural(m.texts.length, 'queued message')} put back into the box.`.trim());
+        updateSendButton();
+      }
+      break;
+    case 'sessions':
+      renderSessions(m.sessions);
+      break;
+    case 'session':
+      renderSession(m.session);
+      break;
+    case 'approval':
+      renderApprovalCard(m.approval);
+      break;
+    case 'pending':
+      renderPending(m.items, m.canDrop);
+      break;
+    case 'model':
+      model = m.model;
+      renderEmpty();
+      break;
+    case 'confirmCompact':
+      askCompact(m.count);
       break;
   }
 });
 
-vscode.postMessage({ type: 'ready' });
-prompt.focus();
+post({ type: 'ready' });
+prompt.textarea.focus();

@@ -1,5 +1,5 @@
 /** The context inspector's page script: renders the state the extension computes. */
-import type { FromInspector, InspectorContextItem, InspectorState, ToInspector } from './messages';
+import type { FromInspector, InspectorContextItem, InspectorState, PendingItemView, ToInspector } from './messages';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromInspector): void };
 
@@ -37,6 +37,41 @@ function contextList(items: InspectorContextItem[], empty: string, kind: string)
   return list;
 }
 
+/** The pending list, each item (and each of several changes) with a Drop button when possible. */
+function pendingList(sessionId: string, items: PendingItemView[], canDrop: boolean): HTMLElement {
+  if (items.length === 0) return el('p', 'muted', 'Nothing pending.');
+  const list = el('div', 'context-list pending');
+  for (const item of items) {
+    const details = el('details', 'context-item');
+    details.dataset['messageId'] = item.messageId;
+    const summary = el('summary');
+    summary.append(el('span', 'title', item.title), el('span', 'bytes', formatBytes(item.bytes)));
+    if (canDrop) summary.append(dropButton(`Drop ${item.title}`, { type: 'discard', sessionId, messageId: item.messageId }));
+    details.append(summary);
+    for (const change of canDrop ? item.changes : []) {
+      const row = el('div', 'change');
+      row.append(el('span', '', change.label));
+      row.append(dropButton(`Drop only ${change.label}`, { type: 'discard', sessionId, messageId: item.messageId, scopes: [change.scope] }));
+      details.append(row);
+    }
+    details.append(el('pre', '', item.text));
+    list.append(details);
+  }
+  return list;
+}
+
+function dropButton(label: string, message: FromInspector): HTMLButtonElement {
+  const b = el('button', 'link drop', 'Drop');
+  b.type = 'button';
+  b.setAttribute('aria-label', label);
+  b.title = label;
+  b.addEventListener('click', (e) => {
+    e.preventDefault(); // inside <summary>: do not also fold/unfold
+    vscode.postMessage(message);
+  });
+  return b;
+}
+
 function render(state: InspectorState): void {
   const parts: HTMLElement[] = [];
   if (state.error !== undefined) parts.push(el('p', 'error', state.error));
@@ -53,7 +88,7 @@ function render(state: InspectorState): void {
     session.append(contextList(s.visible, 'None yet: the baseline arrives with the first prompt.', 'visible'));
     const pendingTitle = el('h3', '', 'Pending for the next step ');
     pendingTitle.append(el('span', `badge${s.pendingCount > 0 ? ' hot' : ''}`, String(s.pendingCount)));
-    session.append(pendingTitle, contextList(s.pending, 'Nothing pending.', 'pending'));
+    session.append(pendingTitle, pendingList(s.id, s.pending, s.canDrop));
   }
   parts.push(session);
 

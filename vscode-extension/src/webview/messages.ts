@@ -1,4 +1,10 @@
 /** Messages between the extension and its two webviews (types only, shared by both sides). */
+import type { PendingItemView } from '../chat/pendingView';
+import type { QueuedPrompt } from '../chat/queue';
+import type { SessionListItem } from '../chat/sessionList';
+
+export type { PendingItemView, QueuedPrompt, SessionListItem };
+
 export type ChatItemKind = 'user' | 'assistant' | 'tool-call' | 'tool-result' | 'context';
 
 export interface ChatItem {
@@ -8,22 +14,76 @@ export interface ChatItem {
   title: string;
   text: string;
   isError?: boolean;
+  /** An answer the user stopped: what the model had said so far. */
+  stopped?: boolean;
 }
 
 export interface CandidateView {
   label: string;
   mention: string;
+  /** "3 h ago". */
+  age: string;
+  /** The session's folder, when it is not this panel's. */
   detail: string;
 }
 
+export type ApprovalState = 'pending' | 'accepted' | 'rejected' | 'stopped';
+
+export interface ApprovalView {
+  id: string;
+  tool: 'write' | 'edit';
+  /** The file, relative to the folder. */
+  path: string;
+  isNewFile: boolean;
+  state: ApprovalState;
+}
+
+export interface SessionView {
+  id: string;
+  title: string | undefined;
+}
+
+export interface ModelView {
+  text: string;
+  configured: boolean;
+}
+
+/** Buttons a notice may offer. */
+export type NoticeAction = 'retry' | 'configureModel' | 'openModelSettings' | 'showOutput';
+
 export type ToChat =
-  | { type: 'init'; folder: string; sessionId: string | undefined; items: ChatItem[]; busy: boolean }
+  | {
+      type: 'init';
+      folder: string;
+      session: SessionView | undefined;
+      items: ChatItem[];
+      busy: boolean;
+      model: ModelView;
+      /** The session's earlier prompts, oldest first (↑ recalls them). */
+      history: string[];
+      queue: QueuedPrompt[];
+    }
   | { type: 'items'; items: ChatItem[] }
   | { type: 'delta'; text: string }
   | { type: 'streamEnd' }
   | { type: 'busy'; busy: boolean }
-  | { type: 'notice'; level: 'info' | 'error'; text: string }
-  | { type: 'candidates'; requestId: number; candidates: CandidateView[] };
+  /** Announced to screen readers (aria-live) and shown quietly. */
+  | { type: 'status'; text: string }
+  | { type: 'notice'; level: 'info' | 'error'; text: string; actions?: NoticeAction[] }
+  | { type: 'clearNotice' }
+  | { type: 'candidates'; requestId: number; candidates: CandidateView[] }
+  /** The prompt never reached the model: back into the box, with the reason in view. */
+  | { type: 'promptFailed'; text: string; reason: string; actions?: NoticeAction[] }
+  | { type: 'queue'; items: QueuedPrompt[] }
+  /** Queued prompts handed back after a stop or a failure. */
+  | { type: 'restorePrompt'; texts: string[] }
+  | { type: 'sessions'; sessions: SessionListItem[] }
+  | { type: 'session'; session: SessionView | undefined }
+  | { type: 'approval'; approval: ApprovalView }
+  /** `canDrop`: the sidecar implements dsh/context/discard. */
+  | { type: 'pending'; items: PendingItemView[]; canDrop: boolean }
+  | { type: 'model'; model: ModelView }
+  | { type: 'confirmCompact'; count: number };
 
 export type FromChat =
   | { type: 'ready' }
@@ -31,7 +91,20 @@ export type FromChat =
   | { type: 'stop' }
   | { type: 'mention'; requestId: number; query: string }
   | { type: 'newSession' }
-  | { type: 'compact' };
+  /** Asks first; `compactConfirmed` is the user's yes. */
+  | { type: 'compact' }
+  | { type: 'compactConfirmed' }
+  | { type: 'retry' }
+  | { type: 'openLink'; href: string }
+  | { type: 'copy'; text: string }
+  | { type: 'insert'; text: string }
+  | { type: 'approve'; id: string; accept: boolean }
+  | { type: 'showDiff'; id: string }
+  | { type: 'unqueue'; id: number }
+  | { type: 'listSessions' }
+  | { type: 'switchSession'; id: string }
+  | { type: 'discard'; messageId: string; scopes?: string[] }
+  | { type: 'action'; action: NoticeAction };
 
 export interface InspectorContextItem {
   title: string;
@@ -57,8 +130,10 @@ export interface InspectorState {
         folder: string;
         /** The baseline the session's model saw, and later instruction updates, in order. */
         visible: InspectorContextItem[];
-        pending: InspectorContextItem[];
+        pending: PendingItemView[];
         pendingCount: number;
+        /** The sidecar implements dsh/context/discard: pending items get Drop buttons. */
+        canDrop: boolean;
       }
     | undefined;
   /** Why there is no session section (e.g. "No chat session is open for this folder"). */
@@ -77,4 +152,8 @@ export interface InspectorState {
 }
 
 export type ToInspector = { type: 'state'; state: InspectorState };
-export type FromInspector = { type: 'ready' } | { type: 'refresh' } | { type: 'openChat' };
+export type FromInspector =
+  | { type: 'ready' }
+  | { type: 'refresh' }
+  | { type: 'openChat' }
+  | { type: 'discard'; sessionId: string; messageId: string; scopes?: string[] };

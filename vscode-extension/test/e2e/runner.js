@@ -158,8 +158,15 @@ async function main() {
     await chat.press('#prompt', 'Enter'); // takes the highlighted candidate, does not send
     await chat.waitForSelector('#mentions[hidden]', { state: 'attached', timeout: 5000 });
     const prompt = await chat.inputValue('#prompt');
-    say(`mention inserted: ${prompt}`);
-    fs.writeFileSync(path.join(dir, 'mention-done'), JSON.stringify({ prompt, candidates }));
+    // The box shows the session's label as a chip; the mention markup stands behind it.
+    const chip = chat.locator('#prompt-backdrop mark.chip');
+    const chipText = await chip.innerText();
+    const chipMention = await chip.getAttribute('title');
+    say(`mention inserted: ${prompt} (chip ${chipText} -> ${chipMention})`);
+    await chat.press('#prompt', 'Enter'); // now it sends, with the markup in place of the chip
+    await chat.waitForSelector('.msg.user:has-text("Compare with @")', { timeout: 20000 });
+    await chat.waitForSelector('#send:has-text("Send")', { timeout: 30000 });
+    fs.writeFileSync(path.join(dir, 'mention-done'), JSON.stringify({ prompt, candidates, chipText, chipMention }));
 
     const deadline = Date.now() + 60000;
     while (exitCode === null && Date.now() < deadline) await page.waitForTimeout(200);

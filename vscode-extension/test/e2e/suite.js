@@ -129,7 +129,8 @@ exports.run = async function run() {
     log('restart resumed the session');
 
     // Compaction: the model summarizes the visible history, which the checkpoint replaces.
-    const compacted = await vscode.commands.executeCommand('dsh.session.compact');
+    // The panel asks before compacting; a script confirms up front.
+    const compacted = await vscode.commands.executeCommand('dsh.session.compact', { confirmed: true });
     assert(compacted === true, 'DSH: Compact Chat Session succeeded');
     const after = await api.sidecar.request('dsh/session/surface', { sessionId: before });
     assert(after.events.length === 1, `one checkpoint is left on the surface (${after.events.length})`);
@@ -144,13 +145,13 @@ exports.run = async function run() {
     const mention = await waitForFile('mention-done', 60000);
     const fresh = api.session(folder);
     assert(fresh && fresh.header.id !== before, 'New session replaced the folder session');
-    const m = /@\[[^\]]*\]\(dsh-session:([A-Za-z0-9_-]+)\)/.exec(mention.prompt);
-    assert(m, `a session mention was inserted: ${JSON.stringify(mention.prompt)}`);
+    const m = /^@\[[^\]]*\]\(dsh-session:([A-Za-z0-9_-]+)\)$/.exec(mention.chipMention);
+    assert(m, `a session mention stands behind the chip: ${JSON.stringify(mention)}`);
     assert(JSON.parse(Buffer.from(m[1], 'base64url').toString('utf8')) === before,
       'the mention names the earlier session');
     log('mention completion inserted the earlier session');
 
-    fs.writeFileSync(path.join(dir, 'suite-result.json'), JSON.stringify({ kinds, sessionId: before, scopes: scopes.files, mention: mention.prompt }));
+    fs.writeFileSync(path.join(dir, 'suite-result.json'), JSON.stringify({ kinds, sessionId: before, scopes: scopes.files, mention }));
     log('all checks passed');
   } catch (err) {
     log(`FAILED: ${err && err.stack ? err.stack : err}`);

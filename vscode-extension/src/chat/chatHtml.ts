@@ -1,0 +1,26 @@
+/** The chat webview's static page body; chat.ts (the page script) fills it in. */
+import { escapeHtml } from '../webviewHtml';
+
+export function chatBody(folderName: string): string {
+  return `<header>
+<div class="heading"><span id="session-title">New session</span><span id="folder">${escapeHtml(folderName)}</span><span id="session"></span></div>
+<div class="header-actions">
+<button id="sessions-button" class="secondary" aria-haspopup="listbox" aria-expanded="false" aria-controls="session-list" title="Earlier sessions of this folder">Sessions</button>
+<button id="new-session" class="secondary" title="Start a new session for this folder">New</button>
+<button id="compact" class="secondary" title="Summarize the visible history into one message">Compact</button>
+</div>
+<ul id="session-list" role="listbox" aria-label="Sessions of this folder" tabindex="-1" hidden></ul>
+</header>
+<main id="log" role="log" aria-live="off" aria-label="Conversation"></main>
+<div id="status" role="status" aria-live="polite"></div>
+<div id="confirm" hidden></div>
+<div id="notice" hidden></div>
+<section id="pending" aria-label="Context pending for the next step" hidden></section>
+<footer>
+<ul id="queue" aria-label="Messages queued for when the agent finishes" hidden></ul>
+<ul id="mentions" role="listbox" aria-label="Sessions to mention" hidden></ul>
+<div id="prompt-wrap"><div id="prompt-backdrop" aria-hidden="true"></div>
+<textarea id="prompt" rows="3" role="combobox" aria-autocomplete="list" aria-expanded="false" aria-controls="mentions" aria-label="Message to the agent" placeholder="Ask the agent… (Enter sends, Shift+Enter new line, ↑ last prompt, @ mentions a session, Esc stops)"></textarea></div>
+<button id="send">Send</button>
+</footer>`;
+}

@@ -1,0 +1,121 @@
+// @ts-check
+/**
+ * Helpers shared by the playwright-core runners: launching Debian's Chromium, finding a webview's
+ * frame, running commands through the palette, reading notifications. Every wait is bounded.
+ */
+const fs = require('node:fs');
+const path = require('node:path');
+
+/** @param {string} name */
+function env(name) {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set`);
+  return v;
+}
+
+const started = Date.now();
+/** @param {string} m */
+function say(m) {
+  console.log(`[runner +${((Date.now() - started) / 1000).toFixed(1)}s] ${m}`);
+}
+
+async function launch() {
+  const { chromium } = require(env('PLAYWRIGHT_CORE'));
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+}
+
+/** The frame (any depth: webviews nest an iframe in an iframe) that has `selector`. */
+async function findFrame(page, selector, ms) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    for (const frame of page.frames()) {
+      try {
+        if (await frame.$(selector)) return frame;
+      } catch {
+        // a frame navigating away: try the others
+      }
+    }
+    await page.waitForTimeout(250);
+  }
+  throw new Error(`no frame with ${selector} after ${ms} ms`);
+}
+
+/** Run a command through the command palette (F1), as a person would. */
+async function runCommand(page, label) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(`>${label}`);
+  await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${label}"]`, { timeout: 10000 });
+  await page.keyboard.press('Enter');
+}
+
+/** Open a workspace file from the explorer, by its path segments. */
+async function openFromExplorer(page, ...segments) {
+  if (!(await page.locator('.explorer-folders-view').isVisible())) {
+    await runCommand(page, 'View: Show Explorer');
+    await page.waitForSelector('.explorer-folders-view', { state: 'visible', timeout: 10000 });
+  }
+  const row = (name) => page.locator('.explorer-folders-view').getByRole('treeitem', { name, exact: true });
+  for (const segment of segments) await row(segment).click();
+  await page.waitForSelector(`.tab.active:has-text("${segments[segments.length - 1]}")`, { timeout: 15000 });
+}
+
+/** Write a handshake file for the other half of the test (pytest or the extension-host suite). */
+function handshake(name, value) {
+  fs.writeFileSync(path.join(env('DSH_E2E_DIR'), name), JSON.stringify(value ?? {}));
+}
+
+/** Wait until the extension-host suite (or pytest) wrote `name`; returns its JSON. */
+async function waitForFile(name, ms, stillRunning = () => true) {
+  const file = path.join(env('DSH_E2E_DIR'), name);
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, 'utf8') || '{}');
+    if (!stillRunning()) throw new Error(`the extension-host suite ended before ${name}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${name}`);
+}
+
+/**
+ * Record every notification the workbench shows, from the first paint on (a notification that
+ * was dismissed or clicked away leaves no trace in the notification center).
+ */
+async function recordNotifications(page) {
+  await page.addInitScript(() => {
+    const seen = new Set();
+    // @ts-ignore a test-only global
+    window.__notifications = seen;
+    new MutationObserver(() => {
+      for (const el of document.querySelectorAll('.notification-list-item-message')) {
+        const text = (el.textContent || '').trim();
+        if (text !== '') seen.add(text);
+      }
+    }).observe(document, { subtree: true, childList: true, characterData: true });
+  });
+}
+
+/** Every distinct notification text shown so far. */
+async function notificationsSeen(page) {
+  // @ts-ignore a test-only global
+  return page.evaluate(() => [...(window.__notifications || [])]);
+}
+
+/** A hard stop well inside the pytest timeout, so nothing can hang. */
+function hardTimeout() {
+  setTimeout(() => {
+    console.error('[runner] hard timeout');
+    process.exit(3);
+  }, Number(process.env.RUNNER_TIMEOUT_MS || 150000)).unref();
+}
+
+module.exports = {
+  env, say, launch, findFrame, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout,
+  recordNotifications, notificationsSeen,
+};
