@@ -1,6 +1,6 @@
 """The filesystem seam: resolve, probe and bounded reads of instruction files.
 
-Upstream's provider contract (reference §1.5, §2.4, §2.5): a probe is *present* (a regular file,
+Upstream's provider contract (docs/reference/agent-instructions.md, Probes and reads): a probe is *present* (a regular file,
 with an opaque version), *absent* (confirmed: missing, not a regular file, a link to a directory,
 ENOENT/ENOTDIR) or *unavailable* (any other error, which is never treated as a deletion). Reads are
 bounded and strict, and never block on a FIFO, socket or device.
@@ -171,7 +171,7 @@ class LocalFileSystem:
         *,
         allowed: Callable[[str], bool] | None = None,
     ) -> ReadResult:
-        """Bounded strict UTF-8 read (reference §2.5) of the file that was checked; never raises
+        """Bounded strict UTF-8 read (docs/reference/agent-instructions.md, Probes and reads) of the file that was checked; never raises
         for file problems.
 
         With a resolved target the read opens that real path without following a final link,

@@ -1,7 +1,7 @@
 /**
- * The sidecar's settings tree (protocol.md §9) read from the `dsh.*` configuration.
+ * The sidecar's settings tree (docs/configuration.md) read from the `dsh.*` configuration.
  *
- * Only §9 keys go to the server: the `dsh` section also holds client-only keys (pythonPath,
+ * Only the keys of docs/configuration.md go to the server: the `dsh` section also holds client-only keys (pythonPath,
  * model.*), and the server refuses unknown keys rather than ignoring them.
  */
 
@@ -10,7 +10,7 @@ export interface ConfigReader {
   get<T>(key: string): T | undefined;
 }
 
-/** Section → keys of protocol.md §9, in its order. */
+/** Section → keys of docs/configuration.md, in its order. */
 export const SERVER_SETTING_KEYS = {
   instructions: [
     'enabled',
@@ -34,7 +34,7 @@ export const SERVER_SETTING_KEYS = {
 export type ServerSettings = Record<string, Record<string, unknown>>;
 
 /**
- * Build the §9 tree from `dsh.*`. A key the user never set still carries its contributed
+ * Build the settings tree from `dsh.*`. A key the user never set still carries its contributed
  * default, so the server always sees the whole tree the user sees in the settings editor.
  */
 export function readServerSettings(config: ConfigReader): ServerSettings {

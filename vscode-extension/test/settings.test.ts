@@ -18,14 +18,14 @@ function reader(values: Record<string, unknown> = {}) {
   };
 }
 
-describe('server settings (protocol.md §9)', () => {
-  it('contributes every §9 key as dsh.<section>.<key>', () => {
+describe('server settings (docs/configuration.md)', () => {
+  it('contributes every server setting as dsh.<section>.<key>', () => {
     for (const [section, keys] of Object.entries(SERVER_SETTING_KEYS)) {
       for (const key of keys) expect(properties).toHaveProperty([`dsh.${section}.${key}`]);
     }
   });
 
-  it('sends the §9 defaults when nothing is set', () => {
+  it('sends the server settings' defaults when nothing is set', () => {
     expect(readServerSettings(reader())).toEqual({
       instructions: {
         enabled: true,

@@ -1,4 +1,4 @@
-"""The editor as a touch seam (protocol.md §5), plus hover and diagnostics on documents.
+"""The editor as a touch seam (docs/protocol.md#touches), plus hover and diagnostics on documents.
 
 Opening, editing, saving, creating, renaming and deleting documents are touches for every live
 session whose project contains them. Touches read disk, never unsaved buffer text; a burst of

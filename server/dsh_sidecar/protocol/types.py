@@ -1,4 +1,4 @@
-"""Wire types of the dsh/ methods (protocol.md §3–§7): attrs classes, camelCased on the wire.
+"""Wire types of the dsh/ methods (docs/protocol.md, Sessions through Session references): attrs classes, camelCased on the wire.
 
 Results are encoded by ``protocol.encode.to_json``: an optional field (one with a default) is left
 out when it has no value, a required one is always sent, as ``null`` if it may have none. Messages, events, sources and changes travel as their JSON objects: they are

@@ -2,7 +2,7 @@
  * One agent turn: prepare a step with the sidecar, ask the model, run its tool calls, record
  * everything, and go on with the next step until the model answers without tools.
  *
- * The loop owns the protocol order of protocol.md §4–§5:
+ * The loop owns the protocol order of docs/protocol.md (The agent loop, Touches):
  *   step/prepare → model → append assistant/message → per call: append tool/result and notify
  *   dsh/tool/result → step/end → (next step) … → turn/end.
  * Touches reported during a step are released by its step/end, so the next step/prepare returns

@@ -1,4 +1,4 @@
-"""Baseline composition: discover, read, deduplicate per directory, render (reference §2.2–§2.3).
+"""Baseline composition: discover, read, deduplicate per directory, render (docs/reference/agent-instructions.md, Baseline candidates; Per-directory dedup).
 
 Besides the rendered block, the load reports every present candidate with a state
 (``included``/``truncated``/``omitted``/``duplicate``/``oversized``/``unreadable``/``ignored``/
@@ -147,7 +147,7 @@ def load_baseline(
     if not settings.active:
         result = RenderResult("", tuple(i.path for i in items), (), frozenset())
     elif not items:
-        # Upstream emits no baseline when nothing was found (reference §2.9 step 4); rendering an
+        # Upstream emits no baseline when nothing was found (docs/reference/agent-instructions.md, Compose); rendering an
         # empty list would still produce a frame holding only the intro.
         result = RenderResult("", (), (), frozenset())
     else:

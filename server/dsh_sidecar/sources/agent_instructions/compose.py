@@ -1,4 +1,4 @@
-"""Compose the agent-instructions context for a session (reference §2.9) and sync the inbox (§2.10).
+"""Compose the agent-instructions context for a session (docs/reference/agent-instructions.md, Compose) and sync the inbox (Inbox sync).
 
 Inputs are durable (visible messages from the log, claimed messages, the pending inbox) plus a
 per-session ``SessionInstructionState`` that only accelerates: a version cache and the baseline
@@ -170,7 +170,7 @@ def sync_inbox(
     claimed: Sequence[Message] = (),
     visible: Sequence[Message] = (),
 ) -> list[Message]:
-    """The new inbox: at most one pending agent-instructions message, recomputed (§2.10)."""
+    """The new inbox: at most one pending agent-instructions message, recomputed (docs/reference/agent-instructions.md, Inbox sync)."""
     pending = [m for m in inbox if is_instructions_message(m)]
     others = [m for m in inbox if not is_instructions_message(m)]
     if desired is None or any(m.same_payload(desired) for m in (*claimed, *visible)):

@@ -1,4 +1,4 @@
-"""Project-root discovery and the instruction chain (reference §2.1, §2.2)."""
+"""Project-root discovery and the instruction chain (docs/reference/agent-instructions.md, Project root; Baseline candidates)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def ancestor_chain(root: str, cwd: str) -> list[str]:
 
 
 def descendant_dirs_between(cwd: str, path: str) -> list[str]:
-    """Directories strictly below ``cwd`` down to ``dirname(path)``, shallowest first (§2.8 step 4).
+    """Directories strictly below ``cwd`` down to ``dirname(path)``, shallowest first (docs/reference/agent-instructions.md, Reconcile).
 
     ``path`` is resolved against ``cwd`` when relative. Upstream's prefix test on ``..`` also
     excludes a child literally named ``..foo``; we keep that quirk for fidelity.

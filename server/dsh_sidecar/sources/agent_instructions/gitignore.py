@@ -1,4 +1,4 @@
-"""Ignore-aware discovery (beyond upstream; protocol.md §9 ``respectGitignore``/``exclude``).
+"""Ignore-aware discovery (beyond upstream; docs/configuration.md#instructionsrespectgitignore and #instructionsexclude).
 
 A touch must not pull instructions out of a dependency tree such as ``node_modules/``. We apply
 the project's ``.gitignore`` files, nested ones included, with git's rules: deeper files take

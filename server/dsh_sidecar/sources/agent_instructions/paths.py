@@ -1,4 +1,4 @@
-"""Display paths and scope keys (reference §1.2).
+"""Display paths and scope keys (docs/reference/agent-instructions.md, Paths and scopes).
 
 A scope key names one candidate file slot: ``<scope directory> NUL <candidate name>``, where the
 scope directory is relative to the project root (``.`` for the root) or ``user-global``.

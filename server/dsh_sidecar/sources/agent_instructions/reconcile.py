@@ -1,4 +1,4 @@
-"""Dynamic reconciliation (reference §2.8): which scopes changed since the model last saw them.
+"""Dynamic reconciliation (docs/reference/agent-instructions.md, Reconcile): which scopes changed since the model last saw them.
 
 Scopes are probed in a fixed order and grouped by directory. Absence is confirmed deletion;
 unavailability (EACCES, EIO, a probe error) is never treated as deletion and rolls back the whole
@@ -221,7 +221,7 @@ def reconcile(
         result = _render(ctx, items)
         committed = [items[i] for i in sorted(result.represented)]
         if not result.text or not committed:
-            return None  # [AI]: nothing represented; retried at the next touch
+            return None  # nothing represented (the reference's Variant choices); retried at the next touch
         for item in committed:
             if item.change.action == "remove":
                 cache.pop(item.change.scope, None)

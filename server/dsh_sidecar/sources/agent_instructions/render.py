@@ -1,6 +1,6 @@
 """Model-visible rendering of workspace instructions under a per-block byte budget.
 
-Implements reference §2.7 and the templates of §3 with [AI] semantics: the UTF-8 cut backs off
+Implements docs/reference/agent-instructions.md, Rendering and budget; Templates; with the variant of its Variant choices: the UTF-8 cut backs off
 to a lead byte (never U+FFFD), and a file only counts as represented when its section kept at
 least one content byte or its content is genuinely empty. Every string here is protocol and must
 stay byte-identical to upstream.
@@ -72,7 +72,7 @@ EMPTY_REPLACEMENT_BASELINE = frame(EMPTY_REPLACEMENT_INTRO)
 def cut_utf8(text: str, max_bytes: int) -> str:
     """The longest prefix of ``text`` that fits in ``max_bytes`` UTF-8 bytes, whole code points only.
 
-    [AI] cut: when the budget lands inside a code point, back off to its lead byte instead of
+    Variant cut (docs/reference/agent-instructions.md, Variant choices): when the budget lands inside a code point, back off to its lead byte instead of
     decoding a partial sequence (which would leave U+FFFD in model text).
     """
     # surrogatepass keeps byte counts consistent with utf8_len (lone surrogates are 3 bytes).

@@ -1,4 +1,4 @@
-"""Reading agent-instructions state back from durable messages (reference §1.3).
+"""Reading agent-instructions state back from durable messages (docs/reference/agent-instructions.md, Reading state back).
 
 State lives only in message *sources* (``changes`` lists), never in prose. ``effective`` is the
 fold of visible changes overlaid by authority messages (claimed or being composed); pending inbox
