@@ -25,7 +25,7 @@ describe('server settings (docs/configuration.md)', () => {
     }
   });
 
-  it('sends the server settings' defaults when nothing is set', () => {
+  it('sends the defaults of the server settings when nothing is set', () => {
     expect(readServerSettings(reader())).toEqual({
       instructions: {
         enabled: true,
