@@ -207,7 +207,7 @@ class Connection:
         ``exit``, else None."""
         self.protocol.set_writer(self._writer, include_headers=False)
         self.protocol.on_exit = self._on_exit
-        log.info("%s: connected", self.label)
+        log.debug("%s: connected", self.label)
         try:
             await self._read_until_end()
             if not self._ending:
@@ -217,7 +217,7 @@ class Connection:
             await self.protocol.release()
             self.server.shutdown()  # type: ignore[no-untyped-call]  # pygls' thread pool
             await self.stream.close()
-            log.info("%s: closed", self.label)
+            log.debug("%s: closed", self.label)
         return self.protocol.exit_code if self._exited else None
 
     async def _read_until_end(self) -> None:
@@ -225,7 +225,7 @@ class Connection:
             data = await self.stream.read()
             if not data:
                 if self._parser.mid_message:
-                    log.info("%s: input ended inside a message", self.label)
+                    log.warning("%s: input ended inside a message", self.label)
                 return
             self._parser.feed(data)
             while not self._ending and (event := self._parser.next_event()) is not None:

@@ -27,7 +27,15 @@ from typing import Any
 
 from dsh_sidecar.config import resolve_dsh_home
 
-from .transport import Connection, Limits, ServerFactory, SocketStream, StdioStream
+from . import framing, incoming
+from .transport import (
+    CODE_UNAUTHORIZED,
+    Connection,
+    Limits,
+    ServerFactory,
+    SocketStream,
+    StdioStream,
+)
 from .transport_auth import ServeError, TokenFile
 from .transport_unix import UnixListenerSocket, peer_uid
 
@@ -197,12 +205,11 @@ async def serve_unix(make_server: ServerFactory, path: str, limits: Limits) -> i
         if uid != own_uid:
             log.warning("%s: refused: peer uid %d is not %d", label, uid, own_uid)
             stream = SocketStream(reader, writer)
-            refusal = {"jsonrpc": "2.0", "id": None, "error": {
-                "code": -32600, "message": f"Unauthorized: this socket serves uid {own_uid} only",
-                "data": {"code": "unauthorized"},
-            }}  # fmt: skip
-            body = json.dumps(refusal).encode("ascii")
-            stream.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            refusal = incoming.error_response(
+                None, incoming.INVALID_REQUEST,
+                f"Unauthorized: this socket serves uid {own_uid} only", CODE_UNAUTHORIZED,
+            )  # fmt: skip
+            stream.write(framing.encode_frame(json.dumps(refusal).encode("ascii")))
             await stream.drain()
             await stream.close()
             return
