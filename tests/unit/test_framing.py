@@ -7,8 +7,12 @@ are checked event by event, including input split at every byte.
 from __future__ import annotations
 
 import json
+import os
+import re
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from dsh_sidecar.lsp.framing import (
     INVALID_HEADER,
@@ -21,6 +25,7 @@ from dsh_sidecar.lsp.framing import (
     encode_frame,
 )
 
+LONG = os.environ.get("DSH_LONG_TESTS") == "1"
 GOOD = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "dsh/session/list"}).encode()
 
 
@@ -160,3 +165,44 @@ def test_mid_message_tells_whether_a_cut_would_lose_bytes() -> None:
     parser.feed(encode_frame(GOOD)[10:])
     assert parser.next_event() == Body(GOOD)
     assert not parser.mid_message
+
+
+# --- any bytes at all -------------------------------------------------------------------------
+
+CAP = 4096
+_line = st.tuples(
+    st.sampled_from([b"Content-Length", b"content-length", b"Content-Type", b"X", b""]),
+    st.sampled_from([b": ", b":", b""]),
+    st.one_of(st.integers(-3, 2 * CAP).map(lambda n: str(n).encode()), st.binary(max_size=8)),
+    st.sampled_from([b"\r\n", b"\n", b"\r", b""]),
+).map(b"".join)
+_piece = st.one_of(
+    st.binary(max_size=300),
+    st.lists(_line, max_size=5).map(lambda lines: b"".join(lines) + b"\r\n"),
+    st.binary(max_size=100).map(encode_frame),
+)
+
+
+def _filler(garbage: bytes) -> bytes | None:
+    """Enough bytes to end any header block, body or refused body the garbage can have begun,
+    then a line too long to be a header (see tests/reliability/test_fuzz_server.py)."""
+    runs = re.findall(rb"[0-9]+", garbage)
+    if any(len(run) > 6 for run in runs):
+        return None
+    largest = max([CAP, *(int(run) for run in runs)])
+    return b"\n" + b"x" * (largest + 2 * MAX_HEADER_LINE_BYTES + 1)
+
+
+@settings(max_examples=3000 if LONG else 300, deadline=None)
+@given(pieces=st.lists(_piece, max_size=6), chunk=st.integers(1, 70_000))
+def test_any_bytes_leave_the_parser_able_to_read_the_next_message(
+    pieces: list[bytes], chunk: int
+) -> None:
+    garbage = b"".join(pieces)
+    filler = _filler(garbage)
+    assume(filler is not None)
+    assert filler is not None
+    found = events(garbage + filler + encode_frame(GOOD), max_body=CAP, chunk=chunk)
+    assert found[-1] == Body(GOOD)
+    # Nothing is ever buffered beyond the limits: every body is at most CAP.
+    assert all(len(e.data) <= CAP for e in found if isinstance(e, Body))

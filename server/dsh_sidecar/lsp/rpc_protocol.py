@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable, Generator
 from concurrent.futures import Future
 from typing import Any
+from urllib.parse import unquote
 
 import attrs
 from lsprotocol import types
@@ -232,6 +233,18 @@ class DshProtocol(LanguageServerProtocol):
         }
         return result
 
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        # pygls' own loop walks the live dict, which a finished future now leaves as it is
+        # cancelled: walk a copy.
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
+
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
         if (user_handler := self.fm.features.get(types.EXIT)) is not None:
@@ -240,6 +253,44 @@ class DshProtocol(LanguageServerProtocol):
         self.exit_code = 0 if self._shutdown else 1
         if self.on_exit is not None:
             self.on_exit()
+
+    # --- documents: the client's mistakes are logged, never raised ----------------------------
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        # pygls raises KeyError for a document that was never opened, and may raise for a
+        # range outside the text. The sidecar reads files from disk, never buffer text, so
+        # such a change is only reported.
+        uri = params.text_document.uri
+        if unquote(uri) not in self.workspace.text_documents:
+            log.warning("didChange for %s, which is not open: ignored", uri)
+            return
+        try:
+            for change in params.content_changes:
+                self.workspace.update_text_document(params.text_document, change)
+        except Exception as exc:
+            log.warning("didChange for %s does not apply to the open text: %s", uri, exc)
+        if (user_handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield user_handler, (params,), None
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def lsp_notebook_document__did_change(
+        self, params: types.DidChangeNotebookDocumentParams
+    ) -> Generator[Any, Any, None]:
+        uri = params.notebook_document.uri
+        if unquote(uri) not in self.workspace.notebook_documents:
+            log.warning("notebookDocument/didChange for %s, which is not open: ignored", uri)
+            return
+        try:
+            self.workspace.update_notebook_document(params)
+        except Exception as exc:
+            log.warning("notebookDocument/didChange for %s does not apply: %s", uri, exc)
+        if (user_handler := self.fm.features.get(types.NOTEBOOK_DOCUMENT_DID_CHANGE)) is not None:
+            yield user_handler, (params,), None
+
+    # --- lifecycle, continued -----------------------------------------------------------------
 
     async def release(self) -> None:
         """The connection is gone: cancel in-flight work and run the shutdown handler (closing
