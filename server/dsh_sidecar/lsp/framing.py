@@ -22,14 +22,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dsh_sidecar import errors
+
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
 MAX_HEADER_LINE_BYTES = 1024  # including the line end
 MAX_HEADER_LINES = 32
 # Digits beyond this are over any limit anyway; not converting them keeps int() cheap.
 _MAX_LENGTH_DIGITS = 18
 
-INVALID_HEADER = "invalid-header"
-MESSAGE_TOO_LARGE = "message-too-large"
+INVALID_HEADER = errors.INVALID_HEADER
+MESSAGE_TOO_LARGE = errors.MESSAGE_TOO_LARGE
 
 _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _VALUE = re.compile(rb"[\t\x20-\x7e]*")

@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from dsh_sidecar import errors
+
 MAX_SAFE_INTEGER = 2**53 - 1
 MAX_NESTING_DEPTH = 256  # the message object itself is level 1
 
@@ -33,10 +35,10 @@ INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 
 # data.code of each refusal (docs/protocol.md, Errors).
-CODE_PARSE_ERROR = "parse-error"
-CODE_INVALID_REQUEST = "invalid-request"
-CODE_TOO_DEEP = "nested-too-deeply"
-CODE_INVALID_PARAMS = "invalid-params"
+CODE_PARSE_ERROR = errors.PARSE_ERROR
+CODE_INVALID_REQUEST = errors.INVALID_REQUEST
+CODE_TOO_DEEP = errors.NESTED_TOO_DEEPLY
+CODE_INVALID_PARAMS = errors.INVALID_PARAMS
 
 MessageId = int | str
 
@@ -229,7 +231,7 @@ def _first_problem(document: dict[str, Any]) -> tuple[str, str, bool] | None:
                 return _path(link), f"lone surrogate \\u{ord(found.group()):04x} at character {found.start()} is not Unicode", False  # fmt: skip
         elif isinstance(value, _OutOfRange):
             shown = value.text if len(value.text) <= 40 else value.text[:37] + "..."
-            return _path(link), f"the number {shown} is outside the exactly representable range ±(2^53−1)", False  # fmt: skip
+            return _path(link), f"the number {shown} is beyond 2^53-1 in magnitude, where JSON clients lose precision", False  # fmt: skip
     return None
 
 

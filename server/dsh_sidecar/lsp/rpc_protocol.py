@@ -35,6 +35,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 
+from dsh_sidecar import errors
 from dsh_sidecar.protocol import methods
 
 from . import incoming
@@ -44,9 +45,9 @@ log = logging.getLogger(__name__)
 SERVER_NOT_INITIALIZED = -32002
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
-CODE_NOT_INITIALIZED = "not-initialized"
-CODE_SHUTTING_DOWN = "shutting-down"
-CODE_INTERNAL = "internal-error"
+CODE_NOT_INITIALIZED = errors.NOT_INITIALIZED
+CODE_SHUTTING_DOWN = errors.SHUTTING_DOWN
+CODE_INTERNAL = errors.INTERNAL_ERROR
 
 
 # ``jsonrpc`` has no default on purpose: the converter omits fields equal to their default.

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
 
+from dsh_sidecar import errors
+
 from . import framing, incoming
 from .converter import describe_structure_error
 from .framing import Body, FrameParser, FramingError
@@ -45,7 +47,7 @@ UNAUTHENTICATED_MAX_BODY_BYTES = 1024 * 1024
 # At end of input, how long requests already running may still finish and be answered.
 END_OF_INPUT_GRACE_SECONDS = 5.0
 
-CODE_UNAUTHORIZED = "unauthorized"
+CODE_UNAUTHORIZED = errors.UNAUTHORIZED
 
 
 @dataclass(frozen=True)
@@ -340,7 +342,7 @@ class Connection:
         except Exception:
             log.exception("%s: handling %s failed", self.label, item.method)
             if is_request:
-                self._answer_error(item, -32603, f"Internal error handling {item.method}", "internal-error")  # fmt: skip
+                self._answer_error(item, -32603, f"Internal error handling {item.method}", errors.INTERNAL_ERROR)  # fmt: skip
 
     def _answer_error(
         self, item: incoming.Request | incoming.Notification, code: int, message: str, data: str
