@@ -20,6 +20,7 @@ import pytest
 from dsh_sidecar.lsp.rpc_protocol import DshProtocol
 from dsh_sidecar.lsp.server import DshServer, build_server
 from dsh_sidecar.lsp.transport import Connection, Limits, SocketStream
+from dsh_sidecar.lsp.transport_auth import TokenFile
 
 HANG_GUARD = 120.0  # seconds; only against a hang, never a speed assertion
 
@@ -76,7 +77,7 @@ class Client:
 async def connected(server: DshServer) -> AsyncIterator[Client]:
     ours, theirs = socket.socketpair()
     reader, writer = await asyncio.open_connection(sock=ours)
-    connection = Connection(server, SocketStream(reader, writer), Limits(), label="test")
+    connection = Connection(lambda: server, SocketStream(reader, writer), Limits(), label="test")
     serving = asyncio.create_task(connection.run())
     client = Client(*await asyncio.open_connection(sock=theirs))
     try:
@@ -202,3 +203,31 @@ async def test_end_of_input_still_answers_the_requests_in_flight(tmp_path: Path)
         release.set()
         answer = await asyncio.wait_for(future, HANG_GUARD)
         assert answer["result"] == "done"
+
+
+async def test_an_unauthenticated_connection_builds_no_server_and_times_out(tmp_path: Path) -> None:
+    built: list[DshServer] = []
+
+    def make() -> DshServer:
+        built.append(build_server())
+        return built[-1]
+
+    token = TokenFile.create(str(tmp_path / "home"), 4321)
+    ours, theirs = socket.socketpair()
+    reader, writer = await asyncio.open_connection(sock=ours)
+    limits = Limits(auth_timeout_seconds=0.5)
+    connection = Connection(make, SocketStream(reader, writer), limits, auth=token, label="t")
+    serving = asyncio.create_task(connection.run())
+    client_reader, client_writer = await asyncio.open_connection(sock=theirs)
+    # Silence: after the deadline, one refusal and the end of the connection.
+    header = await asyncio.wait_for(client_reader.readuntil(b"\r\n\r\n"), HANG_GUARD)
+    body = await client_reader.readexactly(int(header.split(b":")[1].split(b"\r\n")[0]))
+    assert json.loads(body) == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32600, "message": "Unauthorized: no initialize with the token within 0.5 s",
+        "data": {"code": "unauthorized"},
+    }}  # fmt: skip
+    assert await asyncio.wait_for(client_reader.read(), HANG_GUARD) == b""
+    assert await asyncio.wait_for(serving, HANG_GUARD) is None
+    assert built == []
+    client_writer.close()
+    token.remove()

@@ -50,9 +50,14 @@ END_OF_INPUT_GRACE_SECONDS = 5.0
 CODE_UNAUTHORIZED = errors.UNAUTHORIZED
 
 
+# How long a TCP client has to send initialize with the token before it is closed.
+AUTH_TIMEOUT_SECONDS = 30.0
+
+
 @dataclass(frozen=True)
 class Limits:
     max_body_bytes: int = framing.DEFAULT_MAX_BODY_BYTES
+    auth_timeout_seconds: float = AUTH_TIMEOUT_SECONDS
 
 
 class ByteStream(Protocol):
@@ -179,18 +184,22 @@ class FrameWriter:
 
 
 class Connection:
+    """One client. Its server instance is built when the client is admitted: at once, or on TCP
+    only once the token has been checked, so a connection that never authenticates costs no
+    more than its socket."""
+
     def __init__(
         self,
-        server: DshServer,
+        make_server: ServerFactory,
         stream: ByteStream,
         limits: Limits,
         *,
         auth: TokenCheck | None = None,
         label: str = "stdio",
     ) -> None:
-        self.server = server
-        assert isinstance(server.protocol, DshProtocol)
-        self.protocol: DshProtocol = server.protocol
+        self._make_server = make_server
+        self.server: DshServer | None = None
+        self._protocol: DshProtocol | None = None
         self.stream = stream
         self.limits = limits
         self.label = label
@@ -204,27 +213,51 @@ class Connection:
         self._ending = False
         self._exited = False
 
+    @property
+    def protocol(self) -> DshProtocol:
+        assert self._protocol is not None, "no server before the client is admitted"
+        return self._protocol
+
+    def _admit(self) -> None:
+        server = self._make_server()
+        protocol = server.protocol
+        assert isinstance(protocol, DshProtocol)
+        protocol.set_writer(self._writer, include_headers=False)
+        protocol.on_exit = self._on_exit
+        self.server, self._protocol = server, protocol
+
     async def run(self) -> int | None:
         """Serve until the connection ends; the ``exit`` status (0 or 1) if the client sent
         ``exit``, else None."""
-        self.protocol.set_writer(self._writer, include_headers=False)
-        self.protocol.on_exit = self._on_exit
         log.debug("%s: connected", self.label)
+        if self._auth is None:
+            self._admit()
         try:
             await self._read_until_end()
-            if not self._ending:
+            if not self._ending and self._protocol is not None:
                 await self._finish_running_requests()
         finally:
             self._writer.close()
-            await self.protocol.release()
-            self.server.shutdown()  # type: ignore[no-untyped-call]  # pygls' thread pool
+            if self.server is not None:
+                await self.protocol.release()
+                self.server.shutdown()  # type: ignore[no-untyped-call]  # pygls' thread pool
             await self.stream.close()
             log.debug("%s: closed", self.label)
         return self.protocol.exit_code if self._exited else None
 
     async def _read_until_end(self) -> None:
+        deadline = asyncio.get_running_loop().time() + self.limits.auth_timeout_seconds
         while not self._ending:
-            data = await self.stream.read()
+            if self._auth is None:
+                data = await self.stream.read()
+            else:
+                try:
+                    remaining = deadline - asyncio.get_running_loop().time()
+                    data = await asyncio.wait_for(self.stream.read(), max(remaining, 0))
+                except TimeoutError:
+                    reason = f"no initialize with the token within {self.limits.auth_timeout_seconds:g} s"  # fmt: skip
+                    self._refuse(None, reason)
+                    break
             if not data:
                 if self._parser.mid_message:
                     log.warning("%s: input ended inside a message", self.label)
@@ -233,6 +266,7 @@ class Connection:
             while not self._ending and (event := self._parser.next_event()) is not None:
                 self._handle(event)
             await self.stream.drain()
+        await self.stream.drain()
 
     async def _finish_running_requests(self) -> None:
         # Our own requests to the client (workspace/configuration) will never be answered now.
@@ -278,19 +312,19 @@ class Connection:
         assert self._auth is not None
         reply_id = item.id if isinstance(item, incoming.Request) else None
         if not isinstance(item, incoming.Request) or item.method != types.INITIALIZE:
-            reason = "the first message must be initialize with initializationOptions.authToken"
-        elif not self._auth.accepts(_auth_token(item.message)):
-            reason = (
-                "initializationOptions.authToken is missing"
-                if _auth_token(item.message) is None
-                else "initializationOptions.authToken does not match"
-            )
-        else:
+            self._refuse(reply_id, "the first message must be initialize with initializationOptions.authToken")  # fmt: skip
+        elif self._auth.accepts(_auth_token(item.message)):
             self._auth = None
             self._parser.max_body_bytes = self.limits.max_body_bytes
             log.info("%s: authenticated", self.label)
+            self._admit()
             self._dispatch(item)
-            return
+        elif _auth_token(item.message) is None:
+            self._refuse(reply_id, "initializationOptions.authToken is missing")
+        else:
+            self._refuse(reply_id, "initializationOptions.authToken does not match")
+
+    def _refuse(self, reply_id: incoming.MessageId | None, reason: str) -> None:
         self._writer.send(
             incoming.error_response(
                 reply_id, incoming.INVALID_REQUEST, f"Unauthorized: {reason}", CODE_UNAUTHORIZED

@@ -86,7 +86,7 @@ def _settle(stop: asyncio.Future[int], signum: int) -> None:
 
 
 async def serve_stdio(make_server: ServerFactory, limits: Limits) -> int:
-    connection = Connection(make_server(), StdioStream(), limits, label="stdio")
+    connection = Connection(make_server, StdioStream(), limits, label="stdio")
     status = await connection.run()
     return 0 if status is None else status
 
@@ -164,7 +164,7 @@ async def serve_tcp(make_server: ServerFactory, port: int, limits: Limits) -> in
     clients = _Clients()
 
     async def serve_one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, label: str) -> None:  # fmt: skip
-        connection = Connection(make_server(), SocketStream(reader, writer), limits, auth=token, label=label)  # fmt: skip
+        connection = Connection(make_server, SocketStream(reader, writer), limits, auth=token, label=label)  # fmt: skip
         await connection.run()
 
     try:
@@ -213,7 +213,7 @@ async def serve_unix(make_server: ServerFactory, path: str, limits: Limits) -> i
             await stream.drain()
             await stream.close()
             return
-        connection = Connection(make_server(), SocketStream(reader, writer), limits, label=label)
+        connection = Connection(make_server, SocketStream(reader, writer), limits, label=label)
         await connection.run()
 
     try:
