@@ -452,3 +452,57 @@ def test_unix_socket_replaces_a_stale_socket_but_not_a_live_one_or_a_file(tmp_pa
     assert done.returncode == 1
     assert done.stderr.decode() == f"dsh-sidecar: {regular} exists and is not a socket; refusing to replace it\n"  # fmt: skip
     assert regular.read_text() == "keep me"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_symlink_planted_as_the_token_file_is_replaced_not_followed(tmp_path: Path) -> None:
+    port = _free_port()
+    run = tmp_path / "home" / "run"
+    run.mkdir(parents=True, mode=0o700)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (run / f"tcp-{port}.token").symlink_to(victim)
+    with listening(tmp_path, "--tcp", "--port", str(port)) as server:
+        token_file = Path(server.info["tokenFile"])
+        assert not token_file.is_symlink() and token_file.is_file()
+        assert victim.read_text() == "precious\n"
+        assert server.stop() == 128 + signal.SIGTERM
+    assert victim.read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("case", ["symlink", "other-owner", "shared-home"])
+def test_an_unsafe_token_directory_is_refused(tmp_path: Path, case: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    run = home / "run"
+    if case == "symlink":
+        (tmp_path / "elsewhere").mkdir(mode=0o700)
+        run.symlink_to(tmp_path / "elsewhere")
+        reason = f"{run} is a symbolic link; a private directory is needed here"
+    elif case == "other-owner":
+        run.mkdir(mode=0o700)
+        os.chown(run, 65534, 65534)
+        reason = f"{run} belongs to uid 65534, not to this user"
+    else:
+        home.chmod(0o777)
+        reason = f"{home} is writable by other users; use a directory only you can write"
+    done = subprocess.run(
+        [*SERVE, "--tcp", "--port", "0"], capture_output=True, timeout=HANG_GUARD,
+        env=server_env(str(home)), check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert done.stderr.decode() == f"dsh-sidecar: {reason}\n"
+
+
+def test_an_open_token_directory_of_ours_is_tightened(tmp_path: Path) -> None:
+    run = tmp_path / "home" / "run"
+    run.mkdir(parents=True)
+    run.chmod(0o755)
+    with listening(tmp_path, "--tcp", "--port", "0") as server:
+        assert stat.S_IMODE(run.stat().st_mode) == 0o700
+        assert Path(server.info["tokenFile"]).parent == run
