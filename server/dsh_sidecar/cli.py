@@ -213,8 +213,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if args.log_file is not None:
         # Opened here first so a bad path is a one-line error rather than a traceback from
         # inside the server's logging setup. A new log is private: it can quote session data.
+        # O_NONBLOCK: a FIFO nobody reads is refused (ENXIO) instead of hanging the start.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK
         try:
-            os.close(os.open(args.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+            os.close(os.open(args.log_file, flags, 0o600))
         except OSError as exc:
             raise UsageError(f"--log-file {args.log_file}: {exc.strerror or exc}") from exc
     try:

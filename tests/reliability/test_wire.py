@@ -347,6 +347,17 @@ def test_requests_before_initialize_get_server_not_initialized(tmp_path: Path) -
         server.close()
 
 
+def test_an_auth_token_on_stdio_is_ignored_not_read_as_a_setting(tmp_path: Path) -> None:
+    server = Server(server_env(str(tmp_path / "home")), stderr=str(tmp_path / "stderr.log"))
+    try:
+        server.initialize({"authToken": "anything", "store": {"path": str(tmp_path / "s.sqlite3")}})
+        (tmp_path / "proj").mkdir()
+        server.request("dsh/session/open", {"cwd": str(tmp_path / "proj")})
+        healthy(server)
+    finally:
+        server.close()
+
+
 def test_after_shutdown_requests_get_invalid_request_and_exit_is_0(fresh: Server) -> None:
     assert fresh.request("shutdown") is None
     with pytest.raises(RpcError) as late:

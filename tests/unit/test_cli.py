@@ -537,6 +537,19 @@ def test_serve_passes_every_option(
     assert fake_server[-1]["socket_path"] == sock and fake_server[-1]["tcp"] is False
 
 
+def test_serve_refuses_a_log_fifo_nobody_reads_instead_of_hanging(
+    tmp_path: Path, fake_server: list[dict[str, Any]], capsysbinary: Capture
+) -> None:
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    assert run(capsysbinary, "serve", "--log-file", str(fifo)) == (
+        2,
+        b"",
+        f"dsh-sidecar: --log-file {fifo}: No such device or address\n",
+    )
+    assert fake_server == []
+
+
 def test_serve_creates_its_log_file_private(
     tmp_path: Path, fake_server: list[dict[str, Any]], capsysbinary: Capture
 ) -> None:
