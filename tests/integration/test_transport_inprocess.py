@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import socket
 import time
+import weakref
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -231,3 +233,29 @@ async def test_an_unauthenticated_connection_builds_no_server_and_times_out(tmp_
     assert built == []
     client_writer.close()
     token.remove()
+
+
+async def test_a_closed_connection_leaves_its_server_to_the_garbage_collector(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    (project / "main.py").write_text("x = 1\n")
+    servers: list[weakref.ref[DshServer]] = []
+    for _ in range(5):
+        server = build_server()
+        servers.append(weakref.ref(server))
+        async with connected(server) as client:
+            await initialize(client, tmp_path)
+            await client.result("dsh/session/open", {"cwd": str(project)})
+            client.notify("textDocument/didOpen", {"textDocument": {
+                "uri": (project / "main.py").as_uri(), "languageId": "python", "version": 1,
+                "text": "x = 1\n"}})  # fmt: skip
+            await client.result("textDocument/hover", {
+                "textDocument": {"uri": (project / "main.py").as_uri()},
+                "position": {"line": 0, "character": 0}})  # fmt: skip
+        del server, client
+    # Timers of the document tracker (didChange coalescing) may hold a server briefly.
+    await asyncio.sleep(0.5)
+    gc.collect()
+    assert [ref() for ref in servers] == [None] * 5

@@ -82,12 +82,16 @@ class DshProtocol(LanguageServerProtocol):
             return DshRequestMessage
         if method in _CLIENT_METHODS or method in methods.SERVER_NOTIFICATIONS:
             return DshNotificationMessage
-        return super().get_message_type(method)
+        # Not super(): pygls caches these per (instance, method) in a class-wide lru_cache,
+        # which would keep the servers of closed connections alive.
+        kind: type[Any] | None = types.METHOD_TO_TYPES.get(method, (None,))[0]
+        return kind
 
     def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         if method in _CLIENT_METHODS:
             return None
-        return super().get_result_type(method)
+        kind: type[Any] | None = types.METHOD_TO_TYPES.get(method, (None, None))[1]
+        return kind
 
     # --- incoming messages ------------------------------------------------------------------
 

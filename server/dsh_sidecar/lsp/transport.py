@@ -47,11 +47,10 @@ UNAUTHENTICATED_MAX_BODY_BYTES = 1024 * 1024
 # At end of input, how long requests already running may still finish and be answered.
 END_OF_INPUT_GRACE_SECONDS = 5.0
 
-CODE_UNAUTHORIZED = errors.UNAUTHORIZED
-
-
 # How long a TCP client has to send initialize with the token before it is closed.
 AUTH_TIMEOUT_SECONDS = 30.0
+
+CODE_UNAUTHORIZED = errors.UNAUTHORIZED
 
 
 @dataclass(frozen=True)
