@@ -17,6 +17,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import unicodedata
@@ -46,6 +47,10 @@ EXIT_OK = 0
 EXIT_UNHEALTHY = 1
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 1  # what Python's own SIGPIPE recipe returns
+# Kept equal to dsh_sidecar.lsp.framing.DEFAULT_MAX_BODY_BYTES (a test checks); not imported so
+# that parsing the command line does not load the server.
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+MIN_MAX_MESSAGE_BYTES = 1024
 
 
 class UsageError(Exception):
@@ -105,10 +110,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {dsh_sidecar.__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_SubcommandParser)
 
-    serve = sub.add_parser("serve", help="run the language server (stdio unless --tcp)")
+    serve = sub.add_parser("serve", help="run the language server (stdio unless --tcp or --socket)")
     serve.add_argument("--tcp", action="store_true", help="listen on 127.0.0.1 instead of stdio")
-    serve.add_argument("--port", type=int, help="TCP port (with --tcp; the server's default 2087)")
-    serve.add_argument("--log-file", metavar="FILE", help="log to FILE instead of stderr")
+    serve.add_argument(
+        "--port", type=int, help="TCP port (with --tcp; default 2087, 0 lets the OS choose)"
+    )
+    serve.add_argument("--socket", metavar="PATH", help="listen on a Unix domain socket at PATH")
+    serve.add_argument(
+        "--max-message-bytes",
+        type=int,
+        metavar="N",
+        help=f"refuse messages whose body is over N bytes (default {DEFAULT_MAX_MESSAGE_BYTES})",
+    )
+    serve.add_argument("--log-file", metavar="FILE", help="log to FILE (created 0600), not stderr")
     serve.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     serve.set_defaults(run=_cmd_serve)
 
@@ -291,18 +305,50 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError("--port needs --tcp")
     if args.port is not None and not 0 <= args.port <= 65535:
         raise UsageError(f"--port: must be between 0 and 65535, got {args.port}")
+    if args.socket is not None and args.tcp:
+        raise UsageError("--socket and --tcp cannot be used together")
+    if args.socket == "":
+        raise UsageError("--socket: the path is empty")
+    max_bytes = (
+        DEFAULT_MAX_MESSAGE_BYTES if args.max_message_bytes is None else args.max_message_bytes
+    )
+    if max_bytes < MIN_MAX_MESSAGE_BYTES:
+        raise UsageError(
+            f"--max-message-bytes: must be at least {MIN_MAX_MESSAGE_BYTES}, got {max_bytes}"
+        )
     if args.log_file is not None:
         # Opened here first so a bad path is a one-line error rather than a traceback from
-        # inside the server's logging setup.
+        # inside the server's logging setup. A new log is private: it can quote session data.
+        # O_NONBLOCK: a FIFO nobody reads is refused (ENXIO) instead of hanging the start.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK
         try:
-            with open(args.log_file, "a", encoding="utf-8"):
-                pass
+            os.close(os.open(args.log_file, flags, 0o600))
         except OSError as exc:
             raise UsageError(f"--log-file {args.log_file}: {exc.strerror or exc}") from exc
-    # Imported here: pygls is only needed to serve, and preview/doctor must work without it.
-    from dsh_sidecar.lsp.server import serve
+    try:
+        # Imported here: pygls is only needed to serve, and preview/doctor must work without it.
+        from dsh_sidecar.lsp.server import serve
+        from dsh_sidecar.lsp.transport_serve import ServeError, StoppedBySignal
 
-    return serve(tcp=args.tcp, port=args.port, log_file=args.log_file, verbose=args.verbose)
+        try:
+            return serve(
+                tcp=args.tcp,
+                port=args.port,
+                log_file=args.log_file,
+                verbose=args.verbose,
+                socket_path=args.socket,
+                max_message_bytes=max_bytes,
+            )
+        except ServeError as exc:
+            sys.stderr.write(f"{PROG}: {exc}\n")
+            return EXIT_UNHEALTHY
+        except StoppedBySignal as stopped:
+            sys.stderr.write(f"{PROG}: stopped by {stopped}\n")
+            return 128 + stopped.signum
+    except KeyboardInterrupt:
+        # Ctrl-C before the server installed its own handler (while importing, say).
+        sys.stderr.write(f"{PROG}: stopped by SIGINT\n")
+        return 128 + signal.SIGINT
 
 
 # --- helpers ----------------------------------------------------------------------------------

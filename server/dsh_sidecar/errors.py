@@ -29,6 +29,18 @@ SESSION_REFERENCE_CANCELLED = "SESSION_REFERENCE_CANCELLED"
 
 INVARIANT = "INVARIANT"
 
+# The transport and the LSP lifecycle (lsp/framing.py, lsp/incoming.py, lsp/rpc_protocol.py,
+# lsp/transport.py). Their JSON-RPC codes differ; docs/protocol.md, Errors, lists each.
+INVALID_HEADER = "invalid-header"
+MESSAGE_TOO_LARGE = "message-too-large"
+PARSE_ERROR = "parse-error"
+INVALID_REQUEST = "invalid-request"
+NESTED_TOO_DEEPLY = "nested-too-deeply"
+NOT_INITIALIZED = "not-initialized"
+SHUTTING_DOWN = "shutting-down"
+UNAUTHORIZED = "unauthorized"
+INTERNAL_ERROR = "internal-error"
+
 
 class DshError(Exception):
     """An error with a stable machine-readable ``code`` and a human message."""

@@ -8,13 +8,15 @@ against a hang.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
+import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -35,19 +37,19 @@ class ServerGone(Exception):
     """The server closed its output (it exited or was killed)."""
 
 
-class Server:
-    def __init__(self, env: dict[str, str], argv: Sequence[str] = SERVE) -> None:
-        self.proc = subprocess.Popen(
-            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, env=env, bufsize=0,
-        )  # fmt: skip
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self._in = self.proc.stdin
-        self._out = self.proc.stdout
+class Peer:
+    """The client side of one connection: framed JSON out, a reader thread collecting what comes
+    back. Responses nobody waits for (id null, unknown ids) go to ``orphans``."""
+
+    def __init__(self, write: Callable[[bytes], Any], inp: Any) -> None:
+        self._write = write
+        self._out = inp
         self._lock = threading.Lock()
         self._next = 0
         self._responses: dict[int, queue.Queue[dict[str, Any]]] = {}
         self.notifications: list[dict[str, Any]] = []
+        self.orphans: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.closed = threading.Event()
         self._reader = threading.Thread(target=self._read_loop, daemon=True)
         self._reader.start()
 
@@ -81,6 +83,7 @@ class Server:
             except (OSError, ValueError):
                 message = None
             if message is None:
+                self.closed.set()
                 for waiting in list(self._responses.values()):
                     waiting.put({"gone": True})
                 return
@@ -93,11 +96,23 @@ class Server:
             waiting = self._responses.get(message.get("id"))  # type: ignore[arg-type]
             if waiting is not None:
                 waiting.put(message)
+            else:
+                self.orphans.put(message)
+
+    def send_raw(self, data: bytes) -> None:
+        with self._lock:
+            self._write(data)
 
     def send(self, message: dict[str, Any]) -> None:
         body = json.dumps(message).encode("utf-8")
-        with self._lock:
-            self._in.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def orphan(self, timeout: float = HANG_GUARD) -> dict[str, Any]:
+        """The next response that no request of ours was waiting for (an error with id null)."""
+        try:
+            return self.orphans.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError(f"no unsolicited response within {timeout} s") from None
 
     # --- calls --------------------------------------------------------------------------------
 
@@ -109,6 +124,12 @@ class Server:
         self._responses[msg_id] = waiting
         self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
         return msg_id, waiting
+
+    def expect(self, msg_id: int) -> queue.Queue[dict[str, Any]]:
+        """Wait for the answer to a request sent by hand (``send``/``send_raw``) with ``msg_id``."""
+        waiting: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._responses[msg_id] = waiting
+        return waiting
 
     def wait(
         self, msg_id: int, waiting: queue.Queue[dict[str, Any]], timeout: float = HANG_GUARD
@@ -145,6 +166,32 @@ class Server:
         self.notify("initialized", {})
         return result
 
+
+class Server(Peer):
+    """``dsh-sidecar serve`` on stdio. ``stderr`` is a file path to keep what it logs, for the
+    tests that check it never writes a traceback."""
+
+    def __init__(
+        self, env: dict[str, str], argv: Sequence[str] = SERVE, stderr: str | None = None
+    ) -> None:
+        self.stderr_path = stderr
+        err = open(stderr, "wb") if stderr is not None else subprocess.DEVNULL  # noqa: SIM115
+        try:
+            self.proc = subprocess.Popen(
+                list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=err, env=env, bufsize=0,
+            )  # fmt: skip
+        finally:
+            if stderr is not None:
+                err.close()  # type: ignore[union-attr]
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        super().__init__(self.proc.stdin.write, self.proc.stdout)
+
+    def stderr_text(self) -> str:
+        assert self.stderr_path is not None
+        with open(self.stderr_path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+
     def kill(self) -> None:
         self.proc.kill()
         self.proc.wait(timeout=HANG_GUARD)
@@ -158,6 +205,19 @@ class Server:
             except (ServerGone, TimeoutError, RpcError, OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait(timeout=HANG_GUARD)
+
+
+class SocketPeer(Peer):
+    """A client on a TCP or Unix socket connection."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        super().__init__(sock.sendall, sock.makefile("rb"))
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
 
 
 def server_env(home: str, *, fsync: bool = True) -> dict[str, str]:

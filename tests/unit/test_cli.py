@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import types
@@ -687,8 +688,16 @@ def fake_server(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
     module = types.ModuleType("dsh_sidecar.lsp.server")
 
-    def serve(tcp: bool, port: int | None, log_file: str | None, verbose: bool) -> int:
-        calls.append({"tcp": tcp, "port": port, "log_file": log_file, "verbose": verbose})
+    def serve(
+        tcp: bool,
+        port: int | None,
+        log_file: str | None,
+        verbose: bool,
+        socket_path: str | None,
+        max_message_bytes: int,
+    ) -> int:
+        calls.append({"tcp": tcp, "port": port, "log_file": log_file, "verbose": verbose,
+                      "socket_path": socket_path, "max_message_bytes": max_message_bytes})  # fmt: skip
         return 0
 
     module.serve = serve  # type: ignore[attr-defined]
@@ -696,18 +705,59 @@ def fake_server(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     return calls
 
 
+MIB64 = 64 * 1024 * 1024
+
+
 def test_serve_defaults_to_stdio(fake_server: list[dict[str, Any]], capsysbinary: Capture) -> None:
     assert run(capsysbinary, "serve") == (0, b"", "")
-    assert fake_server == [{"tcp": False, "port": None, "log_file": None, "verbose": False}]
+    assert fake_server == [{"tcp": False, "port": None, "log_file": None, "verbose": False,
+                            "socket_path": None, "max_message_bytes": MIB64}]  # fmt: skip
+
+
+def test_serve_default_message_limit_is_the_framing_default() -> None:
+    from dsh_sidecar.cli import DEFAULT_MAX_MESSAGE_BYTES
+    from dsh_sidecar.lsp.framing import DEFAULT_MAX_BODY_BYTES
+
+    assert DEFAULT_MAX_MESSAGE_BYTES == DEFAULT_MAX_BODY_BYTES == MIB64
 
 
 def test_serve_passes_every_option(
     tmp_path: Path, fake_server: list[dict[str, Any]], capsysbinary: Capture
 ) -> None:
     log = str(tmp_path / "sidecar.log")
-    argv = ["serve", "--tcp", "--port", "4321", "--log-file", log, "-v"]
+    argv = ["serve", "--tcp", "--port", "4321", "--log-file", log, "-v",
+            "--max-message-bytes", "4096"]  # fmt: skip
     assert run(capsysbinary, *argv) == (0, b"", "")
-    assert fake_server == [{"tcp": True, "port": 4321, "log_file": log, "verbose": True}]
+    assert fake_server == [{"tcp": True, "port": 4321, "log_file": log, "verbose": True,
+                            "socket_path": None, "max_message_bytes": 4096}]  # fmt: skip
+    sock = str(tmp_path / "run" / "dsh.sock")
+    assert run(capsysbinary, "serve", "--socket", sock) == (0, b"", "")
+    assert fake_server[-1]["socket_path"] == sock and fake_server[-1]["tcp"] is False
+
+
+def test_serve_refuses_a_log_fifo_nobody_reads_instead_of_hanging(
+    tmp_path: Path, fake_server: list[dict[str, Any]], capsysbinary: Capture
+) -> None:
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    assert run(capsysbinary, "serve", "--log-file", str(fifo)) == (
+        2,
+        b"",
+        f"dsh-sidecar: --log-file {fifo}: No such device or address\n",
+    )
+    assert fake_server == []
+
+
+def test_serve_creates_its_log_file_private(
+    tmp_path: Path, fake_server: list[dict[str, Any]], capsysbinary: Capture
+) -> None:
+    log = tmp_path / "sidecar.log"
+    old_umask = os.umask(0o022)
+    try:
+        assert run(capsysbinary, "serve", "--log-file", str(log)) == (0, b"", "")
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
 
 
 @pytest.mark.parametrize(
@@ -715,6 +765,9 @@ def test_serve_passes_every_option(
     [
         (["--port", "4321"], "--port needs --tcp"),
         (["--tcp", "--port", "70000"], "--port: must be between 0 and 65535, got 70000"),
+        (["--tcp", "--socket", "/tmp/x.sock"], "--socket and --tcp cannot be used together"),
+        (["--socket", ""], "--socket: the path is empty"),
+        (["--max-message-bytes", "100"], "--max-message-bytes: must be at least 1024, got 100"),
     ],
 )
 def test_serve_bad_options_exit_2(

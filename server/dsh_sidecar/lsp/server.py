@@ -27,14 +27,17 @@ from dsh_sidecar.protocol import methods
 from dsh_sidecar.protocol import types as wt
 from dsh_sidecar.sessions.service import Prompt, SessionService
 
-from . import explain
+from . import explain, transport_serve
 from .converter import describe_structure_error, make_converter
 from .documents import DocumentTracker
 from .error_mapping import invalid_params, to_jsonrpc
+from .framing import DEFAULT_MAX_BODY_BYTES
 from .rpc_protocol import DshProtocol
+from .transport import Limits
 
 log = logging.getLogger(__name__)
 P = TypeVar("P")
+DEFAULT_TCP_PORT = 2087
 
 
 class DshServer(LanguageServer):
@@ -291,13 +294,26 @@ def configure_logging(log_file: str | None, verbose: bool) -> None:
 
 
 def serve(
-    tcp: bool = False, port: int | None = None, log_file: str | None = None, verbose: bool = False
+    tcp: bool = False,
+    port: int | None = None,
+    log_file: str | None = None,
+    verbose: bool = False,
+    socket_path: str | None = None,
+    max_message_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> int:
+    """Run until the transport ends: stdio (the default), TCP on 127.0.0.1, or a Unix socket.
+
+    Raises ``ServeError`` when a listener cannot start and ``StoppedBySignal`` on SIGINT or
+    SIGTERM; the command turns both into one line on stderr.
+    """
     configure_logging(log_file, verbose)
-    server = build_server()
+    limits = Limits(max_message_bytes)
     if tcp:
-        # Loopback only: the sidecar holds session logs and must not be reachable from the network.
-        server.start_tcp("127.0.0.1", port if port is not None else 2087)
-    else:
-        server.start_io()
-    return 0
+        return transport_serve.run(
+            transport_serve.serve_tcp(
+                build_server, DEFAULT_TCP_PORT if port is None else port, limits
+            )
+        )
+    if socket_path is not None:
+        return transport_serve.run(transport_serve.serve_unix(build_server, socket_path, limits))
+    return transport_serve.run(transport_serve.serve_stdio(build_server, limits))

@@ -2,6 +2,11 @@
 
 Every event of a call is checked before anything is written; the first bad one rejects the call
 with ``invalid-event`` and a message naming the event index and the field.
+
+An event may nest at most ``MAX_EVENT_DEPTH`` levels (the event object is level 1). Every stored
+event must stay answerable: ``dsh/session/events`` and ``dsh/session/surface`` put it a few levels
+deeper inside their results, and JSON encoders (Python's included) stop at some nesting depth, so
+the limit sits far below theirs (docs/protocol.md, ``dsh/session/append``).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from .store import EventDraft
 from .surface import SurfaceOpError, replace_range
 
 APPENDABLE = (USER_MESSAGE, ASSISTANT_MESSAGE, TOOL_RESULT, SESSION_TITLE)
+MAX_EVENT_DEPTH = 128
 
 
 def _fail(index: int, message: str) -> DshError:
@@ -57,6 +63,8 @@ def validate_append(raw_events: Any) -> list[EventDraft]:
     for index, raw in enumerate(raw_events):
         if not isinstance(raw, Mapping):
             raise _fail(index, "must be an object")
+        if nesting_depth(raw) > MAX_EVENT_DEPTH:
+            raise _fail(index, f"nested deeper than {MAX_EVENT_DEPTH} levels")
         kind, data = raw.get("type"), raw.get("data")
         if kind not in APPENDABLE:
             allowed = ", ".join(APPENDABLE)
@@ -71,6 +79,24 @@ def validate_append(raw_events: Any) -> list[EventDraft]:
         except ValueError as exc:
             raise _fail(index, str(exc)) from exc
     return drafts
+
+
+def nesting_depth(value: Any) -> int:
+    """Levels of objects and arrays in ``value`` (a scalar is 0); iterative, so any depth is safe
+    to measure."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def _draft(kind: str, data: dict[str, Any], op: Any) -> EventDraft:

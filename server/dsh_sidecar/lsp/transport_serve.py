@@ -1,0 +1,228 @@
+"""``serve``'s three transports and how the process stops (docs/protocol.md, Transport).
+
+- stdio: one connection; the process ends with it (status 0, or the ``exit`` status).
+- TCP (127.0.0.1 only) and Unix socket: any number of connections, each with its own server
+  instance (protocol, settings, session service, live sessions; only the store file is shared),
+  so one client's messages, answers, settings and sessions never meet another's, and a client
+  that leaves or sends ``exit`` ends only its own connection.
+
+SIGINT and SIGTERM stop any transport cleanly: connections are released as if they had shut
+down, the token file or socket is removed, and ``StoppedBySignal`` lets the command print one
+line. A listener that cannot start raises ``ServeError`` with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from dsh_sidecar.config import resolve_dsh_home
+
+from . import framing, incoming
+from .transport import (
+    CODE_UNAUTHORIZED,
+    Connection,
+    Limits,
+    ServerFactory,
+    SocketStream,
+    StdioStream,
+)
+from .transport_auth import ServeError, TokenFile
+from .transport_unix import UnixListenerSocket, peer_uid
+
+log = logging.getLogger(__name__)
+
+LOOPBACK = "127.0.0.1"
+
+__all__ = ["ServeError", "StoppedBySignal", "run", "serve_stdio", "serve_tcp", "serve_unix"]
+
+
+class StoppedBySignal(Exception):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def run(main: Coroutine[Any, Any, int]) -> int:
+    """Run ``main`` until it returns, or until SIGINT/SIGTERM (then raise StoppedBySignal)."""
+
+    async def until_signal() -> int:
+        loop = asyncio.get_running_loop()
+        stop: asyncio.Future[int] = loop.create_future()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, _settle, stop, signum)
+        work = asyncio.ensure_future(main)
+        try:
+            await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+        if work.done():
+            stop.cancel()
+            return work.result()
+        work.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await work
+        raise StoppedBySignal(stop.result())
+
+    return asyncio.run(until_signal())
+
+
+def _settle(stop: asyncio.Future[int], signum: int) -> None:
+    if not stop.done():
+        stop.set_result(signum)
+
+
+# --- stdio ------------------------------------------------------------------------------------
+
+
+async def serve_stdio(make_server: ServerFactory, limits: Limits) -> int:
+    connection = Connection(make_server, StdioStream(), limits, label="stdio")
+    status = await connection.run()
+    return 0 if status is None else status
+
+
+# --- listeners --------------------------------------------------------------------------------
+
+
+class _Clients:
+    """The connection tasks of one listener, so that stopping can release every one."""
+
+    def __init__(self) -> None:
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.count = 0
+
+    def handler(
+        self,
+        serve_one: Callable[[asyncio.StreamReader, asyncio.StreamWriter, str], Awaitable[None]],
+    ) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            self.tasks.add(task)
+            self.count += 1
+            label = f"client {self.count}"
+            try:
+                await serve_one(reader, writer, label)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # One connection's failure never reaches the listener or the other clients.
+                log.exception("%s: connection failed", label)
+                writer.close()
+            finally:
+                self.tasks.discard(task)
+
+        return handle
+
+    async def release_all(self) -> None:
+        for task in list(self.tasks):
+            task.cancel()
+        if self.tasks:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+async def _listen(
+    start: Callable[[Callable[..., Awaitable[None]]], Awaitable[asyncio.Server]],
+    clients: _Clients,
+    serve_one: Callable[[asyncio.StreamReader, asyncio.StreamWriter, str], Awaitable[None]],
+    announcement: dict[str, Any],
+) -> int:
+    listener = await start(clients.handler(serve_one))
+    _announce(announcement)
+    try:
+        await listener.serve_forever()
+    finally:
+        listener.close()
+        await clients.release_all()
+    return 0
+
+
+def _announce(fields: dict[str, Any]) -> None:
+    # One line on stdout, JSON so that a script can read it without guessing at the format.
+    sys.stdout.write(json.dumps(fields) + "\n")
+    sys.stdout.flush()
+
+
+async def serve_tcp(make_server: ServerFactory, port: int, limits: Limits) -> int:
+    sock = _bind_tcp(port)
+    try:
+        port = int(sock.getsockname()[1])
+        token = TokenFile.create(resolve_dsh_home(None), port)
+    except BaseException:
+        sock.close()
+        raise
+    clients = _Clients()
+
+    async def serve_one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, label: str) -> None:  # fmt: skip
+        connection = Connection(make_server, SocketStream(reader, writer), limits, auth=token, label=label)  # fmt: skip
+        await connection.run()
+
+    try:
+        return await _listen(
+            lambda handle: asyncio.start_server(handle, sock=sock),
+            clients,
+            serve_one,
+            {"transport": "tcp", "host": LOOPBACK, "port": port, "tokenFile": token.path},
+        )
+    finally:
+        token.remove()
+        sock.close()
+
+
+def _bind_tcp(port: int) -> socket.socket:
+    # Loopback only: the sidecar serves session logs and must not be reachable from the network.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        # Lets a restarted server take its port back from connections still in TIME_WAIT; a
+        # port another socket listens on stays refused.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((LOOPBACK, port))
+    except OSError as exc:
+        sock.close()
+        reason = "address already in use" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))  # fmt: skip
+        raise ServeError(f"cannot listen on {LOOPBACK}:{port}: {reason}") from exc
+    return sock
+
+
+async def serve_unix(make_server: ServerFactory, path: str, limits: Limits) -> int:
+    place = UnixListenerSocket(path)
+    sock = place.bind()
+    clients = _Clients()
+    own_uid = os.geteuid()
+
+    async def serve_one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, label: str) -> None:  # fmt: skip
+        uid = peer_uid(writer.get_extra_info("socket"))
+        if uid != own_uid:
+            log.warning("%s: refused: peer uid %d is not %d", label, uid, own_uid)
+            stream = SocketStream(reader, writer)
+            refusal = incoming.error_response(
+                None, incoming.INVALID_REQUEST,
+                f"Unauthorized: this socket serves uid {own_uid} only", CODE_UNAUTHORIZED,
+            )  # fmt: skip
+            stream.write(framing.encode_frame(json.dumps(refusal).encode("ascii")))
+            await stream.drain()
+            await stream.close()
+            return
+        connection = Connection(make_server, SocketStream(reader, writer), limits, label=label)
+        await connection.run()
+
+    try:
+        return await _listen(
+            lambda handle: asyncio.start_unix_server(handle, sock=sock),
+            clients,
+            serve_one,
+            {"transport": "unix", "path": place.path},
+        )
+    finally:
+        place.remove()
+        sock.close()
