@@ -103,7 +103,8 @@ def listening(base: Path, *flags: str, home: Path | None = None) -> Iterator[Lis
 
 
 def store_fds(pid: int, store: Path) -> int:
-    """How many descriptors of the server point at the store file (one per open Store)."""
+    """How many descriptors of the server point at the store file (a Store holds its writing
+    connection and one reading connection per thread that has read)."""
     count = 0
     for fd in os.listdir(f"/proc/{pid}/fd"):
         with contextlib.suppress(OSError):
@@ -234,7 +235,7 @@ def test_tcp_connections_are_separate_servers(tmp_path: Path, project: Path) -> 
         # open while another connection of the same process holds locks on that file.)
         leaver = server.client({**options(tmp_path), "store": {"path": str(own_store)}})
         leaver.request("dsh/session/open", {"cwd": str(project), "sessionId": "leaver"})
-        assert store_fds(server.proc.pid, own_store) == 1
+        assert store_fds(server.proc.pid, own_store) >= 1
         leaver.close()
         released = _eventually(lambda: store_fds(server.proc.pid, own_store) == 0)
         assert released, "the departed connection's store is still open"

@@ -532,7 +532,8 @@ def test_no_command_prints_help_and_exits_2(capsysbinary: Capture) -> None:
         ),
         (
             ["serve", "--stdio"],
-            "usage: dsh-sidecar serve [-h] [--tcp] [--port PORT] [--log-file FILE] [-v]",
+            "usage: dsh-sidecar serve [-h] [--tcp] [--port PORT] [--socket PATH] [--max-message-bytes N]\n"
+            "                         [--log-file FILE] [-v]",
             "dsh-sidecar serve: error: unrecognized arguments: --stdio",
         ),
         (

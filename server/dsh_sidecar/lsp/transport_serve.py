@@ -114,7 +114,10 @@ class _Clients:
             try:
                 await serve_one(reader, writer, label)
             except asyncio.CancelledError:
-                raise
+                # The listener is stopping and cancelled this connection's task. The task is ours
+                # and ends here; re-raising would make asyncio's stream callback log the
+                # cancellation as an error, with a traceback, on the way out.
+                return
             except Exception:
                 # One connection's failure never reaches the listener or the other clients.
                 log.exception("%s: connection failed", label)
