@@ -38,6 +38,7 @@ INVALID_REQUEST = "invalid-request"
 NESTED_TOO_DEEPLY = "nested-too-deeply"
 NOT_INITIALIZED = "not-initialized"
 SHUTTING_DOWN = "shutting-down"
+ALREADY_INITIALIZED = "already-initialized"
 UNAUTHORIZED = "unauthorized"
 INTERNAL_ERROR = "internal-error"
 

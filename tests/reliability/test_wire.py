@@ -358,6 +358,22 @@ def test_an_auth_token_on_stdio_is_ignored_not_read_as_a_setting(tmp_path: Path)
         server.close()
 
 
+def test_a_second_initialize_is_refused_and_the_first_session_lives_on(tmp_path: Path) -> None:
+    server = Server(server_env(str(tmp_path / "home")), stderr=str(tmp_path / "stderr.log"))
+    try:
+        server.initialize({"store": {"path": str(tmp_path / "s.sqlite3")}})
+        (tmp_path / "proj").mkdir()
+        server.request("dsh/session/open", {"cwd": str(tmp_path / "proj"), "sessionId": "live"})
+        with pytest.raises(RpcError) as again:
+            server.request("initialize", {"capabilities": {}})
+        assert error_body(again.value.error) == (-32600, "already-initialized")
+        # The first initialize's service, and its live session, are untouched.
+        assert server.request("dsh/context/pending", {"sessionId": "live"}) == {"messages": []}
+        healthy(server)
+    finally:
+        server.close()
+
+
 def test_after_shutdown_requests_get_invalid_request_and_exit_is_0(fresh: Server) -> None:
     assert fresh.request("shutdown") is None
     with pytest.raises(RpcError) as late:

@@ -15,7 +15,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcServerNotInitialized
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcServerNotInitialized,
+)
 from pygls.lsp.server import LanguageServer
 
 import dsh_sidecar
@@ -123,6 +128,13 @@ def build_server() -> DshServer:
 def _register_lifecycle(server: DshServer) -> None:
     @server.feature(types.INITIALIZE)
     async def initialize(ls: DshServer, params: types.InitializeParams) -> None:
+        if ls._service is not None:
+            # A second initialize would start a second service and orphan the first one's live
+            # sessions and store; LSP allows one per connection. (A failed one may be retried.)
+            raise JsonRpcInvalidRequest(
+                "initialize was already answered on this connection",
+                data={"code": errors.ALREADY_INITIALIZED},
+            )
         try:
             settings = parse_settings(params.initialization_options)
         except DshError as exc:
