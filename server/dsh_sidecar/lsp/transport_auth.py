@@ -15,6 +15,8 @@ import secrets
 import stat
 from typing import Any
 
+from dsh_sidecar.private_paths import identity, make_private_dirs, remove_if_same
+
 TOKEN_BYTES = 32
 RUN_DIRNAME = "run"
 
@@ -62,22 +64,11 @@ def check_parent_not_shared(directory: str) -> None:
 
 
 def make_missing_directories(path: str) -> None:
-    """Create ``path`` and any missing parents, each 0700."""
-    missing = []
-    current = os.path.abspath(path)
-    while not os.path.lexists(current):
-        missing.append(current)
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    for directory in reversed(missing):
-        try:
-            os.mkdir(directory, 0o700)
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            raise ServeError(f"cannot create {directory}: {exc.strerror or exc}") from exc
+    """Create ``path`` and any missing parents, each 0700; a failure is a ``ServeError``."""
+    try:
+        make_private_dirs(path)
+    except OSError as exc:
+        raise ServeError(f"cannot create {path}: {exc.strerror or exc}") from exc
 
 
 class TokenFile:
@@ -113,8 +104,7 @@ class TokenFile:
                 os.unlink(temp)
             raise ServeError(f"cannot write the token file {path}: {exc.strerror or exc}") from exc
         made = cls(path, token)
-        st = os.stat(path)
-        made._identity = (st.st_dev, st.st_ino)
+        made._identity = identity(path)
         return made
 
     def accepts(self, offered: Any) -> bool:
@@ -127,9 +117,4 @@ class TokenFile:
 
     def remove(self) -> None:
         """Delete the file if it is still ours (not one a later server wrote)."""
-        try:
-            st = os.lstat(self.path)
-            if (st.st_dev, st.st_ino) == self._identity:
-                os.unlink(self.path)
-        except OSError:
-            pass
+        remove_if_same(self.path, self._identity)

@@ -14,6 +14,8 @@ import socket
 import stat
 import struct
 
+from dsh_sidecar.private_paths import identity, remove_if_same
+
 from .transport_auth import ServeError, check_parent_not_shared, make_missing_directories
 
 _PEERCRED = struct.Struct("3i")  # pid, uid, gid
@@ -43,18 +45,12 @@ class UnixListenerSocket:
         finally:
             os.umask(previous)
         os.chmod(self.path, 0o600)
-        st = os.lstat(self.path)
-        self._identity = (st.st_dev, st.st_ino)
+        self._identity = identity(self.path)
         self.sock = sock
         return sock
 
     def remove(self) -> None:
-        try:
-            st = os.lstat(self.path)
-            if (st.st_dev, st.st_ino) == self._identity:
-                os.unlink(self.path)
-        except OSError:
-            pass
+        remove_if_same(self.path, self._identity)
 
 
 def _clear_stale(path: str) -> None:

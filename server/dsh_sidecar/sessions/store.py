@@ -37,6 +37,7 @@ from dsh_sidecar.model import (
     SessionHeader,
     SurfaceSnapshot,
 )
+from dsh_sidecar.private_paths import make_private_dirs
 
 from .surface import SurfaceOpError, apply_op, replace_range
 
@@ -723,7 +724,7 @@ def _create_private_file(path: str) -> None:
     unwritable for its owner, so modes are set explicitly, on creation only: an existing file or
     directory keeps the mode its owner chose. SQLite gives ``-wal`` and ``-shm`` the file's mode.
     """
-    _make_private_dirs(os.path.dirname(path))
+    make_private_dirs(os.path.dirname(path))
     try:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR | getattr(os, "O_CLOEXEC", 0), 0o600)
     except FileExistsError:
@@ -732,19 +733,3 @@ def _create_private_file(path: str) -> None:
         os.fchmod(fd, 0o600)
     finally:
         os.close(fd)
-
-
-def _make_private_dirs(directory: str) -> None:
-    missing: list[str] = []
-    while directory and not os.path.isdir(directory):
-        missing.append(directory)
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            break
-        directory = parent
-    for created in reversed(missing):
-        try:
-            os.mkdir(created, 0o700)
-        except FileExistsError:
-            continue  # another process made it first; its mode is theirs to choose
-        os.chmod(created, 0o700)
