@@ -11,47 +11,14 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const env = (name) => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
-const { chromium } = require(env('PLAYWRIGHT_CORE'));
+const { env, say, launch, findFrame, runCommand } = require('./lib');
+
 const csUrl = env('CS_URL');
 const workspace = env('WORKSPACE');
 const extDir = env('EXT_DIR');
 const dir = env('DSH_E2E_DIR');
 const PROMPT = 'Please read pkg/src/x.txt and tell me what it says.';
 const ANSWER = process.env.EXPECTED_ANSWER || 'The file says: hello from x';
-
-const started = Date.now();
-const say = (m) => console.log(`[runner +${((Date.now() - started) / 1000).toFixed(1)}s] ${m}`);
-
-/** The frame (any depth: webviews nest an iframe in an iframe) that has `selector`. */
-async function findFrame(page, selector, ms) {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    for (const frame of page.frames()) {
-      try {
-        if (await frame.$(selector)) return frame;
-      } catch {
-        // a frame navigating away: try the others
-      }
-    }
-    await page.waitForTimeout(250);
-  }
-  throw new Error(`no frame with ${selector} after ${ms} ms`);
-}
-
-/** Run a command through the command palette (F1), as a person would. */
-async function runCommand(page, label) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: 10000 });
-  await input.fill(`>${label}`);
-  await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${label}"]`, { timeout: 10000 });
-  await page.keyboard.press('Enter');
-}
 
 /** The extension-host suite's result, once the workbench reports it. */
 let exitCode = null;
@@ -68,12 +35,7 @@ async function waitForFile(name, ms) {
 }
 
 async function main() {
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  });
+  const browser = await launch();
   try {
     const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
     await page.exposeFunction('codeAutomationLog', (type, args) => console.log('[vscode]', type, JSON.stringify(args).slice(0, 500)));
