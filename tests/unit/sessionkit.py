@@ -98,6 +98,15 @@ async def start(svc: SessionService, sid: str, text: str = "hello") -> list[Mess
     return list(prepared.messages)
 
 
+async def ready(kit: Kit) -> tuple[SessionService, str]:
+    """A service with one session at the project root, past its first step, notes cleared."""
+    svc = kit.service()
+    sid = await opened(kit, svc)
+    await start(svc, sid)
+    kit.notes.clear()
+    return svc, sid
+
+
 async def step(svc: SessionService, sid: str, turn: int, number: int) -> list[Message]:
     """One promptless tool-loop step, closed right away."""
     prepared = await svc.prepare_step(sid, turn, number, None)

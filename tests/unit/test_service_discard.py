@@ -19,6 +19,7 @@ from sessionkit import (
     check_store_consistent,
     instructions,
     opened,
+    ready,
     remove_text,
     set_text,
     start,
@@ -40,14 +41,6 @@ async def kit(tmp_path: Path) -> AsyncIterator[Kit]:
     k.write("pkg/sub/AGENTS.md", "sub rules\n")
     yield k
     await k.close()
-
-
-async def ready(kit: Kit) -> tuple[Any, str]:
-    svc = kit.service()
-    sid = await opened(kit, svc)
-    await start(svc, sid)
-    kit.notes.clear()
-    return svc, sid
 
 
 def read(svc: Any, sid: str, rel: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessionkit import Kit, Prompt, all_changes, check_store_consistent, opened, start, step
+from sessionkit import Kit, Prompt, all_changes, check_store_consistent, opened, ready, start, step
 
 from dsh_sidecar import errors
 from dsh_sidecar.errors import DshError
@@ -26,14 +26,6 @@ async def kit(tmp_path: Path) -> AsyncIterator[Kit]:
     k.write("other/AGENTS.md", "other rules\n")
     yield k
     await k.close()
-
-
-async def ready(kit: Kit) -> tuple[Any, str]:
-    svc = kit.service()
-    sid = await opened(kit, svc)
-    await start(svc, sid)
-    kit.notes.clear()
-    return svc, sid
 
 
 @pytest.mark.parametrize(
