@@ -30,8 +30,31 @@ def filter_candidates(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(n for n in names if n not in ("", ".", "..") and "/" not in n and "\\" not in n)
 
 
-def os_home() -> str:
-    return os.path.expanduser("~")
+def os_home(env: Mapping[str, str] | None = None) -> str:
+    """The user's home directory: ``$HOME`` of ``env`` (this process's environment by default)
+    when it is set and not empty, else this user's entry in the password database, which is
+    where Python's ``expanduser`` and Node's ``os.homedir`` look when ``HOME`` is unset.
+
+    An empty ``HOME`` counts as unset: taken literally it would put the DSH home at ``/.dsh``.
+    Without either, nothing sensible is left to guess, so the caller gets a ``ConfigError``
+    that says what to set.
+    """
+    home = (os.environ if env is None else env).get("HOME")
+    if home:
+        return home
+    try:
+        import pwd
+
+        entry = pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError):  # no pwd module (Windows), or no entry for this uid
+        entry = ""
+    if entry:
+        return entry
+    raise ConfigError(
+        "instructions.dshHome",
+        "the home directory is unknown (HOME is empty or unset and this user has no home "
+        "directory in the password database); set DSH_HOME or instructions.dshHome",
+    )
 
 
 def os_home_or_default(home: str | None) -> str:
@@ -63,7 +86,6 @@ def describe_dsh_home(
 ) -> tuple[str, str]:
     """``resolve_dsh_home`` plus which rule chose it, for ``dsh-sidecar doctor``."""
     env = os.environ if env is None else env
-    home = home or os_home()
     if explicit is not None:
         chosen, origin = explicit, "setting instructions.dshHome"
     else:
@@ -76,8 +98,10 @@ def describe_dsh_home(
         else:
             chosen, origin = from_env, "environment DSH_HOME"
     if chosen is None:
-        return default_dsh_home(home), origin
-    return os.path.abspath(expand_tilde(chosen, home)), origin
+        return default_dsh_home(home or os_home()), origin
+    if chosen == "~" or chosen.startswith(("~/", "~\\")):
+        chosen = expand_tilde(chosen, home or os_home())
+    return os.path.abspath(chosen), origin
 
 
 @attrs.frozen
@@ -174,8 +198,11 @@ class Settings:
     hover: HoverSettings = HoverSettings()
 
     def store_path(self, env: Mapping[str, str] | None = None, home: str | None = None) -> str:
-        if self.store.path is not None:
-            return os.path.abspath(expand_tilde(self.store.path, home or os_home()))
+        path = self.store.path
+        if path is not None:
+            if path == "~" or path.startswith(("~/", "~\\")):
+                path = expand_tilde(path, home or os_home())
+            return os.path.abspath(path)
         return os.path.join(self.instructions.home(env, home), "sessions.sqlite3")
 
     @classmethod

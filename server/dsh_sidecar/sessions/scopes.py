@@ -14,6 +14,7 @@ from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, load_document_chain
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
+from dsh_sidecar.sources.agent_instructions.git_excludes import GitUser
 from dsh_sidecar.sources.agent_instructions.gitignore import IgnoreMatcher
 from dsh_sidecar.sources.agent_instructions.state import Change
 
@@ -36,9 +37,12 @@ class ScopeChains:
     generation; the service replaces it when the settings change.
     """
 
-    def __init__(self, settings: InstructionSettings, fs: LocalFileSystem) -> None:
+    def __init__(
+        self, settings: InstructionSettings, fs: LocalFileSystem, git_user: GitUser | None = None
+    ) -> None:
         self._settings = settings
         self._fs = fs
+        self._git_user = git_user
         self._guard = threading.Lock()
         self._matchers: dict[str, tuple[IgnoreMatcher, threading.Lock]] = {}
 
@@ -47,7 +51,7 @@ class ScopeChains:
             found = self._matchers.get(root)
             if found is None:
                 found = self._matchers[root] = (
-                    IgnoreMatcher(root, self._settings, self._fs),
+                    IgnoreMatcher(root, self._settings, self._fs, git_user=self._git_user),
                     threading.Lock(),
                 )
             return found

@@ -17,6 +17,7 @@ from dsh_sidecar.fs import LocalFileSystem, Probe, ReadFailure
 from .confinement import OUTSIDE_PROJECT, Confinement, confinement_for, outside_reason
 from .digests import sha1_hex, trimmed_digest
 from .discovery import Candidate, baseline_identity, chain_candidates, find_project_root
+from .git_excludes import GitUser
 from .gitignore import IgnoreMatcher
 from .paths import dedup_key
 from .render import BASELINE_INTRO, REPLACEMENT_INTRO, RenderItem, RenderResult, render
@@ -169,6 +170,7 @@ def load_document_chain(
     dsh_home: str,
     os_home: str | None = None,
     matchers: dict[str, IgnoreMatcher] | None = None,
+    git_user: GitUser | None = None,
 ) -> BaselineLoad:
     """The chain that governs a document in ``directory``, with ignored directories marked.
 
@@ -181,7 +183,7 @@ def load_document_chain(
     # which a matcher re-validates by file version on every use.
     matcher = matchers.get(root) if matchers is not None else None
     if matcher is None:
-        matcher = IgnoreMatcher(root, settings, fs)
+        matcher = IgnoreMatcher(root, settings, fs, git_user=git_user)
         if matchers is not None:
             matchers[root] = matcher
     # One pass: each .gitignore is probed once and each directory decided once for the chain.

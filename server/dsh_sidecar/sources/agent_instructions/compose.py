@@ -19,6 +19,7 @@ from dsh_sidecar.model import Message
 
 from .baseline import load_baseline
 from .discovery import baseline_identity, find_project_root
+from .git_excludes import GitUser
 from .gitignore import IgnoreMatcher
 from .reconcile import CacheEntry, PlanCache, ReconcileContext, VersionCache, reconcile
 from .render import EMPTY_REPLACEMENT_INTRO, render
@@ -59,6 +60,8 @@ class ComposeEnv:
     dsh_home: str
     fs: LocalFileSystem
     os_home: str  # the session's home directory, from the caller's environment
+    # Where git keeps the user's global excludes; None: this process's user.
+    git_user: GitUser | None = None
 
 
 def compose(
@@ -133,7 +136,7 @@ def compose(
         )
         authority.append(synthetic)
     if state.ignore is None or state.ignore.project_root != root:
-        state.ignore = IgnoreMatcher(root, settings, fs)
+        state.ignore = IgnoreMatcher(root, settings, fs, git_user=env.git_user)
     ctx = ReconcileContext(
         root, cwd, settings, env.dsh_home, fs, env.os_home, state.ignore, state.plans
     )
@@ -170,17 +173,33 @@ def sync_inbox(
     claimed: Sequence[Message] = (),
     visible: Sequence[Message] = (),
 ) -> list[Message]:
-    """The new inbox: at most one pending agent-instructions message, recomputed (§2.10)."""
+    """The new inbox: at most one pending agent-instructions message, recomputed (§2.10).
+
+    A desired message equal to one the model already has is dropped, as upstream does, but only
+    while that message is still in effect: once a later change of one of its scopes entered (a
+    ``remove`` is a tombstone), the same message is news again (a file removed and restored with
+    the same bytes, as ``git stash`` / ``git stash pop`` do, is announced again).
+    """
     pending = [m for m in inbox if is_instructions_message(m)]
     others = [m for m in inbox if not is_instructions_message(m)]
-    if desired is None or any(m.same_payload(desired) for m in (*claimed, *visible)):
+    if desired is None:
         return others
+    seen = (*claimed, *visible)
+    if any(m.same_payload(desired) for m in seen):
+        effective = effective_changes(visible, claimed)
+        if any(m.same_payload(desired) and _in_effect(m, effective) for m in seen):
+            return others
     for m in pending:
         if m.same_payload(desired):
             return _replace_pending(inbox, keep=m)
     if not pending:
         return [desired, *inbox]
     return _replace_pending(inbox, keep=desired, at=pending[0])
+
+
+def _in_effect(message: Message, effective: Mapping[str, Change]) -> bool:
+    """Whether every change of ``message`` is still the latest one of its scope."""
+    return all(effective.get(c.scope) == c for c in changes_of(message))
 
 
 def _replace_pending(

@@ -25,17 +25,32 @@ def find_project_root(cwd: str, markers: tuple[str, ...], fs: LocalFileSystem) -
     """The nearest ancestor of ``cwd`` (inclusive) holding any marker; ``cwd`` itself if none.
 
     A marker of any type counts (a ``.git`` file as well as a directory); an error while testing
-    a marker counts as "not a marker" and the walk continues upward, as upstream does.
+    a marker counts as "not a marker" and the walk continues upward, as upstream does. An
+    absolute marker names a directory that *is* a project root (docs/configuration.md): the
+    walk stops there, compared with its real path. (Joined to each directory as a name it would
+    test the same absolute path everywhere and make ``cwd`` the root whenever it exists.)
     """
+    names = tuple(m for m in markers if not os.path.isabs(m))
+    roots = _marker_roots(tuple(m for m in markers if os.path.isabs(m)), fs)
     start = fs.resolve(cwd)
     current = start
     while True:
-        if any(fs.exists(os.path.join(current, marker)) for marker in markers):
+        if current in roots or any(fs.exists(os.path.join(current, m)) for m in names):
             return current
         parent = os.path.dirname(current)
         if parent == current:
             return start
         current = parent
+
+
+def _marker_roots(absolute: tuple[str, ...], fs: LocalFileSystem) -> frozenset[str]:
+    roots = set()
+    for marker in absolute:
+        try:
+            roots.add(fs.resolve(marker))
+        except (OSError, ValueError):  # a name the OS cannot take marks nothing
+            continue
+    return frozenset(roots)
 
 
 def ancestor_chain(root: str, cwd: str) -> list[str]:
