@@ -56,11 +56,12 @@ class Kit:
         self,
         fs: LocalFileSystem = LOCAL_FS,
         clock: Callable[[], int] = now_ms,
+        env: dict[str, str] | None = None,
         **instructions: Any,
     ) -> SessionService:
         """A new service over the same store file: what a restarted sidecar would be."""
         svc = SessionService(
-            self.settings(**instructions), fs=fs, env={},
+            self.settings(**instructions), fs=fs, env=env or {},
             on_inbox_changed=lambda sid, n: self.notes.append((sid, n)),
             on_warning=self.warnings.append, clock=clock,
         )  # fmt: skip

@@ -145,12 +145,12 @@ def test_the_session_directory_is_resolved_through_symlinks(tmp_path: Path) -> N
 # --- differences -------------------------------------------------------------------------------
 
 
-def test_hints_name_the_setting_and_mark_those_not_in_this_build(tmp_path: Path) -> None:
+def test_hints_name_the_setting_that_would_load_the_file(tmp_path: Path) -> None:
     e = Tree(tmp_path).explain("src/api/handler.py")
     gemini = {d.display_path: d.reason for d in e.agent("gemini-cli").only_agent}
     assert gemini == {
-        "~/.gemini/GEMINI.md": "not read by this sidecar; instructions.userGlobalFiles (coming "
-        "with the conventions work) lists extra user-global files",
+        "~/.gemini/GEMINI.md": "not read by this sidecar; instructions.userGlobalFiles lists "
+        "extra user-global files",
         "GEMINI.md": "not read by this sidecar; instructions.instructionFileCandidates with "
         "GEMINI.md added reads it",
         "src/GEMINI.md": "not read by this sidecar; instructions.instructionFileCandidates with "
@@ -158,15 +158,17 @@ def test_hints_name_the_setting_and_mark_those_not_in_this_build(tmp_path: Path)
     }
     codex_only = {d.display_path: d.reason for d in e.agent("codex").only_agent}
     assert codex_only["AGENTS.override.md"] == (
-        "not read by this sidecar; instructions.overrideFiles (coming with the conventions "
-        "work) reads AGENTS.override.md instead of AGENTS.md"
+        "not read by this sidecar; instructions.overrideFiles reads AGENTS.override.md instead "
+        "of AGENTS.md"
     )
     copilot_only = {d.display_path: d.reason for d in e.agent("copilot-vscode").only_agent}
     assert copilot_only[".github/copilot-instructions.md"].startswith(
-        "not read by this sidecar; instructions.ruleSets (coming with the conventions work) "
-        'with "copilot"'
+        'not read by this sidecar; instructions.ruleSets with "copilot"'
     )
     assert copilot_only[".claude/CLAUDE.md"].startswith("no setting of this sidecar reads it")
+    # Every convention setting is in this build: no hint says one is still to come.
+    every = [d.reason for a in e.agents for d in a.only_agent]
+    assert not any("coming with the conventions work" in reason for reason in every)
 
 
 def test_files_only_the_sidecar_loads_carry_the_agents_reason(tmp_path: Path) -> None:

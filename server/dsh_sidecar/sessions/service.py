@@ -503,7 +503,13 @@ class SessionService:
     async def scopes(self, uri: str) -> ScopesReport:
         path = parse_file_uri(uri)
         snapshot, chains = self.snapshot(), self._chains
-        return await self.workers.fs(lambda: chains.report(snapshot, document_directory(path)))
+
+        def work() -> ScopesReport:
+            directory = document_directory(path)
+            document = path if directory != path else None
+            return chains.report(snapshot, directory, document)
+
+        return await self.workers.fs(work)
 
     async def candidates(
         self, session_id: str, query: str | None = None

@@ -23,6 +23,7 @@ from .git_excludes import GitUser
 from .gitignore import IgnoreMatcher
 from .reconcile import CacheEntry, PlanCache, ReconcileContext, VersionCache, reconcile
 from .render import EMPTY_REPLACEMENT_INTRO, render
+from .rules import RuleIndex
 from .state import (
     Change,
     changes_of,
@@ -51,6 +52,7 @@ class SessionInstructionState:
     preparation: Preparation | None = None
     ignore: IgnoreMatcher | None = None
     plans: PlanCache = attrs.field(factory=PlanCache)
+    rules: RuleIndex | None = None  # the project's rule files, kept by version
 
 
 @attrs.frozen
@@ -73,10 +75,12 @@ def compose(
     pending: Sequence[Message],
     touched: Sequence[str],
     dismissed: Mapping[str, Change] | None = None,
+    scopes: Sequence[str] = (),
 ) -> Message | None:
     """The one agent-instructions message now due for this session, or None.
 
     ``dismissed``: transitions the user dropped from the pending context (see ``reconcile``).
+    ``scopes``: more scopes to reconcile (a rule file is reached by no touch of its own).
     """
     settings = env.settings
     if not settings.active:
@@ -101,13 +105,14 @@ def compose(
         load = load_baseline(
             env.cwd, settings, fs, dsh_home=env.dsh_home,
             replace_previous=previous is not None and not keep, os_home=env.os_home,
+            rules=state.rules,
         )  # fmt: skip
         excluded = load.excluded_scopes
         next_preparation = Preparation(identity, excluded)
         for f in load.retained:
             assert f.probe.version is not None
             state.cache[f.candidate.scope] = CacheEntry(
-                f.candidate.display_path, f.probe.version, f.digest, f.trimmed
+                f.candidate.display_path, f.probe.version, f.digest, f.trimmed, f.deps
             )
         if not keep:
             retained_scopes = {f.candidate.scope for f in load.retained}
@@ -138,7 +143,7 @@ def compose(
     if state.ignore is None or state.ignore.project_root != root:
         state.ignore = IgnoreMatcher(root, settings, fs, git_user=env.git_user)
     ctx = ReconcileContext(
-        root, cwd, settings, env.dsh_home, fs, env.os_home, state.ignore, state.plans
+        root, cwd, settings, env.dsh_home, fs, env.os_home, state.ignore, state.plans, state.rules
     )
     update = reconcile(
         ctx,
@@ -149,7 +154,9 @@ def compose(
         excluded=excluded if keep else frozenset(),
         cache=state.cache,
         dismissed=dismissed,
+        scopes=scopes,
     )
+    state.rules = ctx.rules
     if next_preparation is not None:
         # Saved only once the whole compose has run (as upstream does): a cancelled or failed
         # compose must not leave a preparation that skips the next baseline load.
