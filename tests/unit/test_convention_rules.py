@@ -285,9 +285,8 @@ async def test_a_partly_dropped_message_keeps_its_rules(kit: Kit) -> None:
     await start(svc, sid)
     svc.tool_result(sid, "t1", None, "read", {"file_path": "src/x.ts"}, False)
     (pending,) = await svc.pending(sid)
-    # Rule scopes the session has active are reconciled with the baseline's, ahead of the
-    # directories this touch reached.
-    assert all_changes([pending]) == [("set", ".cursor/rules/ts.mdc"), ("set", "src/AGENTS.md")]
+    # The directories the touch reached first, then the rules its file matched.
+    assert all_changes([pending]) == [("set", "src/AGENTS.md"), ("set", ".cursor/rules/ts.mdc")]
     left = await svc.discard(sid, pending.id, ["src\0AGENTS.md"])
     assert all_changes(left) == [("set", ".cursor/rules/ts.mdc")]
 

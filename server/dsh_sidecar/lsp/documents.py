@@ -25,7 +25,7 @@ from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS
 from .diagnostics import diagnostic_text, instruction_diagnostics
 from .explain import explain
 from .hover import chain_hover, conventions_hover, instruction_file_hover, rule_file_hover
-from .links import document_links, to_document_link, to_location
+from .links import document_links, to_document_link, to_location, tooltip_support
 
 if TYPE_CHECKING:
     from .server import DshServer
@@ -222,7 +222,9 @@ class DocumentTracker:
             path = local_path(uri)
             if path is None or ls._service is None:
                 return None
-            return [to_document_link(link) for link in await document_links(tracker, uri, path)]
+            tooltip = tooltip_support(ls.client_capabilities)
+            found = await document_links(tracker, uri, path)
+            return [to_document_link(link, tooltip) for link in found]
 
         @server.feature(types.TEXT_DOCUMENT_DEFINITION)
         async def definition(

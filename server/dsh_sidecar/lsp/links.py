@@ -100,12 +100,19 @@ async def document_links(
     return await service.workers.fs(work)
 
 
-def to_document_link(link: Link) -> types.DocumentLink:
+def to_document_link(link: Link, tooltip: bool) -> types.DocumentLink:
+    """The link; its tooltip only for a client that said it shows them."""
     return types.DocumentLink(
         range=types.Range(start=link.start, end=link.end),
         target=from_fs_path(link.target),
-        tooltip=f"@{link.span.raw}: imported (instructions.imports)",
+        tooltip=f"@{link.span.raw}: imported (instructions.imports)" if tooltip else None,
     )
+
+
+def tooltip_support(capabilities: types.ClientCapabilities | None) -> bool:
+    text = capabilities.text_document if capabilities is not None else None
+    link = text.document_link if text is not None else None
+    return bool(link is not None and link.tooltip_support)
 
 
 def to_location(link: Link) -> types.Location:

@@ -313,14 +313,18 @@ def reconcile(
 def _with_refs(
     groups: tuple[tuple[ScopeRef, ...], ...], extra: Sequence[ScopeRef]
 ) -> tuple[tuple[ScopeRef, ...], ...]:
-    """The plan's groups with ``extra`` refs added (each once), regrouped by directory."""
+    """The plan's groups with ``extra`` refs added (each once), regrouped by directory, the
+    rule files' groups last: a touch lists the directories it reached, then the rules its
+    files matched, whatever the session already had active."""
     known = {r.scope for g in groups for r in g}
     refs = [r for g in groups for r in g]
     for ref in extra:
         if ref.scope not in known:
             known.add(ref.scope)
             refs.append(ref)
-    return tuple(tuple(g) for g in _group_by_directory(refs))
+    regrouped = _group_by_directory(refs)
+    regrouped.sort(key=lambda group: is_rule_scope(group[0].scope))
+    return tuple(tuple(g) for g in regrouped)
 
 
 def is_dismissed(change: Change, dismissed: Mapping[str, Change]) -> bool:
