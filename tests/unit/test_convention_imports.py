@@ -74,19 +74,23 @@ def test_five_hops_and_no_more(tmp_path: Path) -> None:
 def test_cycles_missing_files_and_chain_files_add_nothing(tmp_path: Path) -> None:
     write_tree(tmp_path, {
         "p/.git/": "", "p/AGENTS.md": "agents\n",
-        "p/CLAUDE.md": "@AGENTS.md\n@a.md\n@missing/x.md\n@a.md again\n",
-        "p/a.md": "a @b.md\n", "p/b.md": "b @a.md @CLAUDE.md\n",
+        "p/CLAUDE.md": "@AGENTS.md\n@a.md\n@missing/x.md\n@a.md again, @c.md\n",
+        "p/a.md": "a @b.md @c.md\n", "p/b.md": "b @a.md @CLAUDE.md\n", "p/c.md": "c\n",
     })  # fmt: skip
     result = load(tmp_path / "p", tmp_path / "home", IMPORTS)
+    # A second @a.md in the same file is the same import (no record); @c.md, already imported
+    # through a.md, adds nothing the second time.
     assert records(result, "CLAUDE.md") == [
         ("AGENTS.md", "in-chain", 1),
         ("a.md", "imported", 1),
         ("b.md", "imported", 2),
         ("a.md", "cycle", 3),
         ("CLAUDE.md", "cycle", 3),
+        ("c.md", "imported", 2),
         ("missing/x.md", "missing", 1),
-        ("a.md", "repeated", 1),
+        ("c.md", "repeated", 1),
     ]
+    assert result.text.count("\nc\n") == 1
     entry = result.entries[1]
     cycle = entry.imports[3]
     assert cycle.reason == "import cycle: CLAUDE.md -> a.md -> b.md -> a.md"

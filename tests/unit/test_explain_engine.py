@@ -305,3 +305,41 @@ def test_a_failing_read_is_unreadable_for_every_side(tmp_path: Path) -> None:
         ("AGENTS.override.md", "project", "loaded"),
         ("AGENTS.md", "project", "shadowed"),
     ]
+
+
+# --- the sidecar side with the conventions on ---------------------------------------------------
+
+
+def test_with_the_conventions_on_the_sidecar_loads_what_the_agents_load(tmp_path: Path) -> None:
+    tree = Tree(tmp_path)
+    on = settings(
+        overrideFiles=True, imports=True, ruleSets=["copilot", "claude", "cursor"],
+        userGlobalFiles=["~/.claude/CLAUDE.md", "~/.codex/AGENTS.md", "~/.gemini/GEMINI.md"],
+    )  # fmt: skip
+    e = explain_file(
+        tree.path("src/api/handler.py"), on, LOCAL_FS, dsh_home=str(tree.dsh_home),
+        home=str(tree.home), env={}, os_home=str(tree.home),
+    )  # fmt: skip
+    sidecar = {f.display_path: (f.via, f.state) for f in e.sidecar}
+    assert sidecar["AGENTS.override.md"] == ("baseline", "included")
+    assert sidecar["AGENTS.md"] == ("baseline", "overridden")
+    assert sidecar["docs/shared.md"] == ("baseline", "imported")
+    assert sidecar["docs/deep5.md"] == ("touch", "imported")  # five hops from src/CLAUDE.md
+    assert sidecar["docs/deep6.md"] == (None, "too-deep")
+    assert sidecar[".claude/rules/api.md"] == ("touch", "included")
+    assert sidecar[".github/copilot-instructions.md"] == ("baseline", "included")
+    assert sidecar["~/.claude/CLAUDE.md"] == ("baseline", "included")
+    only = {a.id: {d.display_path: d.reason for d in a.only_agent} for a in e.agents}
+    # Codex: the override is read now; nothing Codex loads is missing.
+    assert only["codex"] == {}
+    # Claude Code: imports, rules and its user-global file are read; what remains has no setting.
+    assert only["claude-code"] == {
+        ".claude/CLAUDE.md": only["claude-code"][".claude/CLAUDE.md"],
+        "~/.claude/rules/mine.md": "no setting of this sidecar reads rule files in the home "
+        "directory",
+    }
+    assert only["cursor"]["src/.cursor/rules/local.mdc"] == (
+        "no setting of this sidecar reads rule folders below the project root"
+    )
+    assert only["cursor"]["AGENTS.md"].startswith("overridden: replaced by AGENTS.override.md")
+    assert "python.instructions.md" not in " ".join(only["copilot-vscode"])

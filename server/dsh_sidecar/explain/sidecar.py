@@ -27,7 +27,7 @@ from dsh_sidecar.sources.agent_instructions.baseline import (
     load_document_chain,
 )
 from dsh_sidecar.sources.agent_instructions.discovery import descendant_dirs_between
-from dsh_sidecar.sources.agent_instructions.imports import IMPORTED, IN_CHAIN, REPEATED
+from dsh_sidecar.sources.agent_instructions.imports import CYCLE, IMPORTED, IN_CHAIN, REPEATED
 from dsh_sidecar.sources.agent_instructions.paths import scope_dir_of_display
 from dsh_sidecar.sources.agent_instructions.render import RenderItem, RenderResult, render
 
@@ -91,8 +91,8 @@ def _with_imports(found: SidecarFile, entry: ChainEntry) -> list[SidecarFile]:
     with its importer, as part of its scope, and reaches the model exactly when it does."""
     out = [found]
     for record in entry.imports:
-        if record.state in (IN_CHAIN, REPEATED):
-            continue  # loaded as itself, or already listed
+        if record.state in (IN_CHAIN, REPEATED, CYCLE):
+            continue  # loaded as itself, or already listed (a cycle leads to a listed file)
         imported = record.state == IMPORTED
         out.append(
             SidecarFile(

@@ -36,7 +36,7 @@ async def explain(service: SessionService, params: wt.ExplainParams) -> Explanat
             existing_cwd(cwd)
         return explain_file(
             path, snapshot.settings.instructions, snapshot.fs, dsh_home=snapshot.dsh_home,
-            cwd=cwd, home=home, env=env,
+            cwd=cwd, home=home, env=env, os_home=home,
         )  # fmt: skip
 
     return await service.workers.fs(work)

@@ -60,8 +60,11 @@ def links_in(text: str, path: str, home: str, fs: LocalFileSystem, encoding: str
     """The imports of ``text`` (the file ``path``) whose target exists (blocking: a worker)."""
     locate = _Locator(text, encoding)
     out = []
+    present: dict[str, bool] = {}  # each target probed once, however often it is named
     for span in import_spans(text, os.path.dirname(path), home):
-        if fs.probe(span.path).present:
+        if span.path not in present:
+            present[span.path] = fs.probe(span.path).present
+        if present[span.path]:
             out.append(Link(span, locate(span.start), locate(span.end), span.path))
     return out
 

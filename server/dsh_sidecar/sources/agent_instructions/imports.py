@@ -111,7 +111,7 @@ class _Run:
 
     def visit(self, importer: str, text: str, depth: int) -> None:
         policy = self.policy
-        for span in import_spans(text, os.path.dirname(importer), policy.home):
+        for span in _first_of_each(import_spans(text, os.path.dirname(importer), policy.home)):
             path = span.path
             probe = policy.fs.probe(path)
             self.deps.setdefault(path, _version(probe))
@@ -181,6 +181,17 @@ class _Run:
             self.visit(path, read.text, depth + 1)
             self.path_stack.pop()
             self.real_stack.pop()
+
+
+def _first_of_each(spans: list[ImportSpan]) -> list[ImportSpan]:
+    """One span per path: a file naming the same import twice imports it once."""
+    seen: set[str] = set()
+    out = []
+    for span in spans:
+        if span.path not in seen:
+            seen.add(span.path)
+            out.append(span)
+    return out
 
 
 def _section(previous: str, display: str, text: str) -> str:

@@ -85,9 +85,14 @@ def rule_set_convention(rule_set: RuleSet, paths: tuple[str, ...] = ()) -> OffCo
 
 def existing_imports(text: str, importer: str, home: str, fs: LocalFileSystem) -> list[ImportSpan]:
     """The ``@path`` spans of ``text`` that name an existing regular file."""
-    return [
-        s for s in import_spans(text, os.path.dirname(importer), home) if fs.probe(s.path).present
-    ]
+    present: dict[str, bool] = {}  # each target probed once, however often it is named
+    out = []
+    for span in import_spans(text, os.path.dirname(importer), home):
+        if span.path not in present:
+            present[span.path] = fs.probe(span.path).present
+        if present[span.path]:
+            out.append(span)
+    return out
 
 
 def document_conventions(
