@@ -11,6 +11,7 @@ import pytest
 from instrkit import INTRO, instructions, load, states, write_tree
 from sessionkit import (
     Kit,
+    Prompt,
     all_changes,
     frame,
     opened,
@@ -25,7 +26,7 @@ from sessionkit import (
 
 from dsh_sidecar.config import Settings
 from dsh_sidecar.errors import ConfigError
-from dsh_sidecar.fs import LOCAL_FS
+from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem, Probe, ReadResult
 from dsh_sidecar.sources.agent_instructions.baseline import load_document_chain
 from dsh_sidecar.sources.agent_instructions.rules import (
     RULE_SETS,
@@ -303,3 +304,43 @@ async def test_turning_a_rule_set_off_removes_its_touched_rules(kit: Kit) -> Non
     assert ("remove", ".github/instructions/py.instructions.md") in changes
     assert ("remove", ".github/copilot-instructions.md") in changes
     assert ("set", ".claude/rules/always.md") in changes  # in the new baseline
+
+
+class CountingFS(LocalFileSystem):
+    def __init__(self) -> None:
+        self.reads: list[str] = []
+
+    def read_text(self, probe: Probe, max_source_bytes: int, **kwargs: object) -> ReadResult:
+        self.reads.append(probe.path)
+        return super().read_text(probe, max_source_bytes, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_a_warm_touch_confirms_rules_by_version_alone(kit: Kit) -> None:
+    fs = CountingFS()
+    svc = kit.service(fs=fs)
+    sid = await opened(kit, svc)
+    await start(svc, sid)
+    svc.tool_result(sid, "t1", None, "read", {"file_path": "src/api/a.py"}, False)
+    await step(svc, sid, 1, 2)
+    fs.reads.clear()
+    svc.tool_result(sid, "t2", None, "read", {"file_path": "src/api/b.py"}, False)
+    assert await svc.pending(sid) == []
+    assert fs.reads == []
+
+
+async def test_rules_survive_a_restart_and_offline_edits_become_changes(kit: Kit) -> None:
+    svc = kit.service()
+    sid = await opened(kit, svc)
+    await start(svc, sid)
+    svc.tool_result(sid, "t1", None, "read", {"file_path": "a.py"}, False)
+    await step(svc, sid, 1, 2)
+    await svc.shutdown()
+    kit.remove(".github/instructions/py.instructions.md")
+    kit.write(".cursor/rules/always.mdc", "---\nalwaysApply: true\n---\ncursor always v2\n")
+    again = kit.service()
+    await again.open_session(str(kit.root), sid)
+    prepared = await again.prepare_step(sid, 2, 1, Prompt("again"))
+    assert all_changes(prepared.messages) == [
+        ("remove", ".github/instructions/py.instructions.md"),
+        ("replace", ".cursor/rules/always.mdc"),
+    ]
