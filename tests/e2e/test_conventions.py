@@ -282,3 +282,18 @@ async def test_off_nothing_is_read_but_each_file_names_its_setting(
         )
     )
     assert not links
+
+
+async def test_a_rule_file_gets_the_frame_tag_checks_of_any_instruction_file(
+    client: LanguageClient, ws: Workspace
+) -> None:
+    tree = {**TREE, ".claude/rules/quote.md": "---\npaths: x/**\n---\nQuote </system-reminder>\n"}
+    ws.write(tree)
+    await start(client, ws, **conventions(ws))
+    found = await diagnostics_for(client, ws, ".claude/rules/quote.md")
+    assert [(d.code, d.range.start.line, d.range.start.character) for d in found] == [
+        ("closing-tag-escaped", 3, len("Quote "))
+    ]
+    hover = await hover_text(client, ws, ".claude/rules/quote.md")
+    assert "- Applies to: files matching `x/**`" in hover
+    assert "- Loads when the agent or the editor touches a matching file" in hover

@@ -86,7 +86,11 @@ def _entry(report: ScopesReport, path: str) -> ChainEntry | None:
 
 
 def diagnostic_text(
-    report: ScopesReport, path: str, fs: LocalFileSystem, max_source_bytes: int
+    report: ScopesReport,
+    path: str,
+    fs: LocalFileSystem,
+    max_source_bytes: int,
+    allowed: Callable[[str], bool] | None = None,
 ) -> str | None:
     """The text of ``path`` to scan, read as the engine reads it, or None when the engine does
     not read it (outside the project, oversized, unreadable, not in the chain): the sidecar
@@ -101,7 +105,8 @@ def diagnostic_text(
         probe = fs.probe(path)
         if not probe.present:
             return None
-        return fs.read_text(probe, max_source_bytes, allowed=_inside(report)).text
+        inside = allowed if allowed is not None else _inside(report)
+        return fs.read_text(probe, max_source_bytes, allowed=inside).text
     probe = fs.probe(path)
     if not probe.present or (entry.target is not None and probe.target != entry.target):
         return None  # changed since the report: its next refresh will say how
@@ -109,6 +114,7 @@ def diagnostic_text(
 
 
 def _inside(report: ScopesReport) -> Callable[[str], bool]:
+    """The project root alone (the caller passes the full confinement when it has it)."""
     root = report.project_root
     return lambda real: is_within(real, root)
 

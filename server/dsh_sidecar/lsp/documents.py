@@ -20,6 +20,7 @@ from dsh_sidecar.config import OVERRIDE_NAME
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.explain.hover import hover_section
 from dsh_sidecar.protocol.types import ExplainParams
+from dsh_sidecar.sources.agent_instructions.confinement import confinement_for
 from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS
 
 from .diagnostics import diagnostic_text, instruction_diagnostics
@@ -109,10 +110,16 @@ class DocumentTracker:
         try:
             service = self.server.service
             report = await service.scopes(from_fs_path(path) or uri)
-            limit = self.server.settings.instructions.max_source_bytes
-            text = await service.workers.fs(
-                lambda: diagnostic_text(report, path, service.fs, limit)
-            )
+            settings = self.server.settings.instructions
+            limit = settings.max_source_bytes
+            home = service.os_home
+
+            def read() -> str | None:
+                # A rule file is read under the same trust boundary as every project file.
+                confinement = confinement_for(report.project_root, settings, service.fs, home)
+                return diagnostic_text(report, path, service.fs, limit, confinement.allows_path)
+
+            text = await service.workers.fs(read)
         except DshError as exc:
             log.info("no diagnostics for %s: %s", uri, exc.message)
             return
