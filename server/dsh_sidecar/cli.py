@@ -26,7 +26,7 @@ from importlib import import_module, metadata
 from typing import Any, BinaryIO
 
 import dsh_sidecar
-from dsh_sidecar.config import InstructionSettings, Settings, describe_dsh_home
+from dsh_sidecar.config import InstructionSettings, Settings, describe_dsh_home, os_home
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.fs import LOCAL_FS
 from dsh_sidecar.protocol import mapping
@@ -40,7 +40,10 @@ from dsh_sidecar.sources.agent_instructions.baseline import (
     load_baseline,
     load_document_chain,
 )
+from dsh_sidecar.sources.agent_instructions.confinement import confinement_once
+from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 from dsh_sidecar.sources.agent_instructions.escaping import one_line
+from dsh_sidecar.sources.agent_instructions.usage import project_conventions
 
 PROG = "dsh-sidecar"
 EXIT_OK = 0
@@ -230,12 +233,16 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
     path = os.path.abspath(args.file)
     if not os.path.exists(path):
         raise UsageError(f"{args.file}: no such file or directory")
-    directory = path if os.path.isdir(path) else os.path.dirname(path)
-    load = load_document_chain(directory, settings, LOCAL_FS, dsh_home=settings.home())
+    is_directory = os.path.isdir(path)
+    directory = path if is_directory else os.path.dirname(path)
+    load = load_document_chain(
+        directory, settings, LOCAL_FS, dsh_home=settings.home(),
+        file_path=None if is_directory else path,
+    )  # fmt: skip
     if args.json:
         _write_json(scopes_json(load))
     else:
-        _write_text("".join(_entry_line(e) + "\n" for e in load.entries))
+        _write_text("".join(_entry_lines(e) for e in load.entries))
     return EXIT_OK
 
 
@@ -292,12 +299,29 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         problems.append(schema_detail)
     tmux, tmux_detail = _tmux_status()
     rows.append(("tmux", tmux_detail))
+    rows.extend(("convention", terminal_safe(c)) for c in conventions_here(settings.instructions))
     if tmux is None and settings.tmux_context.enabled:
         problems.append("tmuxContext is enabled but tmux is not available")
     rows.append(("status", "ok" if not problems else "; ".join(problems)))
     width = max(len(name) for name, _ in rows)
     _write_text("".join(f"{name:<{width}}  {value}\n" for name, value in rows))
     return EXIT_OK if not problems else EXIT_UNHEALTHY
+
+
+def conventions_here(settings: InstructionSettings) -> list[str]:
+    """Conventions of other agents that the project of the current directory (and the user's
+    home) uses while their setting is off: each says which setting reads it."""
+    try:
+        directory = os.getcwd()
+    except FileNotFoundError:
+        return []
+    home = os_home()
+    root = find_project_root(directory, settings.project_root_markers, LOCAL_FS)
+    found = project_conventions(
+        LOCAL_FS.resolve(directory), root, settings, LOCAL_FS, home,
+        confinement_once(root, settings, LOCAL_FS, home),
+    )  # fmt: skip
+    return [f"off, but used here: {c.describe()}" for c in found]
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -410,6 +434,22 @@ def _entry_line(entry: ChainEntry) -> str:
     size = "-" if entry.bytes is None else str(entry.bytes)
     line = f"{entry.state:<10} {size:>8}  {terminal_safe(entry.candidate.display_path)}"
     return f"{line}  {terminal_safe(entry.reason)}" if entry.reason else line
+
+
+def _entry_lines(entry: ChainEntry) -> str:
+    """The file's line, then one indented line per import (instructions.imports) and, for a
+    rule file, what it applies to."""
+    lines = [_entry_line(entry)]
+    if entry.applies is not None:
+        lines.append(f"{'':>20}  applies to {terminal_safe(entry.applies.describe())}")
+    for record in entry.imports:
+        size = "-" if record.bytes is None else str(record.bytes)
+        shown = "  " * record.depth + "@" + terminal_safe(record.display)
+        line = f"{record.state:<10} {size:>8}  {shown}"
+        if record.reason:
+            line += f"  {terminal_safe(record.reason)}"
+        lines.append(line)
+    return "".join(line + "\n" for line in lines)
 
 
 # Bidirectional overrides and isolates: they reorder what a terminal shows ("Trojan source").

@@ -25,6 +25,10 @@ DEFAULT_MAX_BYTES = 65536
 DEFAULT_MAX_SOURCE_BYTES = 1048576
 MAX_SAFE_INTEGER = 2**53 - 1
 DEFAULT_HOME_DIRNAME = ".dsh"
+# Codex's override: in a directory where it exists it replaces that directory's AGENTS.md.
+OVERRIDE_NAME = "AGENTS.override.md"
+OVERRIDDEN_NAME = "AGENTS.md"
+RULE_SET_NAMES = ("copilot", "claude", "cursor")
 
 
 def filter_candidates(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -32,8 +36,31 @@ def filter_candidates(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(n for n in names if n not in ("", ".", "..") and "/" not in n and "\\" not in n)
 
 
-def os_home() -> str:
-    return os.path.expanduser("~")
+def os_home(env: Mapping[str, str] | None = None) -> str:
+    """The user's home directory: ``$HOME`` of ``env`` (this process's environment by default)
+    when it is set and not empty, else this user's entry in the password database, which is
+    where Python's ``expanduser`` and Node's ``os.homedir`` look when ``HOME`` is unset.
+
+    An empty ``HOME`` counts as unset: taken literally it would put the DSH home at ``/.dsh``.
+    Without either, nothing sensible is left to guess, so the caller gets a ``ConfigError``
+    that says what to set.
+    """
+    home = (os.environ if env is None else env).get("HOME")
+    if home:
+        return home
+    try:
+        import pwd
+
+        entry = pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError):  # no pwd module (Windows), or no entry for this uid
+        entry = ""
+    if entry:
+        return entry
+    raise ConfigError(
+        "instructions.dshHome",
+        "the home directory is unknown (HOME is empty or unset and this user has no home "
+        "directory in the password database); set DSH_HOME or instructions.dshHome",
+    )
 
 
 def os_home_or_default(home: str | None) -> str:
@@ -65,7 +92,6 @@ def describe_dsh_home(
 ) -> tuple[str, str]:
     """``resolve_dsh_home`` plus which rule chose it, for ``dsh-sidecar doctor``."""
     env = os.environ if env is None else env
-    home = home or os_home()
     if explicit is not None:
         chosen, origin = explicit, "setting instructions.dshHome"
     else:
@@ -78,8 +104,10 @@ def describe_dsh_home(
         else:
             chosen, origin = from_env, "environment DSH_HOME"
     if chosen is None:
-        return default_dsh_home(home), origin
-    return os.path.abspath(expand_tilde(chosen, home)), origin
+        return default_dsh_home(home or os_home()), origin
+    if chosen == "~" or chosen.startswith(("~/", "~\\")):
+        chosen = expand_tilde(chosen, home or os_home())
+    return os.path.abspath(chosen), origin
 
 
 @attrs.frozen
@@ -96,6 +124,13 @@ class InstructionSettings:
     # Directories outside the project that a project instruction file may link into (absolute,
     # or ``~``-relative); expanded against the home directory by ``symlink_target_dirs``.
     allowed_symlink_targets: tuple[str, ...] = ()
+    # The conventions other agents' repositories carry, each off by default
+    # (docs/configuration.md): AGENTS.override.md, @path imports, path-scoped rule folders,
+    # and more user-global files after $DSH_HOME/AGENTS.md.
+    override_files: bool = False
+    imports: bool = False
+    rule_sets: tuple[str, ...] = ()
+    user_global_files: tuple[str, ...] = ()
 
     @property
     def active(self) -> bool:
@@ -117,6 +152,27 @@ class InstructionSettings:
     @property
     def all_candidates(self) -> tuple[str, ...]:
         return self.base_candidates + self.local_candidates
+
+    @property
+    def directory_names(self) -> tuple[str, ...]:
+        """The base names probed in each directory, in order: with ``override_files``,
+        ``AGENTS.override.md`` takes the slot right before ``AGENTS.md``, which it replaces."""
+        base = self.base_candidates
+        if self.override_files and OVERRIDDEN_NAME in base and OVERRIDE_NAME not in base:
+            index = base.index(OVERRIDDEN_NAME)
+            return (*base[:index], OVERRIDE_NAME, *base[index:])
+        return base
+
+    @property
+    def overrides(self) -> bool:
+        """Whether a directory's AGENTS.override.md replaces its AGENTS.md."""
+        return self.override_files and OVERRIDDEN_NAME in self.base_candidates
+
+    def user_global_paths(self, home: str) -> tuple[tuple[str, str], ...]:
+        """``(entry as written, absolute path)`` of each extra user-global file, in order."""
+        return tuple(
+            (entry, os.path.normpath(expand_tilde(entry, home))) for entry in self.user_global_files
+        )
 
     def home(self, env: Mapping[str, str] | None = None, home: str | None = None) -> str:
         return resolve_dsh_home(self.dsh_home, env, home)
@@ -180,8 +236,11 @@ class Settings:
     hover: HoverSettings = HoverSettings()
 
     def store_path(self, env: Mapping[str, str] | None = None, home: str | None = None) -> str:
-        if self.store.path is not None:
-            return os.path.abspath(expand_tilde(self.store.path, home or os_home()))
+        path = self.store.path
+        if path is not None:
+            if path == "~" or path.startswith(("~/", "~\\")):
+                path = expand_tilde(path, home or os_home())
+            return os.path.abspath(path)
         return os.path.join(self.instructions.home(env, home), "sessions.sqlite3")
 
     @classmethod
@@ -269,7 +328,8 @@ def _parse_instructions(raw: Mapping[str, Any], base: InstructionSettings) -> In
     _unknown_keys(p, raw, {
         "enabled", "maxBytes", "maxSourceBytes", "dshHome", "projectRootMarkers",
         "instructionFileCandidates", "localInstructionFileCandidates", "respectGitignore",
-        "exclude", "allowedSymlinkTargets",
+        "exclude", "allowedSymlinkTargets", "overrideFiles", "imports", "ruleSets",
+        "userGlobalFiles",
     })  # fmt: skip
     changes: dict[str, Any] = {}
     if "enabled" in raw:
@@ -301,7 +361,38 @@ def _parse_instructions(raw: Mapping[str, Any], base: InstructionSettings) -> In
         name = f"{p}.allowedSymlinkTargets"
         dirs = _string_list(name, raw["allowedSymlinkTargets"])
         changes["allowed_symlink_targets"] = _directories(name, dirs)
+    for key, attr in (("overrideFiles", "override_files"), ("imports", "imports")):
+        if key in raw:
+            changes[attr] = _bool(f"{p}.{key}", raw[key])
+    if "ruleSets" in raw:
+        changes["rule_sets"] = _rule_sets(f"{p}.ruleSets", raw["ruleSets"])
+    if "userGlobalFiles" in raw:
+        name = f"{p}.userGlobalFiles"
+        changes["user_global_files"] = _files(name, _string_list(name, raw["userGlobalFiles"]))
     return attrs.evolve(base, **changes)
+
+
+def _rule_sets(key: str, value: Any) -> tuple[str, ...]:
+    names = _string_list(key, value)
+    allowed = ", ".join(f'"{n}"' for n in RULE_SET_NAMES)
+    for index, name in enumerate(names):
+        if name not in RULE_SET_NAMES:
+            raise ConfigError(key, f"entry {index} must be one of {allowed}, got {name!r}")
+        if name in names[:index]:
+            raise ConfigError(key, f"entry {index} repeats {name!r}")
+    return names
+
+
+def _files(key: str, entries: tuple[str, ...]) -> tuple[str, ...]:
+    """Absolute or ``~/``-relative files; ``~`` alone is a directory, not a file."""
+    for index, entry in enumerate(entries):
+        if "\0" in entry:
+            raise ConfigError(key, f"entry {index} contains a NUL character")
+        if not (os.path.isabs(entry) or entry.startswith("~/")) or entry.endswith("/"):
+            raise ConfigError(
+                key, f"entry {index} must be a file's absolute path or start with ~/, got {entry!r}"
+            )
+    return entries
 
 
 def _directories(key: str, entries: tuple[str, ...]) -> tuple[str, ...]:
@@ -473,6 +564,8 @@ def settings_to_json(settings: Settings) -> dict[str, Any]:
             "localInstructionFileCandidates": list(i.local_instruction_file_candidates),
             "respectGitignore": i.respect_gitignore, "exclude": list(i.exclude),
             "allowedSymlinkTargets": list(i.allowed_symlink_targets),
+            "overrideFiles": i.override_files, "imports": i.imports,
+            "ruleSets": list(i.rule_sets), "userGlobalFiles": list(i.user_global_files),
         },
         "sessionReference": {
             "enabled": r.enabled, "maxReferences": r.max_references,

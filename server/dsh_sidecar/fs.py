@@ -137,6 +137,24 @@ class LocalFileSystem:
             return False
         return True
 
+    def list_directory(self, path: str) -> list[tuple[str, bool, bool]]:
+        """``(name, is_dir, is_file)`` of each entry of the directory ``path``. A symlinked
+        directory is not a directory here (a listing must not follow a repository's link into a
+        loop); a symlink to a regular file is a file, whose read decides whether it may be read.
+        Raises OSError."""
+        out = []
+        with os.scandir(path) as entries:
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    is_file = entry.is_file(follow_symlinks=False) or (
+                        entry.is_symlink() and entry.is_file()
+                    )
+                except OSError:
+                    continue
+                out.append((entry.name, is_dir, is_file))
+        return out
+
     def open_for_read(self, path: str, *, follow_final_link: bool = True) -> int:
         # O_NONBLOCK: if the file was swapped for a FIFO after the probe, open must not wait
         # for a writer; the fstat check of the read then refuses it.

@@ -45,6 +45,17 @@ EVENT = {
     "sourceEventSeqs": [0, 1],
 }
 HEADER = wt.SessionHeaderWire(id="demo", created_at=1796207231012, cwd="/p", title="Fix")
+IMPORTED_FILE = wt.ImportedFile(
+    path="/outside/style.md",
+    display_path="/outside/style.md",
+    importer="/p/src/AGENTS.md",
+    state="outside",
+    depth=2,
+    bytes=12,
+    reason="leads outside the project to /outside/style.md",
+    target="/outside/style.md",
+)
+RULE_INFO = wt.RuleInfo(rule_set="copilot", mode="globs", globs=["**/*.py", "src/**"])
 SCOPE_FILE = wt.ScopeFile(
     path="/p/src/AGENTS.md",
     display_path="src/AGENTS.md",
@@ -55,6 +66,8 @@ SCOPE_FILE = wt.ScopeFile(
     reason="truncated from 44 to 10 bytes",
     included_bytes=10,
     target="/p/shared/SRC-AGENTS.md",
+    imports=[IMPORTED_FILE],
+    rule=RULE_INFO,
 )
 CANDIDATE = wt.CandidateWire(
     session_id="research",
@@ -161,6 +174,8 @@ FULL: dict[type, Any] = {
     wt.PrepareResult: wt.PrepareResult(messages=[MESSAGE], seqs=[2]),
     wt.PendingResult: wt.PendingResult(messages=[MESSAGE]),
     wt.ScopeFile: SCOPE_FILE,
+    wt.ImportedFile: IMPORTED_FILE,
+    wt.RuleInfo: RULE_INFO,
     wt.TruncatedFile: wt.TruncatedFile(path="src/AGENTS.md", original_bytes=44, included_bytes=10),
     wt.PreviewResult: wt.PreviewResult(
         text="<system-reminder>\n...\n</system-reminder>",
@@ -208,6 +223,9 @@ MINIMAL: dict[type, Any] = {
         scope=".\u0000AGENTS.md",
         state="unreadable",
         bytes=None,
+    ),
+    wt.ImportedFile: wt.ImportedFile(
+        path="/p/x.md", display_path="x.md", importer="/p/AGENTS.md", state="missing", depth=1
     ),
     wt.CandidateWire: wt.CandidateWire(
         session_id="x", label="x", created_at=0, mention="@[x](dsh-session:Ingi)"

@@ -83,8 +83,8 @@ def shared_tmp() -> Iterator[Path]:
 NOBODY = 65534
 
 
-def run_as_nobody(code: str, *args: str) -> str:
-    """Run a Python snippet as uid/gid 65534 and return what it printed.
+def run_as_nobody(code: str, *args: str, uid: int = NOBODY) -> str:
+    """Run a Python snippet as uid/gid 65534 (or ``uid``) and return what it printed.
 
     The tests run as root, which permissions deny nothing, so EACCES needs a real unprivileged
     process. It is a forked child that drops its ids in-process rather than a new interpreter:
@@ -98,9 +98,9 @@ def run_as_nobody(code: str, *args: str) -> str:
         try:
             os.close(read_end)
             os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            assert os.getuid() == NOBODY and os.geteuid() == NOBODY
+            os.setgid(uid)
+            os.setuid(uid)
+            assert os.getuid() == uid and os.geteuid() == uid
             raw = io.BytesIO()
             # A text stream with a binary .buffer: code under test may write either.
             printed = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)

@@ -56,13 +56,14 @@ class Kit:
         self,
         fs: LocalFileSystem = LOCAL_FS,
         clock: Callable[[], int] = now_ms,
+        env: dict[str, str] | None = None,
         **instructions: Any,
     ) -> SessionService:
         """A new service over the same store file: what a restarted sidecar would be."""
         # Not about durability: no fsync (docs/architecture.md, The store).
         store = Store(str(self.store_path), clock, durable=False)
         svc = SessionService(
-            self.settings(**instructions), store=store, fs=fs, env={},
+            self.settings(**instructions), store=store, fs=fs, env=env or {},
             on_inbox_changed=lambda sid, n: self.notes.append((sid, n)),
             on_warning=self.warnings.append, clock=clock,
         )  # fmt: skip

@@ -412,6 +412,7 @@ def test_every_state_name_is_in_file_states() -> None:
         "unreadable",
         "ignored",
         "outside-project",
+        "overridden",
     )
 
 

@@ -288,4 +288,8 @@ def test_defaults_match_the_protocol() -> None:
         "respectGitignore": True,
         "exclude": [],
         "allowedSymlinkTargets": [],
+        "overrideFiles": False,
+        "imports": False,
+        "ruleSets": [],
+        "userGlobalFiles": [],
     }

@@ -145,12 +145,12 @@ def test_the_session_directory_is_resolved_through_symlinks(tmp_path: Path) -> N
 # --- differences -------------------------------------------------------------------------------
 
 
-def test_hints_name_the_setting_and_mark_those_not_in_this_build(tmp_path: Path) -> None:
+def test_hints_name_the_setting_that_would_load_the_file(tmp_path: Path) -> None:
     e = Tree(tmp_path).explain("src/api/handler.py")
     gemini = {d.display_path: d.reason for d in e.agent("gemini-cli").only_agent}
     assert gemini == {
-        "~/.gemini/GEMINI.md": "not read by this sidecar; instructions.userGlobalFiles (coming "
-        "with the conventions work) lists extra user-global files",
+        "~/.gemini/GEMINI.md": "not read by this sidecar; instructions.userGlobalFiles lists "
+        "extra user-global files",
         "GEMINI.md": "not read by this sidecar; instructions.instructionFileCandidates with "
         "GEMINI.md added reads it",
         "src/GEMINI.md": "not read by this sidecar; instructions.instructionFileCandidates with "
@@ -158,15 +158,17 @@ def test_hints_name_the_setting_and_mark_those_not_in_this_build(tmp_path: Path)
     }
     codex_only = {d.display_path: d.reason for d in e.agent("codex").only_agent}
     assert codex_only["AGENTS.override.md"] == (
-        "not read by this sidecar; instructions.overrideFiles (coming with the conventions "
-        "work) reads AGENTS.override.md instead of AGENTS.md"
+        "not read by this sidecar; instructions.overrideFiles reads AGENTS.override.md instead "
+        "of AGENTS.md"
     )
     copilot_only = {d.display_path: d.reason for d in e.agent("copilot-vscode").only_agent}
     assert copilot_only[".github/copilot-instructions.md"].startswith(
-        "not read by this sidecar; instructions.ruleSets (coming with the conventions work) "
-        'with "copilot"'
+        'not read by this sidecar; instructions.ruleSets with "copilot"'
     )
     assert copilot_only[".claude/CLAUDE.md"].startswith("no setting of this sidecar reads it")
+    # Every convention setting is in this build: no hint says one is still to come.
+    every = [d.reason for a in e.agents for d in a.only_agent]
+    assert not any("coming with the conventions work" in reason for reason in every)
 
 
 def test_files_only_the_sidecar_loads_carry_the_agents_reason(tmp_path: Path) -> None:
@@ -303,3 +305,41 @@ def test_a_failing_read_is_unreadable_for_every_side(tmp_path: Path) -> None:
         ("AGENTS.override.md", "project", "loaded"),
         ("AGENTS.md", "project", "shadowed"),
     ]
+
+
+# --- the sidecar side with the conventions on ---------------------------------------------------
+
+
+def test_with_the_conventions_on_the_sidecar_loads_what_the_agents_load(tmp_path: Path) -> None:
+    tree = Tree(tmp_path)
+    on = settings(
+        overrideFiles=True, imports=True, ruleSets=["copilot", "claude", "cursor"],
+        userGlobalFiles=["~/.claude/CLAUDE.md", "~/.codex/AGENTS.md", "~/.gemini/GEMINI.md"],
+    )  # fmt: skip
+    e = explain_file(
+        tree.path("src/api/handler.py"), on, LOCAL_FS, dsh_home=str(tree.dsh_home),
+        home=str(tree.home), env={}, os_home=str(tree.home),
+    )  # fmt: skip
+    sidecar = {f.display_path: (f.via, f.state) for f in e.sidecar}
+    assert sidecar["AGENTS.override.md"] == ("baseline", "included")
+    assert sidecar["AGENTS.md"] == ("baseline", "overridden")
+    assert sidecar["docs/shared.md"] == ("baseline", "imported")
+    assert sidecar["docs/deep5.md"] == ("touch", "imported")  # five hops from src/CLAUDE.md
+    assert sidecar["docs/deep6.md"] == (None, "too-deep")
+    assert sidecar[".claude/rules/api.md"] == ("touch", "included")
+    assert sidecar[".github/copilot-instructions.md"] == ("baseline", "included")
+    assert sidecar["~/.claude/CLAUDE.md"] == ("baseline", "included")
+    only = {a.id: {d.display_path: d.reason for d in a.only_agent} for a in e.agents}
+    # Codex: the override is read now; nothing Codex loads is missing.
+    assert only["codex"] == {}
+    # Claude Code: imports, rules and its user-global file are read; what remains has no setting.
+    assert only["claude-code"] == {
+        ".claude/CLAUDE.md": only["claude-code"][".claude/CLAUDE.md"],
+        "~/.claude/rules/mine.md": "no setting of this sidecar reads rule files in the home "
+        "directory",
+    }
+    assert only["cursor"]["src/.cursor/rules/local.mdc"] == (
+        "no setting of this sidecar reads rule folders below the project root"
+    )
+    assert only["cursor"]["AGENTS.md"].startswith("overridden: replaced by AGENTS.override.md")
+    assert "python.instructions.md" not in " ".join(only["copilot-vscode"])

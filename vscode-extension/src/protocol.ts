@@ -92,7 +92,36 @@ export type ScopeFileState =
   | 'oversized'
   | 'unreadable'
   | 'ignored'
-  | 'outside-project';
+  | 'outside-project'
+  | 'overridden';
+
+/** One `@path` import (instructions.imports) and what became of it. */
+export interface ImportedFile {
+  path: string;
+  displayPath: string;
+  importer: string;
+  state:
+    | 'imported'
+    | 'missing'
+    | 'cycle'
+    | 'too-deep'
+    | 'outside'
+    | 'unreadable'
+    | 'over-budget'
+    | 'in-chain'
+    | 'repeated';
+  depth: number;
+  bytes?: number;
+  reason?: string;
+  target?: string;
+}
+
+/** What a rule file (instructions.ruleSets) applies to. */
+export interface RuleInfo {
+  ruleSet: 'copilot' | 'claude' | 'cursor';
+  mode: 'always' | 'globs' | 'manual' | 'invalid';
+  globs: string[];
+}
 
 export interface ScopeFile {
   path: string;
@@ -107,6 +136,10 @@ export interface ScopeFile {
   includedBytes?: number;
   /** The file's real path, when it is reached through a symlink. */
   target?: string;
+  /** The `@path` imports met while loading it (instructions.imports). */
+  imports?: ImportedFile[];
+  /** For a rule file (instructions.ruleSets): what it applies to. */
+  rule?: RuleInfo;
 }
 
 // --- sessions -----------------------------------------------------------------------------------

@@ -85,8 +85,14 @@ def setting_hint(rules: AgentRules, found: AgentFile) -> str:
         return _setting("instructions.imports", "follows @path imports")
     if found.kind == RULE:
         for folder, rule_set in _RULE_SET_OF_FOLDER.items():
-            if f"/{folder}/" in found.path.replace(os.sep, "/"):
+            # The sidecar reads rule folders of the project root only.
+            if found.display_path.startswith(folder + "/"):
                 return _setting("instructions.ruleSets", f'with "{rule_set}" reads these rules')
+        if found.display_path.startswith("~/"):
+            return "no setting of this sidecar reads rule files in the home directory"
+        posix = found.path.replace(os.sep, "/")
+        if any(f"/{folder}/" in posix for folder in _RULE_SET_OF_FOLDER):
+            return "no setting of this sidecar reads rule folders below the project root"
         return "no setting of this sidecar reads these rule files"
     if name == ".github/copilot-instructions.md":
         return _setting("instructions.ruleSets", 'with "copilot" reads this file')

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from dsh_sidecar import errors
+from dsh_sidecar import config, errors
 from dsh_sidecar.agents import AGENTS, AgentRules
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.errors import DshError
@@ -54,7 +54,7 @@ def explain_file(
         file=file_path,
         cwd=part.cwd,
         workspace=find_project_root(directory, settings.project_root_markers, fs),
-        home=home if home is not None else os.path.expanduser("~"),
+        home=home if home is not None else config.os_home(),
         env=os.environ if env is None else env,
         read_cap=max(settings.max_source_bytes, MIN_READ_CAP),
     )

@@ -27,6 +27,7 @@ from dsh_sidecar.sources.agent_instructions.baseline import (
     load_document_chain,
 )
 from dsh_sidecar.sources.agent_instructions.discovery import descendant_dirs_between
+from dsh_sidecar.sources.agent_instructions.imports import CYCLE, IMPORTED, IN_CHAIN, REPEATED
 from dsh_sidecar.sources.agent_instructions.paths import scope_dir_of_display
 from dsh_sidecar.sources.agent_instructions.render import RenderItem, RenderResult, render
 
@@ -56,26 +57,60 @@ def sidecar_part(
     """``file_path``'s directory must exist (the file itself need not); both paths absolute."""
     baseline = load_baseline(cwd, settings, fs, dsh_home=dsh_home, os_home=os_home)
     chain = load_document_chain(
-        os.path.dirname(file_path), settings, fs, dsh_home=dsh_home, os_home=os_home
-    )
-    files = [_file(e, BASELINE) for e in baseline.entries]
+        os.path.dirname(file_path), settings, fs, dsh_home=dsh_home, os_home=os_home,
+        file_path=file_path,
+    )  # fmt: skip
+    files: list[SidecarFile] = []
+    for entry in baseline.entries:
+        files.extend(_with_imports(_file(entry, BASELINE), entry))
     in_baseline = {e.candidate.abs_path for e in baseline.entries}
     real_file = os.path.join(chain.cwd, os.path.basename(file_path))
     touched = set(descendant_dirs_between(baseline.cwd, real_file))
+    # A touch of the file reaches the directories on its way and the rules whose globs match
+    # it (the document chain lists only those rules).
     touch_entries = [
         e
         for e in chain.entries
-        if e.candidate.abs_path not in in_baseline and e.candidate.directory in touched
+        if e.candidate.abs_path not in in_baseline
+        and (e.candidate.directory in touched or e.candidate.is_rule)
     ]
     budgeted = _touch_budget(chain.kept, touch_entries, settings)
     for entry in chain.entries:
         if entry.candidate.abs_path in in_baseline:
             continue
-        if entry.candidate.directory in touched:
-            files.append(_file(budgeted.get(entry.candidate.abs_path, entry), TOUCH))
+        if entry.candidate.directory in touched or entry.candidate.is_rule:
+            budgeted_entry = budgeted.get(entry.candidate.abs_path, entry)
+            files.extend(_with_imports(_file(budgeted_entry, TOUCH), budgeted_entry))
         else:
             files.append(_unreached(entry, baseline.cwd, baseline.project_root))
     return SidecarPart(baseline.project_root, baseline.cwd, tuple(files))
+
+
+def _with_imports(found: SidecarFile, entry: ChainEntry) -> list[SidecarFile]:
+    """The file, then each file it imports (instructions.imports): an imported file arrives
+    with its importer, as part of its scope, and reaches the model exactly when it does."""
+    out = [found]
+    for record in entry.imports:
+        if record.state in (IN_CHAIN, REPEATED, CYCLE):
+            continue  # loaded as itself, or already listed (a cycle leads to a listed file)
+        imported = record.state == IMPORTED
+        out.append(
+            SidecarFile(
+                path=record.path,
+                display_path=record.display,
+                scope=found.scope,
+                state=record.state,
+                bytes=record.bytes,
+                via=found.via if imported else None,
+                included_bytes=record.bytes if imported and found.loaded else None,
+                reason=(
+                    f"imported by {entry.candidate.display_path}"
+                    if imported
+                    else f"an import of {entry.candidate.display_path}: {record.reason}"
+                ),
+            )
+        )
+    return out
 
 
 def _file(entry: ChainEntry, via: str) -> SidecarFile:
@@ -122,6 +157,7 @@ def _touch_budget(
             f.candidate.display_path,
             f.content,
             scope_dir_of_display(f.candidate.display_path),
+            applies_to=f.applies.describe() if f.applies is not None else None,
         )
         for f in files
     ]

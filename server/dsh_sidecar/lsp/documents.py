@@ -16,13 +16,17 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
+from dsh_sidecar.config import OVERRIDE_NAME
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.explain.hover import hover_section
 from dsh_sidecar.protocol.types import ExplainParams
+from dsh_sidecar.sources.agent_instructions.confinement import confinement_for
+from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS
 
 from .diagnostics import diagnostic_text, instruction_diagnostics
 from .explain import explain
-from .hover import chain_hover, instruction_file_hover
+from .hover import chain_hover, conventions_hover, instruction_file_hover, rule_file_hover
+from .links import document_links, to_document_link, to_location, tooltip_support
 
 if TYPE_CHECKING:
     from .server import DshServer
@@ -57,13 +61,19 @@ class DocumentTracker:
     # --- classification -----------------------------------------------------------------------
 
     def is_instruction_file(self, path: str) -> bool:
+        """A file the engine may load, or one of another agent's conventions (an override, a
+        rule file) that hover and diagnostics explain even while its setting is off."""
         settings = self.server.settings.instructions
         name = os.path.basename(path)
-        if name in settings.all_candidates:
+        if name in settings.all_candidates or name == OVERRIDE_NAME:
             return True
-        return os.path.abspath(path) == os.path.join(
-            settings.home(self.server.service.env), "AGENTS.md"
-        )
+        if looks_like_a_rule_file(path):
+            return True
+        service = self.server.service
+        absolute = os.path.abspath(path)
+        if absolute == os.path.join(settings.home(service.env), "AGENTS.md"):
+            return True
+        return any(absolute == p for _, p in settings.user_global_paths(service.os_home))
 
     # --- touches ------------------------------------------------------------------------------
 
@@ -100,10 +110,16 @@ class DocumentTracker:
         try:
             service = self.server.service
             report = await service.scopes(from_fs_path(path) or uri)
-            limit = self.server.settings.instructions.max_source_bytes
-            text = await service.workers.fs(
-                lambda: diagnostic_text(report, path, service.fs, limit)
-            )
+            settings = self.server.settings.instructions
+            limit = settings.max_source_bytes
+            home = service.os_home
+
+            def read() -> str | None:
+                # A rule file is read under the same trust boundary as every project file.
+                confinement = confinement_for(report.project_root, settings, service.fs, home)
+                return diagnostic_text(report, path, service.fs, limit, confinement.allows_path)
+
+            text = await service.workers.fs(read)
         except DshError as exc:
             log.info("no diagnostics for %s: %s", uri, exc.message)
             return
@@ -192,6 +208,11 @@ class DocumentTracker:
                 return None
             max_bytes = ls.settings.instructions.max_bytes
             text = instruction_file_hover(report, path, max_bytes) if instruction_file else None
+            rule = report.facts.rule
+            if text is None and rule is not None and rule.abs_path == path:
+                text = rule_file_hover(report, rule, max_bytes)
+            if text is None and instruction_file:
+                text = conventions_hover(report, path)
             if text is None:
                 text = chain_hover(report, max_bytes)
             # What the other agents would load for this same file, below our own answer.
@@ -199,6 +220,41 @@ class DocumentTracker:
             return types.Hover(
                 contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
             )
+
+        @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK, types.DocumentLinkOptions())
+        async def document_link(
+            ls: DshServer, params: types.DocumentLinkParams
+        ) -> list[types.DocumentLink] | None:
+            uri = params.text_document.uri
+            path = local_path(uri)
+            if path is None or ls._service is None:
+                return None
+            tooltip = tooltip_support(ls.client_capabilities)
+            found = await document_links(tracker, uri, path)
+            return [to_document_link(link, tooltip) for link in found]
+
+        @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+        async def definition(
+            ls: DshServer, params: types.DefinitionParams
+        ) -> types.Location | None:
+            uri = params.text_document.uri
+            path = local_path(uri)
+            if path is None or ls._service is None:
+                return None
+            found = await document_links(tracker, uri, path, params.position)
+            return to_location(found[0]) if found else None
+
+
+def looks_like_a_rule_file(path: str) -> bool:
+    """Whether ``path`` sits where a rule set keeps its files (the project root is not known on
+    the loop, so the folder names decide; the engine checks against the root)."""
+    posix = path.replace(os.sep, "/")
+    for rule_set in RULE_SETS.values():
+        if any(posix.endswith("/" + name) for name in rule_set.repository_files):
+            return True
+        if f"/{rule_set.folder}/" in posix and posix.endswith(rule_set.suffix):
+            return True
+    return False
 
 
 def _hover_other_file(ls: DshServer, position: types.Position) -> bool:

@@ -9,6 +9,7 @@ import os
 import cattrs
 
 from dsh_sidecar import errors
+from dsh_sidecar.config import os_home
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.explain import Explanation, explain_file
 from dsh_sidecar.protocol import types as wt
@@ -21,7 +22,7 @@ async def explain(service: SessionService, params: wt.ExplainParams) -> Explanat
     cwd = parse_cwd(params.cwd) if params.cwd is not None else None
     snapshot = service.snapshot()
     env = snapshot.env
-    home = env.get("HOME") or os.path.expanduser("~")
+    home = env.get("HOME") or os_home()
 
     def work() -> Explanation:
         # Filesystem questions, so they are asked in a worker, never on the event loop.
@@ -35,7 +36,7 @@ async def explain(service: SessionService, params: wt.ExplainParams) -> Explanat
             existing_cwd(cwd)
         return explain_file(
             path, snapshot.settings.instructions, snapshot.fs, dsh_home=snapshot.dsh_home,
-            cwd=cwd, home=home, env=env,
+            cwd=cwd, home=home, env=env, os_home=home,
         )  # fmt: skip
 
     return await service.workers.fs(work)

@@ -3,9 +3,13 @@ the instructions an agent would be told about when it touches it."""
 
 from __future__ import annotations
 
+from dsh_sidecar.explain.hover import code
 from dsh_sidecar.sessions.service import ScopesReport
 from dsh_sidecar.sources.agent_instructions.baseline import ChainEntry
-from dsh_sidecar.sources.agent_instructions.paths import split_scope
+from dsh_sidecar.sources.agent_instructions.imports import IMPORTED, ImportRecord
+from dsh_sidecar.sources.agent_instructions.paths import USER_GLOBAL, split_scope
+from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS, Rule, is_rule_scope
+from dsh_sidecar.sources.agent_instructions.usage import OffConvention
 
 
 def _bytes(n: int | None) -> str:
@@ -14,8 +18,11 @@ def _bytes(n: int | None) -> str:
 
 def _governs(entry: ChainEntry) -> str:
     directory, _ = split_scope(entry.candidate.scope)
-    if directory == "user-global":
+    if directory == USER_GLOBAL:
         return "every project (user-global)"
+    if is_rule_scope(entry.candidate.scope) and entry.applies is not None:
+        agent = RULE_SETS[entry.candidate.rule_set or ""].agent
+        return f"{entry.applies.describe()} (a {agent} rule)"
     return (
         "the project root and everything below it"
         if directory == "."
@@ -55,8 +62,74 @@ def instruction_file_hover(report: ScopesReport, path: str, max_bytes: float) ->
             "- Not read: list its target's directory in `instructions.allowedSymlinkTargets`"
             " to load it"
         )
+    lines.extend(import_lines(entry.imports))
+    lines.extend(convention_lines(report.facts.conventions))
     lines.extend(["", *session_lines(report, entry.candidate.scope)])
     return "\n".join(lines)
+
+
+def import_lines(records: tuple[ImportRecord, ...]) -> list[str]:
+    """The file's ``@path`` imports (instructions.imports): what each added, or why not."""
+    if not records:
+        return []
+    out = ["- Imports:"]
+    for record in records:
+        indent = "  " * record.depth
+        if record.state == IMPORTED:
+            out.append(f"{indent}- {code(record.display)}: imported, {_bytes(record.bytes)}")
+        else:
+            why = f" — {record.reason}" if record.reason else ""
+            out.append(f"{indent}- {code(record.display)}: **{record.state}**{why}")
+    return out
+
+
+def convention_lines(conventions: tuple[OffConvention, ...]) -> list[str]:
+    """Conventions the file uses while their setting is off, each naming that setting."""
+    return [
+        f"- Not read by this sidecar: {c.agent}'s convention {c.effect}"
+        + (f" ({', '.join(code(p) for p in c.paths)})" if c.paths else "")
+        + f"; {c.enable.replace(c.setting, code(c.setting))} to read it"
+        for c in conventions
+    ]
+
+
+def rule_file_hover(report: ScopesReport, rule: Rule, max_bytes: float) -> str:
+    """Hover on a rule file whose rule set is on: what it applies to and how it loads."""
+    spec = RULE_SETS[rule.rule_set]
+    lines = [f"**{rule.rel_path}** — a {spec.agent} rule (`{rule.rule_set}`)", ""]
+    if rule.applies is None:
+        state = (
+            "outside-project"
+            if rule.failure and rule.failure.value == "not-allowed"
+            else (
+                "oversized" if rule.failure and rule.failure.value == "oversized" else "unreadable"
+            )
+        )
+        detail = f" — {rule.detail}" if rule.detail else ""
+        lines.append(f"- State: **{state}**{detail}: not loaded")
+    else:
+        applies = rule.applies
+        lines.append(f"- Applies to: {applies.describe()}")
+        if applies.mode == "always":
+            lines.append("- Loads with the baseline of every session")
+        elif applies.mode == "globs":
+            lines.append("- Loads when the agent or the editor touches a matching file")
+        else:
+            lines.append("- Never loads by itself")
+        for problem in applies.problems:
+            lines.append(f"- Line {problem.line + 1}: {problem.message}")
+    lines.append(f"- Size: {_bytes(rule.size)} against a budget of {max_bytes:,.0f} bytes")
+    lines.extend(["", *session_lines(report, rule.scope)])
+    return "\n".join(lines)
+
+
+def conventions_hover(report: ScopesReport, path: str) -> str | None:
+    """Hover on a file the sidecar does not read because its convention is off."""
+    conventions = report.facts.conventions
+    if not conventions:
+        return None
+    name = path.rsplit("/", 1)[-1]
+    return "\n".join([f"**{name}** — not read by this sidecar", "", *convention_lines(conventions)])
 
 
 def session_lines(report: ScopesReport, scope: str) -> list[str]:
@@ -83,5 +156,6 @@ def chain_hover(report: ScopesReport, max_bytes: float) -> str:
         f"**Workspace instructions for this directory** ({files}, {total:,} of {max_bytes:,.0f} budget bytes rendered)",
         "",
         *(entry_line(e) for e in entries),
+        *convention_lines(report.facts.conventions),
     ]
     return "\n".join(lines)

@@ -11,12 +11,16 @@ from collections.abc import Mapping, Sequence
 
 from dsh_sidecar.model import SessionHeader
 from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, ChainEntry
+from dsh_sidecar.sources.agent_instructions.imports import ImportRecord
+from dsh_sidecar.sources.agent_instructions.rules import Applicability
 from dsh_sidecar.sources.agent_instructions.state import Change
 from dsh_sidecar.sources.session_reference.resolver import Candidate
 
 from .types import (
     CandidateWire,
+    ImportedFile,
     PreviewResult,
+    RuleInfo,
     ScopeFile,
     ScopesResult,
     SessionHeaderWire,
@@ -36,10 +40,25 @@ def candidate(c: Candidate) -> CandidateWire:
     )  # fmt: skip
 
 
+def imported_file(record: ImportRecord) -> ImportedFile:
+    return ImportedFile(
+        path=record.path, display_path=record.display, importer=record.importer,
+        state=record.state, depth=record.depth, bytes=record.bytes, reason=record.reason,
+        target=record.target,
+    )  # fmt: skip
+
+
+def rule_info(rule_set: str, applies: Applicability) -> RuleInfo:
+    return RuleInfo(rule_set=rule_set, mode=applies.mode, globs=list(applies.globs))
+
+
 def scope_file(entry: ChainEntry) -> ScopeFile:
     cand = entry.candidate
     # The real path only when it says something: the file is reached through a symlink.
     target = entry.target if entry.target is not None and entry.target != cand.abs_path else None
+    rule = None
+    if cand.rule_set is not None and entry.applies is not None:
+        rule = rule_info(cand.rule_set, entry.applies)
     return ScopeFile(
         path=cand.abs_path,
         display_path=cand.display_path,
@@ -50,6 +69,8 @@ def scope_file(entry: ChainEntry) -> ScopeFile:
         reason=entry.reason,
         included_bytes=entry.included_bytes,
         target=target,
+        imports=[imported_file(r) for r in entry.imports] or None,
+        rule=rule,
     )
 
 

@@ -215,6 +215,29 @@ class PendingResult:
 
 
 @attrs.define
+class ImportedFile:
+    """One ``@path`` import met while loading a file (instructions.imports)."""
+
+    path: str
+    display_path: str
+    importer: str  # the file holding the @path
+    state: str
+    depth: int  # 1: imported by the instruction file itself
+    bytes: int | None = None
+    reason: str | None = None
+    target: str | None = None
+
+
+@attrs.define
+class RuleInfo:
+    """What a path-scoped rule file applies to (instructions.ruleSets)."""
+
+    rule_set: str
+    mode: str  # "always" | "globs" | "manual" | "invalid"
+    globs: list[str]
+
+
+@attrs.define
 class ScopeFile:
     path: str
     display_path: str
@@ -225,6 +248,8 @@ class ScopeFile:
     reason: str | None = None
     included_bytes: int | None = None
     target: str | None = None  # the real path, when reached through a symlink
+    imports: list[ImportedFile] | None = None  # only when something was imported or refused
+    rule: RuleInfo | None = None  # only for a rule file
 
 
 @attrs.define

@@ -24,6 +24,7 @@ from dsh_sidecar.sources.agent_instructions.compose import (
 )
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 from dsh_sidecar.sources.agent_instructions.paths import scope_abs_path
+from dsh_sidecar.sources.agent_instructions.rules import is_rule_scope
 from dsh_sidecar.sources.agent_instructions.state import (
     SOURCE_KIND,
     Change,
@@ -116,11 +117,14 @@ def _recompose(
     env = job.env
     settings = env.settings
     root = find_project_root(env.cwd, settings.project_root_markers, env.fs)
-    touched = [scope_abs_path(c.scope, root, env.dsh_home) for c in kept]
+    # A directory's file is reached by touching it; a rule file is reached by no touch of its
+    # own (its globs match other files), so it is named directly.
+    rules = [c.scope for c in kept if is_rule_scope(c.scope)]
+    touched = [scope_abs_path(c.scope, root, env.dsh_home) for c in kept if c.scope not in rules]
     visible = visible_instructions(store, job.session_id)
     desired = compose(
         env, job.instructions, visible=visible, claimed=(), pending=(),
-        touched=[os.path.normpath(p) for p in touched], dismissed=dismissed,
+        touched=[os.path.normpath(p) for p in touched], dismissed=dismissed, scopes=rules,
     )  # fmt: skip
     return desired, visible
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from collections.abc import Awaitable, Callable, Mapping
 
 import attrs
 
+from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.sources.agent_instructions.compose import (
     ComposeEnv,
     SessionInstructionState,
@@ -88,20 +90,40 @@ class ProjectionResult:
     pending_count: int
 
 
-def real_path(resolve: Callable[[str], str], path: str) -> str:
+def real_path(fs: LocalFileSystem, path: str) -> str:
     """``path`` with its directory resolved through symlinks, as the session cwd is.
 
     The project root and cwd are real paths; a file reached through a symlinked spelling of the
     project (macOS ``/tmp``, a linked checkout) must land in the same scopes. The file name itself
     is kept: whether a symlinked instruction file may be read is decided when it is probed.
+
+    A directory is touched as a directory: a path written with a trailing slash (``pkg/``), or
+    one that is an existing directory (an editor creating or renaming a folder), comes back as
+    the real directory with a trailing separator, so the walk reaches the directory itself
+    instead of stopping at its parent as it would for a file named ``pkg``.
     """
-    return os.path.join(resolve(os.path.dirname(path)), os.path.basename(path))
+    if path.endswith((os.sep, os.sep + ".")) or _is_directory(fs, path):
+        return os.path.join(fs.resolve(path), "")
+    return os.path.join(fs.resolve(os.path.dirname(path)), os.path.basename(path))
+
+
+def _is_directory(fs: LocalFileSystem, path: str) -> bool:
+    try:
+        return stat.S_ISDIR(fs.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def touch_path(path: str) -> str:
+    """An absolute spelling of an editor's path that keeps a trailing slash (``abspath`` drops it)."""
+    absolute = os.path.abspath(path)
+    return os.path.join(absolute, "") if path.endswith(os.sep) else absolute
 
 
 def project_touches(store: Store, job: ProjectionJob) -> ProjectionResult:
     """Reconcile ``job.touched`` and sync the inbox, writing one splice when it changed."""
     env = job.env
-    touched = [real_path(env.fs.resolve, os.path.join(env.cwd, p)) for p in job.touched]
+    touched = [real_path(env.fs, os.path.join(env.cwd, p)) for p in job.touched]
     sid = job.session_id
     inbox = store.inbox(sid)
     visible = visible_instructions(store, sid)

@@ -31,6 +31,7 @@ from dsh_sidecar.sources import time_context, tmux_context
 from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, load_baseline
 from dsh_sidecar.sources.agent_instructions.compose import ComposeEnv
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
+from dsh_sidecar.sources.agent_instructions.git_excludes import GitUser
 from dsh_sidecar.sources.agent_instructions.paths import is_within
 from dsh_sidecar.sources.agent_instructions.state import Change
 from dsh_sidecar.sources.session_reference import resolver
@@ -40,7 +41,7 @@ from .discard import DiscardJob, discard, dismissed_of, still_dismissed
 from .instruction_log import effective_state, visible_instructions
 from .live import LiveSession
 from .locations import document_directory, existing_cwd, parse_cwd, parse_file_uri
-from .projection import ProjectionJob, project_touches, real_path
+from .projection import ProjectionJob, project_touches, real_path, touch_path
 from .scopes import ScopeChains, ScopesReport
 from .snapshot import NO_CHANGES, Snapshot
 from .stepping import PreparedStep, StepCommit, StepJob, open_step_of, prepare_step
@@ -91,7 +92,7 @@ class SessionService:
         self.tmux_pid = tmux_pid
         self.workers = workers or Workers()
         self.live: dict[str, LiveSession] = {}
-        self._chains = ScopeChains(settings.instructions, fs)
+        self._chains = self._scope_chains()
         self._snapshot: Snapshot | None = None
         self._closed = False
 
@@ -124,10 +125,16 @@ class SessionService:
     def update_settings(self, settings: Settings) -> None:
         """New settings apply from the next step; accelerators built on the old ones are dropped."""
         self.settings = settings
-        self._chains = ScopeChains(settings.instructions, self.fs)
+        self._chains = self._scope_chains()
         for live in self.live.values():
             live.forget_caches()
         self._changed()
+
+    def _scope_chains(self) -> ScopeChains:
+        return ScopeChains(self.settings.instructions, self.fs, self._git_user())
+
+    def _git_user(self) -> GitUser:
+        return GitUser.from_env(self.env, self.os_home)
 
     def _warn(self, message: str) -> None:
         log.warning("%s", message)
@@ -149,8 +156,9 @@ class SessionService:
 
     def _compose_env(self, live: LiveSession) -> ComposeEnv:
         return ComposeEnv(
-            live.header.cwd, self.settings.instructions, self.dsh_home, self.fs, self.os_home
-        )
+            live.header.cwd, self.settings.instructions, self.dsh_home, self.fs, self.os_home,
+            self._git_user(),
+        )  # fmt: skip
 
     @property
     def os_home(self) -> str:
@@ -424,10 +432,8 @@ class SessionService:
 
     async def editor_touch(self, paths: Sequence[str]) -> None:
         """Editor document events: a touch for every live session whose project holds the file."""
-        resolve = self.fs.resolve
-        real = await self.workers.fs(
-            lambda: [real_path(resolve, os.path.abspath(p)) for p in paths]
-        )
+        fs = self.fs
+        real = await self.workers.fs(lambda: [real_path(fs, touch_path(p)) for p in paths])
         markers = self.settings.instructions.project_root_markers
         for live in list(self.live.values()):
             root = live.project_root
@@ -497,7 +503,13 @@ class SessionService:
     async def scopes(self, uri: str) -> ScopesReport:
         path = parse_file_uri(uri)
         snapshot, chains = self.snapshot(), self._chains
-        return await self.workers.fs(lambda: chains.report(snapshot, document_directory(path)))
+
+        def work() -> ScopesReport:
+            directory = document_directory(path)
+            document = path if directory != path else None
+            return chains.report(snapshot, directory, document)
+
+        return await self.workers.fs(work)
 
     async def candidates(
         self, session_id: str, query: str | None = None

@@ -9,17 +9,30 @@ read.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+
 import attrs
 
-from dsh_sidecar.config import InstructionSettings, os_home_or_default
+from dsh_sidecar.config import OVERRIDE_NAME, InstructionSettings, os_home_or_default
 from dsh_sidecar.fs import LocalFileSystem, Probe, ReadFailure
 
-from .confinement import OUTSIDE_PROJECT, Confinement, confinement_for, outside_reason
+from .confinement import (
+    OUTSIDE_PROJECT,
+    Confinement,
+    confinement_for,
+    confinement_once,
+    outside_reason,
+)
+from .content import ContentRules
 from .digests import sha1_hex, trimmed_digest
 from .discovery import Candidate, baseline_identity, chain_candidates, find_project_root
+from .git_excludes import GitUser
 from .gitignore import IgnoreMatcher
-from .paths import dedup_key
+from .imports import ImportRecord
+from .paths import dedup_key, is_within
 from .render import BASELINE_INTRO, REPLACEMENT_INTRO, RenderItem, RenderResult, render
+from .rules import Applicability, Rule, RuleIndex
 
 INCLUDED = "included"
 TRUNCATED = "truncated"
@@ -28,8 +41,10 @@ DUPLICATE = "duplicate"
 OVERSIZED = "oversized"
 UNREADABLE = "unreadable"
 IGNORED = "ignored"
+OVERRIDDEN = "overridden"
 FILE_STATES = (
     INCLUDED, TRUNCATED, OMITTED, DUPLICATE, OVERSIZED, UNREADABLE, IGNORED, OUTSIDE_PROJECT,
+    OVERRIDDEN,
 )  # fmt: skip
 
 
@@ -40,6 +55,11 @@ class LoadedFile:
     content: str
     digest: str
     trimmed: str
+    # What the conventions found: the imports followed (and the versions they were read at),
+    # a rule's frontmatter. Empty with every convention off.
+    deps: tuple[tuple[str, str], ...] = ()
+    imports: tuple[ImportRecord, ...] = ()
+    applies: Applicability | None = None
 
     @property
     def bytes(self) -> int:
@@ -57,6 +77,8 @@ class ChainEntry:
     reason: str | None = None
     included_bytes: int | None = None
     target: str | None = None
+    imports: tuple[ImportRecord, ...] = ()
+    applies: Applicability | None = None  # a rule's frontmatter (rules.py)
 
 
 @attrs.frozen
@@ -82,7 +104,11 @@ class BaselineLoad:
 
 
 def read_candidate(
-    candidate: Candidate, probe: Probe, settings: InstructionSettings, fs: LocalFileSystem
+    candidate: Candidate,
+    probe: Probe,
+    settings: InstructionSettings,
+    fs: LocalFileSystem,
+    contents: ContentRules | None = None,
 ) -> LoadedFile | ChainEntry:
     """Read one present candidate; a failure comes back as its chain entry."""
     read = fs.read_text(probe, settings.max_source_bytes)
@@ -92,7 +118,15 @@ def read_candidate(
             ": "
         )
         return ChainEntry(candidate, state, bytes=probe.size, reason=reason, target=probe.target)
-    return LoadedFile(candidate, probe, read.text, sha1_hex(read.text), trimmed_digest(read.text))
+    if contents is None or not contents.active:
+        return LoadedFile(
+            candidate, probe, read.text, sha1_hex(read.text), trimmed_digest(read.text)
+        )
+    found = contents.content(candidate.scope, candidate.abs_path, read.text)
+    return LoadedFile(
+        candidate, probe, found.text, found.digest, found.trimmed, found.deps, found.imports,
+        found.applies,
+    )  # fmt: skip
 
 
 def load_baseline(
@@ -104,39 +138,59 @@ def load_baseline(
     replace_previous: bool = False,
     ignore: IgnoreMatcher | None = None,
     os_home: str | None = None,
+    file_path: str | None = None,
+    rules: RuleIndex | None = None,
 ) -> BaselineLoad:
     """What a session at ``cwd`` receives as its baseline, with the state of every present file.
 
     ``ignore`` is given only when reporting on a document's directory (``dsh/scopes``); a session's
-    own chain is never filtered.
+    own chain is never filtered. ``file_path`` (a document in ``cwd``) adds the path-scoped rules
+    whose globs match it, as a touch of it would. ``rules`` is a kept ``RuleIndex`` of the root.
     """
     root = find_project_root(cwd, settings.project_root_markers, fs)
     real_cwd = fs.resolve(cwd)
     identity = baseline_identity(root, real_cwd, settings)
     entries: list[ChainEntry] = []
     observed: list[LoadedFile] = []
+    home = os_home_or_default(os_home)
+    confinement: list[Confinement] = []
+
+    def confined() -> Confinement:
+        if not confinement:
+            confinement.append(confinement_for(root, settings, fs, home))
+        return confinement[0]
+
+    contents = ContentRules(root, settings, fs, dsh_home, home, confined)
     candidates = chain_candidates(root, real_cwd, settings, dsh_home, os_home)
-    confinement: Confinement | None = None
+    if settings.rule_sets:
+        candidates = _with_rules(candidates, root, settings, fs, confined, rules, file_path)
+    overridden: set[str] = set()  # AGENTS.md slots replaced by a present AGENTS.override.md
     for cand in candidates:
-        hit = None if cand.user_global or ignore is None else ignore.check_candidate(cand.abs_path)
+        check = not (cand.user_global or cand.is_rule) and ignore is not None
+        hit = ignore.check_candidate(cand.abs_path) if check and ignore is not None else None
         probe = fs.probe(cand.abs_path)
         if not probe.present:
             if probe.error is not None:
                 entries.append(ChainEntry(cand, UNREADABLE, reason=probe.error))
             continue
-        if not cand.user_global:
-            if confinement is None:
-                confinement = confinement_for(root, settings, fs, os_home_or_default(os_home))
-            if not confinement.allows(probe):
-                entries.append(ChainEntry(
-                    cand, OUTSIDE_PROJECT, bytes=probe.size, target=probe.target,
-                    reason=outside_reason(probe.target),
-                ))  # fmt: skip
-                continue
+        if not cand.user_global and not confined().allows(probe):
+            entries.append(ChainEntry(
+                cand, OUTSIDE_PROJECT, bytes=probe.size, target=probe.target,
+                reason=outside_reason(probe.target),
+            ))  # fmt: skip
+            continue
         if hit is not None:
             entries.append(ChainEntry(cand, IGNORED, bytes=probe.size, reason=hit.describe()))
             continue
-        loaded = read_candidate(cand, probe, settings, fs)
+        if cand.abs_path in overridden:
+            entries.append(ChainEntry(
+                cand, OVERRIDDEN, bytes=probe.size, target=probe.target,
+                reason=f"replaced by {OVERRIDE_NAME} in this directory (instructions.overrideFiles)",
+            ))  # fmt: skip
+            continue
+        if cand.overrides is not None:
+            overridden.add(os.path.join(cand.directory, cand.overrides))
+        loaded = read_candidate(cand, probe, settings, fs, contents)
         if isinstance(loaded, ChainEntry):
             entries.append(loaded)
         else:
@@ -161,6 +215,61 @@ def load_baseline(
     )
 
 
+def rule_index(
+    root: str,
+    settings: InstructionSettings,
+    fs: LocalFileSystem,
+    confined: Callable[[], Confinement],
+) -> RuleIndex:
+    """A rule index whose reads are confined to the project, as every project file's are."""
+
+    def read(probe: Probe) -> tuple[str | None, ReadFailure | None, str | None]:
+        found = fs.read_text(probe, settings.max_source_bytes, allowed=confined().allows_path)
+        return found.text, found.failure, found.detail
+
+    return RuleIndex(root, settings.rule_sets, fs, read)
+
+
+def _with_rules(
+    candidates: list[Candidate],
+    root: str,
+    settings: InstructionSettings,
+    fs: LocalFileSystem,
+    confined: Callable[[], Confinement],
+    index: RuleIndex | None,
+    file_path: str | None,
+) -> list[Candidate]:
+    """The chain with its rule files: those that apply to every file right after the project
+    root's own files (they are as broad), those whose globs match ``file_path`` at the end (a
+    touch of it brings them). A rule that could not be read is listed where an always-on one
+    would be, so its state is reported."""
+    if index is None or index.project_root != root:
+        index = rule_index(root, settings, fs, confined)
+    rel = None
+    if file_path is not None and is_within(file_path, root):
+        rel = os.path.relpath(file_path, root).replace(os.sep, "/")
+    broad: list[Candidate] = []
+    matching: list[Candidate] = []
+    for rule in index.rules():
+        if rule.applies is None or rule.always:
+            broad.append(rule_candidate(rule, root))
+        elif rel is not None and rule.matches(rel):
+            matching.append(rule_candidate(rule, root))
+    after = max((i for i, c in enumerate(candidates) if c.directory == root), default=-1) + 1
+    return [*candidates[:after], *broad, *candidates[after:], *matching]
+
+
+def rule_candidate(rule: Rule, root: str) -> Candidate:
+    return Candidate(
+        abs_path=rule.abs_path,
+        display_path=os.path.relpath(rule.abs_path, root),
+        scope=rule.scope,
+        name=os.path.basename(rule.abs_path),
+        directory=os.path.dirname(rule.abs_path),
+        rule_set=rule.rule_set,
+    )
+
+
 def load_document_chain(
     directory: str,
     settings: InstructionSettings,
@@ -169,6 +278,9 @@ def load_document_chain(
     dsh_home: str,
     os_home: str | None = None,
     matchers: dict[str, IgnoreMatcher] | None = None,
+    git_user: GitUser | None = None,
+    file_path: str | None = None,
+    rule_indexes: dict[str, RuleIndex] | None = None,
 ) -> BaselineLoad:
     """The chain that governs a document in ``directory``, with ignored directories marked.
 
@@ -181,14 +293,21 @@ def load_document_chain(
     # which a matcher re-validates by file version on every use.
     matcher = matchers.get(root) if matchers is not None else None
     if matcher is None:
-        matcher = IgnoreMatcher(root, settings, fs)
+        matcher = IgnoreMatcher(root, settings, fs, git_user=git_user)
         if matchers is not None:
             matchers[root] = matcher
     # One pass: each .gitignore is probed once and each directory decided once for the chain.
+    rules = rule_indexes.get(root) if rule_indexes is not None else None
+    if rules is None and settings.rule_sets and rule_indexes is not None:
+        home = os_home_or_default(os_home)
+        rules = rule_indexes[root] = rule_index(
+            root, settings, fs, confinement_once(root, settings, fs, home)
+        )
     with matcher.one_pass():
         return load_baseline(
-            directory, settings, fs, dsh_home=dsh_home, ignore=matcher, os_home=os_home
-        )
+            directory, settings, fs, dsh_home=dsh_home, ignore=matcher, os_home=os_home,
+            file_path=file_path, rules=rules,
+        )  # fmt: skip
 
 
 def dedup_per_directory(
@@ -232,12 +351,14 @@ def _rendered_entries(
         entries.append(
             ChainEntry(
                 f.candidate, state, bytes=f.bytes, digest=f.digest, reason=reason,
-                included_bytes=included, target=f.probe.target,
+                included_bytes=included, target=f.probe.target, imports=f.imports,
+                applies=f.applies,
             )
         )  # fmt: skip
     for f, twin in duplicates:
         entries.append(ChainEntry(
             f.candidate, DUPLICATE, bytes=f.bytes, digest=f.digest, target=f.probe.target,
             reason=f"same content as {twin.candidate.display_path} (after trimming whitespace)",
+            imports=f.imports, applies=f.applies,
         ))  # fmt: skip
     return entries

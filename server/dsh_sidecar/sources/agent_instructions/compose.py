@@ -19,9 +19,11 @@ from dsh_sidecar.model import Message
 
 from .baseline import load_baseline
 from .discovery import baseline_identity, find_project_root
+from .git_excludes import GitUser
 from .gitignore import IgnoreMatcher
 from .reconcile import CacheEntry, PlanCache, ReconcileContext, VersionCache, reconcile
 from .render import EMPTY_REPLACEMENT_INTRO, render
+from .rules import RuleIndex
 from .state import (
     Change,
     changes_of,
@@ -50,6 +52,7 @@ class SessionInstructionState:
     preparation: Preparation | None = None
     ignore: IgnoreMatcher | None = None
     plans: PlanCache = attrs.field(factory=PlanCache)
+    rules: RuleIndex | None = None  # the project's rule files, kept by version
 
 
 @attrs.frozen
@@ -59,6 +62,8 @@ class ComposeEnv:
     dsh_home: str
     fs: LocalFileSystem
     os_home: str  # the session's home directory, from the caller's environment
+    # Where git keeps the user's global excludes; None: this process's user.
+    git_user: GitUser | None = None
 
 
 def compose(
@@ -70,10 +75,12 @@ def compose(
     pending: Sequence[Message],
     touched: Sequence[str],
     dismissed: Mapping[str, Change] | None = None,
+    scopes: Sequence[str] = (),
 ) -> Message | None:
     """The one agent-instructions message now due for this session, or None.
 
     ``dismissed``: transitions the user dropped from the pending context (see ``reconcile``).
+    ``scopes``: more scopes to reconcile (a rule file is reached by no touch of its own).
     """
     settings = env.settings
     if not settings.active:
@@ -98,13 +105,14 @@ def compose(
         load = load_baseline(
             env.cwd, settings, fs, dsh_home=env.dsh_home,
             replace_previous=previous is not None and not keep, os_home=env.os_home,
+            rules=state.rules,
         )  # fmt: skip
         excluded = load.excluded_scopes
         next_preparation = Preparation(identity, excluded)
         for f in load.retained:
             assert f.probe.version is not None
             state.cache[f.candidate.scope] = CacheEntry(
-                f.candidate.display_path, f.probe.version, f.digest, f.trimmed
+                f.candidate.display_path, f.probe.version, f.digest, f.trimmed, f.deps
             )
         if not keep:
             retained_scopes = {f.candidate.scope for f in load.retained}
@@ -133,9 +141,9 @@ def compose(
         )
         authority.append(synthetic)
     if state.ignore is None or state.ignore.project_root != root:
-        state.ignore = IgnoreMatcher(root, settings, fs)
+        state.ignore = IgnoreMatcher(root, settings, fs, git_user=env.git_user)
     ctx = ReconcileContext(
-        root, cwd, settings, env.dsh_home, fs, env.os_home, state.ignore, state.plans
+        root, cwd, settings, env.dsh_home, fs, env.os_home, state.ignore, state.plans, state.rules
     )
     update = reconcile(
         ctx,
@@ -146,7 +154,9 @@ def compose(
         excluded=excluded if keep else frozenset(),
         cache=state.cache,
         dismissed=dismissed,
+        scopes=scopes,
     )
+    state.rules = ctx.rules
     if next_preparation is not None:
         # Saved only once the whole compose has run (as upstream does): a cancelled or failed
         # compose must not leave a preparation that skips the next baseline load.
@@ -170,17 +180,34 @@ def sync_inbox(
     claimed: Sequence[Message] = (),
     visible: Sequence[Message] = (),
 ) -> list[Message]:
-    """The new inbox: at most one pending agent-instructions message, recomputed (docs/reference/agent-instructions.md, Inbox sync)."""
+    """The new inbox: at most one pending agent-instructions message, recomputed
+    (docs/reference/agent-instructions.md, Inbox sync).
+
+    A desired message equal to one the model already has is dropped, as upstream does, but only
+    while that message is still in effect: once a later change of one of its scopes entered (a
+    ``remove`` is a tombstone), the same message is news again (a file removed and restored with
+    the same bytes, as ``git stash`` / ``git stash pop`` do, is announced again).
+    """
     pending = [m for m in inbox if is_instructions_message(m)]
     others = [m for m in inbox if not is_instructions_message(m)]
-    if desired is None or any(m.same_payload(desired) for m in (*claimed, *visible)):
+    if desired is None:
         return others
+    seen = (*claimed, *visible)
+    if any(m.same_payload(desired) for m in seen):
+        effective = effective_changes(visible, claimed)
+        if any(m.same_payload(desired) and _in_effect(m, effective) for m in seen):
+            return others
     for m in pending:
         if m.same_payload(desired):
             return _replace_pending(inbox, keep=m)
     if not pending:
         return [desired, *inbox]
     return _replace_pending(inbox, keep=desired, at=pending[0])
+
+
+def _in_effect(message: Message, effective: Mapping[str, Change]) -> bool:
+    """Whether every change of ``message`` is still the latest one of its scope."""
+    return all(effective.get(c.scope) == c for c in changes_of(message))
 
 
 def _replace_pending(

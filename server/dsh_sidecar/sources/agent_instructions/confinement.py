@@ -16,6 +16,7 @@ a reconciliation lets the read check the real path of the file it opened (``allo
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import attrs
 
@@ -58,6 +59,20 @@ def confinement_for(
         except (OSError, ValueError):  # a name the OS cannot take allows nothing
             continue
     return Confinement(tuple(roots))
+
+
+def confinement_once(
+    project_root: str, settings: InstructionSettings, fs: LocalFileSystem, os_home: str
+) -> Callable[[], Confinement]:
+    """``confinement_for``, worked out on the first call only (most reads never need it)."""
+    made: list[Confinement] = []
+
+    def get() -> Confinement:
+        if not made:
+            made.append(confinement_for(project_root, settings, fs, os_home))
+        return made[0]
+
+    return get
 
 
 def outside_reason(target: str | None) -> str:

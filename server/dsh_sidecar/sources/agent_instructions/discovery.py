@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 import attrs
 
-from dsh_sidecar.config import InstructionSettings
+from dsh_sidecar.config import (
+    OVERRIDDEN_NAME,
+    OVERRIDE_NAME,
+    InstructionSettings,
+    os_home_or_default,
+)
 from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.jsutil import js_json
 
 from .paths import (
     USER_GLOBAL,
+    is_within,
     project_display,
     scope_dir_of_directory,
     scope_key,
@@ -25,17 +30,32 @@ def find_project_root(cwd: str, markers: tuple[str, ...], fs: LocalFileSystem) -
     """The nearest ancestor of ``cwd`` (inclusive) holding any marker; ``cwd`` itself if none.
 
     A marker of any type counts (a ``.git`` file as well as a directory); an error while testing
-    a marker counts as "not a marker" and the walk continues upward, as upstream does.
+    a marker counts as "not a marker" and the walk continues upward, as upstream does. An
+    absolute marker names a directory that *is* a project root (docs/configuration.md): the
+    walk stops there, compared with its real path. (Joined to each directory as a name it would
+    test the same absolute path everywhere and make ``cwd`` the root whenever it exists.)
     """
+    names = tuple(m for m in markers if not os.path.isabs(m))
+    roots = _marker_roots(tuple(m for m in markers if os.path.isabs(m)), fs)
     start = fs.resolve(cwd)
     current = start
     while True:
-        if any(fs.exists(os.path.join(current, marker)) for marker in markers):
+        if current in roots or any(fs.exists(os.path.join(current, m)) for m in names):
             return current
         parent = os.path.dirname(current)
         if parent == current:
             return start
         current = parent
+
+
+def _marker_roots(absolute: tuple[str, ...], fs: LocalFileSystem) -> frozenset[str]:
+    roots = set()
+    for marker in absolute:
+        try:
+            roots.add(fs.resolve(marker))
+        except (OSError, ValueError):  # a name the OS cannot take marks nothing
+            continue
+    return frozenset(roots)
 
 
 def ancestor_chain(root: str, cwd: str) -> list[str]:
@@ -79,10 +99,18 @@ class Candidate:
     name: str
     directory: str  # the directory holding it ("" stands for the user-global home)
     is_local: bool = False
+    # With instructions.overrideFiles: this slot is the directory's AGENTS.override.md, which
+    # replaces the slot named here (AGENTS.md) when it is present.
+    overrides: str | None = None
+    rule_set: str | None = None  # a path-scoped rule file of this convention (rules.py)
 
     @property
     def user_global(self) -> bool:
         return self.scope.startswith(USER_GLOBAL + "\u0000")
+
+    @property
+    def is_rule(self) -> bool:
+        return self.rule_set is not None
 
 
 def user_global_candidate(dsh_home: str, os_home: str | None = None) -> Candidate:
@@ -95,13 +123,43 @@ def user_global_candidate(dsh_home: str, os_home: str | None = None) -> Candidat
     )
 
 
+def user_global_candidates(
+    settings: InstructionSettings, dsh_home: str, os_home: str | None = None
+) -> list[Candidate]:
+    """``$DSH_HOME/AGENTS.md``, then each of ``instructions.userGlobalFiles`` in order. An extra
+    file's scope key is ``user-global`` NUL the entry as written (``~/.claude/CLAUDE.md``), which
+    holds a ``/`` and so never collides with ``user-global`` NUL ``AGENTS.md``."""
+    out = [user_global_candidate(dsh_home, os_home)]
+    home = os_home_or_default(os_home)
+    for entry, path in settings.user_global_paths(home):
+        out.append(
+            Candidate(
+                abs_path=path,
+                display_path=home_display(path, home),
+                scope=scope_key(USER_GLOBAL, entry),
+                name=os.path.basename(path),
+                directory=os.path.dirname(path),
+            )
+        )
+    return out
+
+
+def home_display(path: str, home: str) -> str:
+    """``~/…`` for a file in the home directory, else the absolute path."""
+    if home and home != os.sep and is_within(path, home) and path != home:
+        return "~/" + os.path.relpath(path, home).replace(os.sep, "/")
+    return path
+
+
 def directory_candidates(
     project_root: str, directory: str, settings: InstructionSettings
 ) -> list[Candidate]:
-    """Every base then every local candidate of one project directory, in configured order."""
+    """Every base then every local candidate of one project directory, in configured order
+    (with ``overrideFiles``, the override slot right before the ``AGENTS.md`` it replaces)."""
     scope_dir = scope_dir_of_directory(project_root, directory)
     out = []
-    for names, is_local in ((settings.base_candidates, False), (settings.local_candidates, True)):
+    replaces = OVERRIDDEN_NAME if settings.overrides else None
+    for names, is_local in ((settings.directory_names, False), (settings.local_candidates, True)):
         for name in names:
             abs_path = os.path.join(directory, name)
             out.append(
@@ -112,6 +170,7 @@ def directory_candidates(
                     name=name,
                     directory=directory,
                     is_local=is_local,
+                    overrides=replaces if name == OVERRIDE_NAME and not is_local else None,
                 )
             )
     return out
@@ -125,7 +184,7 @@ def chain_candidates(
     os_home: str | None = None,
 ) -> list[Candidate]:
     """User-global first, then root→cwd, base then local per directory; path-deduplicated."""
-    out = [user_global_candidate(dsh_home, os_home)]
+    out = user_global_candidates(settings, dsh_home, os_home)
     for directory in ancestor_chain(project_root, cwd):
         out.extend(directory_candidates(project_root, directory, settings))
     seen: set[str] = set()
@@ -138,9 +197,14 @@ def chain_candidates(
 
 
 def baseline_identity(project_root: str, cwd: str, settings: InstructionSettings) -> str:
-    """Compact JSON in upstream's fixed key order; dshHome is deliberately not part of it."""
+    """Compact JSON in upstream's fixed key order; dshHome is deliberately not part of it.
+
+    A convention that is on adds its key at the end (each changes which files a baseline holds,
+    so turning one on or off gives live sessions a new baseline); with every convention off the
+    identity is upstream's, byte for byte.
+    """
     rel = os.path.relpath(project_root, cwd)
-    identity: Mapping[str, object] = {
+    identity: dict[str, object] = {
         "projectRoot": "" if rel == "." else rel,
         "projectRootMarkers": list(settings.project_root_markers),
         "maxBytes": settings.max_bytes,
@@ -148,4 +212,12 @@ def baseline_identity(project_root: str, cwd: str, settings: InstructionSettings
         "instructionFileCandidates": list(settings.base_candidates),
         "localInstructionFileCandidates": list(settings.local_candidates),
     }
+    if settings.override_files:
+        identity["overrideFiles"] = True
+    if settings.imports:
+        identity["imports"] = True
+    if settings.rule_sets:
+        identity["ruleSets"] = list(settings.rule_sets)
+    if settings.user_global_files:
+        identity["userGlobalFiles"] = list(settings.user_global_files)
     return js_json(identity)

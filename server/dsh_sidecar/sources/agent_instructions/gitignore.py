@@ -3,7 +3,8 @@
 A touch must not pull instructions out of a dependency tree such as ``node_modules/``. We apply
 the project's ``.gitignore`` files, nested ones included, with git's rules: deeper files take
 precedence, the last matching pattern wins, and nothing below an ignored directory can be
-re-included. Only *directories* are tested against ``.gitignore``: ``AGENTS.local.md`` overlays are
+re-included. Below every ``.gitignore`` in precedence come the repository's ``info/exclude`` and
+the user's global excludes file (``git_excludes``), rooted at the project root. Only *directories* are tested against ``.gitignore``: ``AGENTS.local.md`` overlays are
 usually git-ignored on purpose and must still load. ``exclude`` patterns (rooted at the project)
 apply to directories and to the instruction file itself. The session's own ancestor chain is never
 filtered; callers only ask about touch-discovered scopes.
@@ -19,8 +20,12 @@ from typing import NamedTuple
 import attrs
 import pathspec
 
-from dsh_sidecar.config import InstructionSettings
+from dsh_sidecar.config import InstructionSettings, os_home
+from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState
+
+from .git_excludes import GitExcludes, GitUser
+from .paths import is_within
 
 EXCLUDE_SOURCE = "settings: dsh.instructions.exclude"
 
@@ -83,11 +88,19 @@ class IgnoreMatcher:
     """Ignore decisions for one project root; ``.gitignore`` parses are cached by file version."""
 
     def __init__(
-        self, project_root: str, settings: InstructionSettings, fs: LocalFileSystem
+        self,
+        project_root: str,
+        settings: InstructionSettings,
+        fs: LocalFileSystem,
+        *,
+        git_user: GitUser | None = None,
     ) -> None:
         self.project_root = project_root
         self.fs = fs
         self.respect_gitignore = settings.respect_gitignore
+        # git's other two ignore files (the repository's info/exclude, the user's global one),
+        # of lower precedence than every .gitignore; ``None``: this process's user.
+        self._git_excludes = GitExcludes(project_root, fs, git_user or _process_git_user())
         self._exclude = (
             pathspec.GitIgnoreSpec.from_lines(settings.exclude) if settings.exclude else None
         )
@@ -179,7 +192,7 @@ class IgnoreMatcher:
             while start > 0 and "/".join(parts[:start]) not in memo:
                 start -= 1
         if start == 0 or memo is None:
-            start, state = 0, _ChainState(None, (), self.project_root)
+            start, state = 0, _ChainState(None, self._exclude_files(), self.project_root)
         else:
             state = memo["/".join(parts[:start])]
         for depth in range(start + 1, len(parts) + 1):
@@ -210,6 +223,25 @@ class IgnoreMatcher:
             return abs_dir[len(prefix) :]
         return os.path.relpath(abs_dir, root)
 
+    def _exclude_files(self) -> tuple[_Found, ...]:
+        """The global excludes file and info/exclude, parsed, in rising precedence: the start of
+        every walk from the root, so each .gitignore found later overrides them."""
+        if not self.respect_gitignore:
+            return ()
+        found: list[_Found] = []
+        for path in self._git_excludes.files(self._probe_seen):
+            spec = self._spec_for(path)
+            if spec is not None:
+                found.append((0, path, spec))
+        return tuple(found)
+
+    def _probe_seen(self, path: str) -> Probe:
+        """A quick probe recorded among the files this pass consulted."""
+        probe = quick_probe(self.fs, path)
+        if self._pass_seen is not None:
+            self._pass_seen[path] = (probe.state, probe.version)
+        return probe
+
     def _check_directory(self, parts: list[str], found: tuple[_Found, ...]) -> IgnoreHit | None:
         """The decision for ``parts`` itself, given the .gitignore files of its ancestors."""
         rel_dir = "/".join(parts)
@@ -228,9 +260,19 @@ class IgnoreMatcher:
             decision = None
             if include:
                 pattern = str(spec.spec.patterns[matched].pattern)
-                source = os.path.relpath(path, self.project_root)
-                decision = IgnoreHit(pattern, source, rel_dir + "/")
+                decision = IgnoreHit(pattern, self._source(path), rel_dir + "/")
         return decision
+
+    def _source(self, path: str) -> str:
+        """An ignore file as a hit names it: relative to the project root inside it, ``~/…``
+        in the home directory, else absolute."""
+        if is_within(path, self.project_root):
+            return os.path.relpath(path, self.project_root)
+        user = self._git_excludes.user
+        home = user.home if user is not None else ""
+        if home and home != os.sep and is_within(path, home):
+            return "~/" + os.path.relpath(path, home)
+        return path
 
     def _match_exclude(self, rel: str) -> IgnoreHit | None:
         assert self._exclude is not None
@@ -264,6 +306,14 @@ class IgnoreMatcher:
             cached = (probe.version, _Spec(_parse_gitignore(read.text)))
             self._specs[path] = cached
         return cached[1]
+
+
+def _process_git_user() -> GitUser | None:
+    """This process's user, or None (no global excludes) when no home directory is known."""
+    try:
+        return GitUser.from_env(os.environ, os_home())
+    except ConfigError:
+        return None
 
 
 def _parse_gitignore(text: str) -> pathspec.GitIgnoreSpec:

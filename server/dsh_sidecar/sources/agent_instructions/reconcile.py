@@ -22,26 +22,34 @@ from functools import lru_cache
 
 import attrs
 
-from dsh_sidecar.config import InstructionSettings
+from dsh_sidecar.config import OVERRIDDEN_NAME, OVERRIDE_NAME, InstructionSettings, expand_tilde
 from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState, ReadFailure, ReadResult
 from dsh_sidecar.model import Message
 
+from .baseline import rule_index
 from .confinement import Confinement, confinement_for
-from .digests import sha1_hex, trimmed_digest
+from .content import Content, ContentRules, plain
 from .discovery import (
     ancestor_chain,
     descendant_dirs_between,
     directory_candidates,
+    home_display,
     user_global_candidate,
+    user_global_candidates,
 )
 from .gitignore import IgnoreMatcher
+from .imports import deps_unchanged
 from .paths import (
     USER_GLOBAL,
+    USER_GLOBAL_NAME,
+    is_within,
     scope_abs_path,
     scope_dir_of_display,
+    scope_key,
     split_scope,
 )
 from .render import RenderItem, RenderResult, render
+from .rules import Applicability, RuleIndex, is_rule_scope, rule_scope_parts
 from .state import Change, changes_of
 
 
@@ -57,6 +65,9 @@ class CacheEntry:
     version: str = attrs.field(converter=sys.intern)
     digest: str = attrs.field(converter=sys.intern)
     trimmed: str = attrs.field(converter=sys.intern)
+    # With instructions.imports: every file the scope's imports looked at, with its version
+    # ("" while absent); the fast path confirms these too.
+    deps: tuple[tuple[str, str], ...] = ()
 
 
 VersionCache = dict[str, CacheEntry]
@@ -80,6 +91,7 @@ class _Item:
     change: Change
     content: str = ""
     entry: CacheEntry | None = None
+    applies: Applicability | None = None  # a rule's frontmatter, for its set template
 
 
 @attrs.frozen(eq=False)
@@ -124,39 +136,97 @@ class ReconcileContext:
     os_home: str  # the session's home directory: display paths and ``~`` in settings
     ignore: IgnoreMatcher | None = None
     plans: PlanCache | None = None
+    rules: RuleIndex | None = None  # the session's kept rule index, when rule sets are on
     _confinement: Confinement | None = attrs.field(default=None, init=False)
+    _contents: ContentRules | None = attrs.field(default=None, init=False)
 
     def read_allowed(self, ref: ScopeRef) -> Callable[[str], bool] | None:
         """The test a scope's read puts to the real path of the file it opens: none for the
         user-global file, the project's confinement for every other."""
         if split_scope(ref.scope)[0] == USER_GLOBAL:
             return None
+        return self.confinement().allows_path
+
+    def confinement(self) -> Confinement:
         if self._confinement is None:
             # Resolved on first need: a warm touch confirms every scope by its version alone.
             self._confinement = confinement_for(
                 self.project_root, self.settings, self.fs, self.os_home
             )
-        return self._confinement.allows_path
+        return self._confinement
+
+    @property
+    def contents(self) -> ContentRules:
+        if self._contents is None:
+            self._contents = ContentRules(
+                self.project_root, self.settings, self.fs, self.dsh_home, self.os_home,
+                self.confinement,
+            )  # fmt: skip
+        return self._contents
 
     def baseline_scopes(self) -> list[ScopeRef]:
-        ug = user_global_candidate(self.dsh_home, self.os_home)
-        out = [ScopeRef(ug.scope, ug.abs_path, ug.display_path)]
+        out = [
+            ScopeRef(c.scope, c.abs_path, c.display_path)
+            for c in user_global_candidates(self.settings, self.dsh_home, self.os_home)
+        ]
         for directory in ancestor_chain(self.project_root, self.cwd):
             out.extend(self.directory_scopes(directory))
         return out
+
+    def rule_index(self) -> RuleIndex:
+        if self.rules is None or self.rules.project_root != self.project_root:
+            self.rules = rule_index(self.project_root, self.settings, self.fs, self.confinement)
+        return self.rules
+
+    def rule_refs(self, touched: Sequence[str], include_baseline: bool) -> list[ScopeRef]:
+        """Rules to probe now: with the baseline scopes, those applying to every file; for
+        each touched file, those whose globs match it. Worked out afresh on every pass (a new
+        rule file or an edited glob changes them), from the index kept by file version."""
+        if not self.settings.rule_sets:
+            return []
+        relative = []
+        for path in touched:
+            full = os.path.join(self.cwd, path)
+            if full.endswith(os.sep) or not is_within(full, self.project_root):
+                continue  # a directory touch names no file to match
+            relative.append(os.path.relpath(full, self.project_root).replace(os.sep, "/"))
+        out = []
+        for rule in self.rule_index().rules():
+            if rule.applies is None:
+                continue
+            if (include_baseline and rule.always) or any(rule.matches(r) for r in relative):
+                out.append(ScopeRef(rule.scope, rule.abs_path, rule.rel_path))
+        return out
+
+    def retired(self, scope: str) -> bool:
+        """Whether a scope's convention is off (or its entry gone): it counts as absent, so a
+        session that has it active is told it no longer applies."""
+        directory, name = split_scope(scope)
+        settings = self.settings
+        if is_rule_scope(scope):
+            return rule_scope_parts(scope)[0] not in settings.rule_sets
+        if directory == USER_GLOBAL:
+            return name != USER_GLOBAL_NAME and name not in settings.user_global_files
+        return name == OVERRIDE_NAME and OVERRIDE_NAME not in settings.directory_names
 
     def directory_scopes(self, directory: str) -> list[ScopeRef]:
         return list(self._directory_refs(directory))
 
     def _directory_refs(self, directory: str) -> tuple[ScopeRef, ...]:
         s = self.settings
-        return _directory_refs(self.project_root, directory, s.base_candidates, s.local_candidates)
+        return _directory_refs(self.project_root, directory, s.directory_names, s.local_candidates)
 
     def scope_ref(self, scope: str) -> ScopeRef:
-        directory, _ = split_scope(scope)
+        directory, name = split_scope(scope)
         if directory == USER_GLOBAL:
-            ug = user_global_candidate(self.dsh_home, self.os_home)
-            return ScopeRef(scope, ug.abs_path, ug.display_path)
+            if name == USER_GLOBAL_NAME:
+                ug = user_global_candidate(self.dsh_home, self.os_home)
+                return ScopeRef(scope, ug.abs_path, ug.display_path)
+            path = os.path.normpath(expand_tilde(name, self.os_home))
+            return ScopeRef(scope, path, home_display(path, self.os_home))
+        if is_rule_scope(scope):
+            rel = rule_scope_parts(scope)[1]
+            return ScopeRef(scope, os.path.join(self.project_root, *rel.split("/")), rel)
         abs_path = scope_abs_path(scope, self.project_root, self.dsh_home)
         return ScopeRef(scope, abs_path, os.path.relpath(abs_path, self.project_root))
 
@@ -196,19 +266,29 @@ def reconcile(
     excluded: frozenset[str],
     cache: VersionCache,
     dismissed: Mapping[str, Change] | None = None,
+    scopes: Sequence[str] = (),
 ) -> ReconcileResult | None:
     """Probe the ordered scopes, emit set/replace/remove, render; mutate ``cache`` for commits.
 
     ``dismissed`` holds transitions the user dropped from the pending context, by scope: the same
     transition (a set or replace of the same content, or a removal) is not offered again.
+    ``scopes`` are probed as well (what is left of a pending message a user partly dropped).
     """
     # One ignore pass: each .gitignore is probed once and each directory decided once.
     with ctx.ignore.one_pass() if ctx.ignore is not None else contextlib.nullcontext():
         plan = _plan(ctx, effective, scope_messages, touched, include_baseline_scopes, excluded)
         baseline_keys = plan.baseline_keys
+        groups = plan.groups
+        extra = [ctx.scope_ref(scope) for scope in scopes]
+        extra += ctx.rule_refs(touched, include_baseline_scopes)
+        if extra:
+            if include_baseline_scopes:
+                always = {r.scope for r in ctx.rule_refs((), True)}
+                baseline_keys = baseline_keys | always
+            groups = _with_refs(groups, extra)
         items: list[_Item] = []
         seen_paths: set[str] = set()
-        for group in plan.groups:
+        for group in groups:
             items.extend(
                 _reconcile_directory(
                     ctx, group, effective, baseline_keys, excluded, cache, seen_paths
@@ -228,6 +308,23 @@ def reconcile(
             elif item.entry is not None:
                 cache[item.change.scope] = item.entry
         return ReconcileResult(result.text, tuple(i.change for i in committed))
+
+
+def _with_refs(
+    groups: tuple[tuple[ScopeRef, ...], ...], extra: Sequence[ScopeRef]
+) -> tuple[tuple[ScopeRef, ...], ...]:
+    """The plan's groups with ``extra`` refs added (each once), regrouped by directory, the
+    rule files' groups last: a touch lists the directories it reached, then the rules its
+    files matched, whatever the session already had active."""
+    known = {r.scope for g in groups for r in g}
+    refs = [r for g in groups for r in g]
+    for ref in extra:
+        if ref.scope not in known:
+            known.add(ref.scope)
+            refs.append(ref)
+    regrouped = _group_by_directory(refs)
+    regrouped.sort(key=lambda group: is_rule_scope(group[0].scope))
+    return tuple(tuple(g) for g in regrouped)
 
 
 def is_dismissed(change: Change, dismissed: Mapping[str, Change]) -> bool:
@@ -311,7 +408,7 @@ def _ordered_scopes(
     for scope in effective:
         if include_baseline or scope not in baseline_keys:
             directory = split_scope(scope)[0]
-            if directory == USER_GLOBAL:
+            if directory == USER_GLOBAL or is_rule_scope(scope) or ctx.retired(scope):
                 add(ctx.scope_ref(scope))
             elif directory not in directories:
                 directories[directory] = None
@@ -363,6 +460,8 @@ def _reconcile_directory(
         else:
             probed.append(ref)
 
+    probed = _with_override(ctx, probed)
+    replaced = _overridden(ctx, probed)
     prior = {ref.scope: cache.get(ref.scope) for ref in probed}
     registered: set[str] = set()
     group_items: list[_Item] = []
@@ -373,18 +472,27 @@ def _reconcile_directory(
         if current is not None and not current.active:
             current = None
         cached = cache.get(ref.scope)
-        found = fs.quick_stat(ref.abs_path)
         read: ReadResult | None = None
+        content: Content | None = None
+        if ref.scope == replaced or ctx.retired(ref.scope):
+            # Replaced by the directory's AGENTS.override.md, or its convention is off: gone.
+            found: tuple[str, int] | Probe = Probe(ProbeState.ABSENT, ref.abs_path)
+        else:
+            found = fs.quick_stat(ref.abs_path)
         if isinstance(found, Probe):
             state, version = found.state, found.version
         else:
             state, version = ProbeState.PRESENT, found[0]
-            if not _confirmed(cached, current, ref, version):
+            if not _confirmed(cached, current, ref, version) or (
+                cached is not None and cached.deps and not deps_unchanged(fs, cached.deps)
+            ):
                 # Not confirmed by its version: read it, asking where the opened file lives.
                 probe = Probe(ProbeState.PRESENT, ref.abs_path, None, version, found[1])
                 read = _read_scope(ctx, ref, probe)
                 if read.failure is ReadFailure.NOT_ALLOWED:
                     state = ProbeState.ABSENT  # leads outside the project: as if it were gone
+                elif read.text is not None and ctx.contents.active:
+                    content = ctx.contents.content(ref.scope, ref.abs_path, read.text)
         if state is ProbeState.UNAVAILABLE:
             if current is None:
                 continue
@@ -413,11 +521,13 @@ def _reconcile_directory(
             continue
         if read.text is None:
             continue  # a failed read means "no change" for this scope
-        text = read.text
+        content = content or plain(read.text)
+        text = content.text
         # The version of the bytes actually read (the file may have changed since its stat).
         entry = CacheEntry(
-            ref.display_path, read.version or version or "", sha1_hex(text), trimmed_digest(text)
-        )
+            ref.display_path, read.version or version or "", content.digest, content.trimmed,
+            content.deps,
+        )  # fmt: skip
         if entry.trimmed in registered:
             if current is not None:
                 group_items.append(_Item(Change("remove", ref.scope, current.path)))
@@ -435,15 +545,54 @@ def _reconcile_directory(
         change = Change(
             "replace" if current is not None else "set", ref.scope, ref.display_path, entry.digest
         )
-        group_items.append(_Item(change, text, entry))
+        group_items.append(_Item(change, text, entry, content.applies))
     return items + group_items
+
+
+def _with_override(ctx: ReconcileContext, group: list[ScopeRef]) -> list[ScopeRef]:
+    """The group with its directory's override slot right before ``AGENTS.md`` whenever that is
+    probed, so the file that replaces it is set in the same pass as the one it replaces goes."""
+    if not ctx.settings.overrides:
+        return group
+    for index, ref in enumerate(group):
+        if _is_directory_slot(ref, OVERRIDDEN_NAME):
+            slot = os.path.join(os.path.dirname(ref.abs_path), OVERRIDE_NAME)
+            if all(r.abs_path != slot for r in group):
+                directory = split_scope(ref.scope)[0]
+                override = ScopeRef(
+                    scope_key(directory, OVERRIDE_NAME), slot,
+                    os.path.join(os.path.dirname(ref.display_path), OVERRIDE_NAME),
+                )  # fmt: skip
+                return [*group[:index], override, *group[index:]]
+            return group
+    return group
+
+
+def _overridden(ctx: ReconcileContext, group: list[ScopeRef]) -> str | None:
+    """The scope of the group's ``AGENTS.md`` when an ``AGENTS.override.md`` is present next to
+    it (inside the trust boundary: one leading out of the project counts as absent)."""
+    if not ctx.settings.overrides:
+        return None
+    target = next((r for r in group if _is_directory_slot(r, OVERRIDDEN_NAME)), None)
+    if target is None:
+        return None
+    probe = ctx.fs.probe(os.path.join(os.path.dirname(target.abs_path), OVERRIDE_NAME))
+    if not probe.present or not ctx.confinement().allows(probe):
+        return None
+    return target.scope
+
+
+def _is_directory_slot(ref: ScopeRef, name: str) -> bool:
+    directory, slot = split_scope(ref.scope)
+    return slot == name and directory != USER_GLOBAL and not is_rule_scope(ref.scope)
 
 
 def _confirmed(
     cached: CacheEntry | None, current: Change | None, ref: ScopeRef, version: str
 ) -> bool:
     """The version fast path: the active change is exactly what was last read
-    at this version, so the scope is confirmed without reading it."""
+    at this version, so the scope is confirmed without reading it (the caller checks the
+    versions of its imports, ``deps``, too)."""
     return (
         cached is not None
         and current is not None
@@ -457,6 +606,11 @@ def _confirmed(
 def _render_item(item: _Item) -> RenderItem:
     change = item.change
     if change.action == "set":
+        if item.applies is not None:
+            return RenderItem("set", change.path, item.content, applies_to=item.applies.describe())
+        directory = split_scope(change.scope)[0]
+        if directory == USER_GLOBAL:
+            return RenderItem("set", change.path, item.content, USER_GLOBAL)
         return RenderItem("set", change.path, item.content, scope_dir_of_display(change.path))
     if change.action == "replace":
         return RenderItem("replace", change.path, item.content)

@@ -43,6 +43,12 @@ _SET_GUIDANCE = (
     "more specific instructions take precedence. They do not override system, developer, or "
     "direct user instructions."
 )
+# A path-scoped rule (instructions.ruleSets) says which files it concerns instead of a directory.
+_RULE_GUIDANCE = (
+    "These instructions apply to {applies}. Use them as guidance when relevant; more specific "
+    "instructions take precedence. They do not override system, developer, or direct user "
+    "instructions."
+)
 _REPLACE_GUIDANCE = (
     "This file changed after it was loaded. Use the following content instead of the "
     "previously loaded instructions from this file."
@@ -118,6 +124,7 @@ class RenderItem:
     path: str
     content: str = ""
     scope_dir: str = "."
+    applies_to: str | None = None  # a rule's files ("files matching `*.py`"), for a set
 
 
 def _content(item: RenderItem) -> str:
@@ -137,7 +144,10 @@ def section(item: RenderItem, content: str | None = None) -> str:
     if kind == "baseline":
         return f"Instructions from: {path}\n\n{text}"
     if kind == "set":
-        guidance = _SET_GUIDANCE.format(scope=one_line(item.scope_dir))
+        if item.applies_to is not None:
+            guidance = _RULE_GUIDANCE.format(applies=one_line(item.applies_to))
+        else:
+            guidance = _SET_GUIDANCE.format(scope=one_line(item.scope_dir))
         return f"Additional instructions from: {path}\n\n{guidance}\n\n{text}"
     if kind == "replace":
         return f"Updated instructions from: {path}\n\n{_REPLACE_GUIDANCE}\n\n{text}"

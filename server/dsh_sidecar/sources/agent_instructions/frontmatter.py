@@ -1,0 +1,116 @@
+"""The YAML frontmatter block of a rule file, read leniently.
+
+Rule files put a few keys between ``---`` lines: strings (quoted or bare), booleans, and lists
+(``[a, b]`` or ``- a`` lines). Agents' own readers are lenient too (Cursor documents bare,
+unquoted globs such as ``globs: **/*.ts``, which strict YAML rejects), so this reader takes the
+small subset those files use instead of a YAML library. It never raises: a line it does not
+understand is skipped, and a block that never closes counts as no frontmatter at all.
+"""
+
+from __future__ import annotations
+
+import re
+
+FrontValue = str | bool | list[str] | None
+
+MAX_LINES = 200
+_KEY = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_-]*)\s*:(?:\s+(?P<value>.*?))?\s*$")
+_ITEM = re.compile(r"^\s+-\s*(?P<value>.*?)\s*$|^-\s+(?P<bare>.*?)\s*$")
+_TRUE = frozenset({"true", "True", "TRUE"})
+_FALSE = frozenset({"false", "False", "FALSE"})
+_NULL = frozenset({"", "~", "null", "Null", "NULL"})
+
+
+def read_frontmatter(text: str) -> dict[str, FrontValue] | None:
+    """The keys of the leading ``---`` block of ``text``, or None when there is none."""
+    lines = text.lstrip("\ufeff").split("\n")
+    if not lines or lines[0].rstrip("\r").strip() != "---":
+        return None
+    body: list[str] = []
+    for line in lines[1 : MAX_LINES + 1]:
+        line = line.rstrip("\r")
+        if line.strip() in ("---", "..."):
+            return _parse(body)
+        body.append(line)
+    return None
+
+
+def _parse(lines: list[str]) -> dict[str, FrontValue]:
+    out: dict[str, FrontValue] = {}
+    key: str | None = None
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        item = _ITEM.match(line)
+        current = out.get(key) if key is not None else False
+        if item is not None and key is not None and (current is None or isinstance(current, list)):
+            value = item["value"] if item["value"] is not None else item["bare"]
+            listed = current if isinstance(current, list) else []
+            listed.append(_unquote(_strip_comment(value or "")))
+            out[key] = listed
+            continue
+        match = _KEY.match(line)
+        if match is None:
+            key = None
+            continue
+        key = match["key"]
+        out[key] = _scalar(_strip_comment(match["value"] or ""))
+    return out
+
+
+def _scalar(raw: str) -> FrontValue:
+    if raw in _NULL:
+        return None
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    if raw.startswith("[") and raw.endswith("]"):
+        return [_unquote(part) for part in _split_inline(raw[1:-1]) if part.strip()]
+    return _unquote(raw)
+
+
+def _unquote(raw: str) -> str:
+    raw = raw.strip()
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        return raw[1:-1]
+    return raw
+
+
+def _strip_comment(raw: str) -> str:
+    """Drop a `` #`` comment that is not inside quotes."""
+    quote: str | None = None
+    for index, char in enumerate(raw):
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or raw[index - 1] in " \t"):
+            return raw[:index].rstrip()
+    return raw.strip()
+
+
+def _split_inline(raw: str) -> list[str]:
+    """Split ``a, "b,c", {d,e}`` on top-level commas."""
+    parts: list[str] = []
+    current: list[str] = []
+    quote: str | None = None
+    depth = 0
+    for char in raw:
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char == "{":
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    return [p.strip() for p in parts]

@@ -1,0 +1,245 @@
+"""Glob patterns as the agents' rule files write them: ``**`` spans directories, ``*`` and ``?``
+stay within one path segment, ``[abc]`` / ``[!abc]`` are character classes and ``{a,b}`` lists
+alternatives (nestable). A pattern matches the whole slash-separated relative path; a pattern
+without a slash does not match in subdirectories (``*.py`` is the root's files only).
+
+Patterns come from the repository, so they are untrusted: matching runs the pattern as a small
+automaton over the path, one step per character (no backtracking, so ``*a*a*a*b`` against a long
+name costs the same as any other pattern), and a pattern that is too long or expands to too many
+brace alternatives is refused (``None``), matching nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+
+MAX_PATTERN_LENGTH = 512
+MAX_ALTERNATIVES = 64
+MAX_PATH_LENGTH = 4096
+
+# Token kinds.
+_LITERAL, _ONE, _CLASS, _STAR, _DIRS, _REST = range(6)
+Token = tuple[int, str, bool]  # kind, characters (literal or class), negated class
+
+
+@attrs.frozen
+class Glob:
+    """One compiled pattern: its brace alternatives, each a token list."""
+
+    pattern: str
+    alternatives: tuple[tuple[Token, ...], ...]
+
+    def matches(self, path: str) -> bool:
+        if len(path) > MAX_PATH_LENGTH:
+            return False
+        return any(_run(tokens, path) for tokens in self.alternatives)
+
+
+def compile_glob(pattern: str) -> Glob | None:
+    """The compiled ``pattern``, or None when it is empty or too complex to trust."""
+    text = pattern.strip()
+    while text.startswith("./"):
+        text = text[2:]
+    text = text.lstrip("/")
+    if not text or len(text) > MAX_PATTERN_LENGTH:
+        return None
+    expanded = _expand(text)
+    if expanded is None:
+        return None
+    return Glob(pattern, tuple(_tokens(alternative) for alternative in expanded))
+
+
+def glob_matches(pattern: str, relative_path: str) -> bool:
+    compiled = compile_glob(pattern)
+    return compiled is not None and compiled.matches(relative_path)
+
+
+def split_patterns(value: str) -> list[str]:
+    """``"a/**, {b,c}/*.ts"`` -> ``["a/**", "{b,c}/*.ts"]``: commas inside braces stay."""
+    parts: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for char in value:
+        if char == "{":
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    return [p.strip() for p in parts if p.strip()]
+
+
+# --- braces ----------------------------------------------------------------------------------
+
+
+def _expand(text: str) -> list[str] | None:
+    """Every alternative of the first balanced brace group, recursively; None past the cap."""
+    start = _first_group(text)
+    if start is None:
+        return [text]
+    end, options = _group(text, start)
+    out: list[str] = []
+    for option in options:
+        expanded = _expand(text[:start] + option + text[end + 1 :])
+        if expanded is None:
+            return None
+        out.extend(expanded)
+        if len(out) > MAX_ALTERNATIVES:
+            return None
+    return out
+
+
+def _first_group(text: str) -> int | None:
+    for index, char in enumerate(text):
+        if char == "{" and _closing(text, index) is not None:
+            return index
+    return None
+
+
+def _closing(text: str, start: int) -> int | None:
+    depth = 0
+    for index in range(start, len(text)):
+        if text[index] == "{":
+            depth += 1
+        elif text[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def _group(text: str, start: int) -> tuple[int, list[str]]:
+    end = _closing(text, start)
+    assert end is not None
+    return end, split_top_level(text[start + 1 : end])
+
+
+def split_top_level(inner: str) -> list[str]:
+    """The alternatives of a brace group's body, empty ones kept (``{a,}`` is ``a`` or none)."""
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in inner:
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+# --- tokens and the automaton ----------------------------------------------------------------
+
+
+def _tokens(text: str) -> tuple[Token, ...]:
+    out: list[Token] = []
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == "*":
+            if text.startswith("**", i) and (i == 0 or text[i - 1] == "/"):
+                if i + 2 < n and text[i + 2] == "/":
+                    out.append((_DIRS, "", False))  # "**/": zero or more whole directories
+                    i += 3
+                    continue
+                if i + 2 == n:
+                    out.append((_REST, "", False))  # a final "**": everything below
+                    i += 2
+                    continue
+            if not out or out[-1][0] != _STAR:
+                out.append((_STAR, "", False))
+            i += 1
+            continue
+        if char == "?":
+            out.append((_ONE, "", False))
+            i += 1
+            continue
+        if char == "[":
+            first = i + 2 if text.startswith(("[!", "[^"), i) else i + 1
+            end = text.find("]", first + 1 if first < n and text[first] == "]" else first)
+            if end != -1:
+                negated = first == i + 2
+                out.append((_CLASS, _class_members(text[first:end]), negated))
+                i = end + 1
+                continue
+        out.append((_LITERAL, char, False))
+        i += 1
+    return tuple(out)
+
+
+def _class_members(body: str) -> str:
+    """The characters of a class body, ranges spelled out (bounded by the pattern length)."""
+    members: list[str] = []
+    i = 0
+    while i < len(body):
+        if i + 2 < len(body) and body[i + 1] == "-":
+            low, high = ord(body[i]), ord(body[i + 2])
+            if low <= high and high - low <= 0x3000:
+                members.extend(chr(c) for c in range(low, high + 1))
+            i += 3
+            continue
+        members.append(body[i])
+        i += 1
+    return "".join(members)
+
+
+def _run(tokens: tuple[Token, ...], path: str) -> bool:
+    """Simulate the pattern's automaton; a state is (token index, inside a ``**/``)."""
+    end = len(tokens)
+    states = _closure(tokens, {(0, False)})
+    for char in path:
+        following: set[tuple[int, bool]] = set()
+        for index, _inside in states:  # both halves of a "**/" state step alike
+            if index == end:
+                continue
+            kind, members, negated = tokens[index]
+            if kind == _LITERAL:
+                if char == members:
+                    following.add((index + 1, False))
+            elif kind == _ONE:
+                if char != "/":
+                    following.add((index + 1, False))
+            elif kind == _CLASS:
+                if char != "/" and (char in members) != negated:
+                    following.add((index + 1, False))
+            elif kind == _STAR:
+                if char != "/":
+                    following.add((index, False))
+            elif kind == _DIRS:
+                following.add((index, True))
+                if char == "/":
+                    following.add((index + 1, False))
+            elif kind == _REST:
+                following.add((index, False))
+        if not following:
+            return False
+        states = _closure(tokens, following)
+    return (end, False) in states
+
+
+def _closure(
+    tokens: tuple[Token, ...], states: Iterable[tuple[int, bool]]
+) -> set[tuple[int, bool]]:
+    """Add the states reachable without consuming a character (``*``, ``**/`` and a final
+    ``**`` may match nothing)."""
+    out = set(states)
+    pending = list(out)
+    while pending:
+        index, inside = pending.pop()
+        if index < len(tokens) and not inside and tokens[index][0] in (_STAR, _DIRS, _REST):
+            state = (index + 1, False)
+            if state not in out:
+                out.add(state)
+                pending.append(state)
+    return out

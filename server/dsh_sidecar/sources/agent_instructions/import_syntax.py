@@ -1,0 +1,105 @@
+"""``@path`` imports inside instruction files (Claude Code's ``@path``, Gemini CLI's ``@file.md``).
+
+An import is an ``@`` at the start of a line or after whitespace, followed by a path. Both agents
+document that imports inside Markdown code (fenced blocks and inline code spans) are not
+evaluated, so those are blanked out first. Paths are relative to the importing file, absolute, or
+(``~/``) below the home directory. Only targets that exist are imports: an ``@name`` naming no
+file (a handle, a decorator in prose) is left alone, as the agents leave it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import attrs
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
+_IMPORT = re.compile(r"(?:(?<=\s)|^)@(?P<path>[^\s`<>\"'|*?\x00]+)", re.MULTILINE)
+_TRAILING = ".,;:!)]}"
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
+MAX_IMPORTS_PER_FILE = 64
+
+
+def outside_code(text: str, *, keep_offsets: bool = False) -> str:
+    """``text`` with fenced code blocks and inline code spans blanked out. With
+    ``keep_offsets`` a blanked line keeps its length (spaces), so offsets still point into
+    ``text``."""
+    kept: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        match = _FENCE.match(line)
+        if fence is None and match is not None:
+            fence = match.group(1)[0] * 3
+            kept.append(" " * len(line) if keep_offsets else "")
+            continue
+        if fence is not None:
+            if match is not None and match.group(1).startswith(fence):
+                fence = None
+            kept.append(" " * len(line) if keep_offsets else "")
+            continue
+        kept.append(line)
+    return _SPAN.sub(lambda m: " " * len(m.group(0)), "\n".join(kept))
+
+
+@attrs.frozen
+class ImportSpan:
+    """One ``@path`` of a text: where it is (offsets of the ``@`` and after the path), the path
+    as written, and the absolute path it names."""
+
+    start: int
+    end: int
+    raw: str
+    path: str
+
+    @property
+    def looks_like_a_path(self) -> bool:
+        """Whether a missing target is worth reporting: ``@docs/a.md`` or ``@notes.md`` is
+        meant as a file, ``@alice`` or ``@here`` in prose is not."""
+        return "/" in self.raw or bool(_EXTENSION.search(self.raw))
+
+
+def import_spans(text: str, importer_dir: str, home: str) -> list[ImportSpan]:
+    """Every ``@`` import of ``text`` outside code, in order (repeats included), at most
+    ``MAX_IMPORTS_PER_FILE`` distinct paths."""
+    out: list[ImportSpan] = []
+    distinct: set[str] = set()
+    for match in _IMPORT.finditer(outside_code(text, keep_offsets=True)):
+        raw = match["path"].rstrip(_TRAILING)
+        if not raw:
+            continue
+        if raw == "~" or raw.startswith("~/"):
+            path = os.path.join(home, raw[2:])
+        elif os.path.isabs(raw):
+            path = raw
+        else:
+            path = os.path.join(importer_dir, raw)
+        path = os.path.normpath(path)
+        if path not in distinct:
+            if len(distinct) >= MAX_IMPORTS_PER_FILE:
+                break
+            distinct.add(path)
+        out.append(ImportSpan(match.start(), match.start() + 1 + len(raw), raw, path))
+    return out
+
+
+def import_paths(text: str, importer_dir: str, home: str) -> list[str]:
+    """Absolute candidate paths of the ``@`` imports of ``text``, in order, without repeats."""
+    out: list[str] = []
+    for match in _IMPORT.finditer(outside_code(text)):
+        raw = match["path"].rstrip(_TRAILING)
+        if not raw:
+            continue
+        if raw == "~" or raw.startswith("~/"):
+            path = os.path.join(home, raw[2:])
+        elif os.path.isabs(raw):
+            path = raw
+        else:
+            path = os.path.join(importer_dir, raw)
+        path = os.path.normpath(path)
+        if path not in out:
+            out.append(path)
+        if len(out) >= MAX_IMPORTS_PER_FILE:
+            break
+    return out

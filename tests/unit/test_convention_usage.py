@@ -1,0 +1,160 @@
+"""Conventions used while off (doctor, hover, diagnostics name the setting), and hostile trees
+for the conventions: runaway rule folders, symlink loops, FIFOs, fan-out imports, long names."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from instrkit import instructions, load, write_tree
+
+from dsh_sidecar.config import InstructionSettings
+from dsh_sidecar.fs import LOCAL_FS
+from dsh_sidecar.sources.agent_instructions.confinement import confinement_once
+from dsh_sidecar.sources.agent_instructions.rules import MAX_RULE_FILES, RuleIndex
+from dsh_sidecar.sources.agent_instructions.usage import (
+    document_conventions,
+    project_conventions,
+)
+
+TREE = {
+    "p/.git/": "",
+    "p/CLAUDE.md": "See @docs/a.md and @nobody.\n",
+    "p/docs/a.md": "a\n",
+    "p/pkg/AGENTS.override.md": "override\n",
+    "p/.github/copilot-instructions.md": "wide\n",
+    "p/.claude/rules/x.md": "x\n",
+    "home/.claude/CLAUDE.md": "mine\n",
+}
+
+
+def conventions(
+    root: Path, directory: Path, home: Path, settings: InstructionSettings
+) -> list[str]:
+    found = project_conventions(
+        str(directory), str(root), settings, LOCAL_FS, str(home),
+        confinement_once(str(root), settings, LOCAL_FS, str(home)),
+    )  # fmt: skip
+    return [c.describe() for c in found]
+
+
+def test_a_project_using_conventions_that_are_off(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    root, home = tmp_path / "p", tmp_path / "home"
+    assert conventions(root, root / "pkg", home, InstructionSettings()) == [
+        "Codex's convention AGENTS.override.md replaces its directory's AGENTS.md "
+        "(pkg/AGENTS.override.md): set instructions.overrideFiles to true to read it",
+        "Claude Code's convention @path imports another file (CLAUDE.md): set "
+        "instructions.imports to true to read it",
+        "GitHub Copilot's convention .github/instructions holds rules for the files they name "
+        '(.github/copilot-instructions.md): add "copilot" to instructions.ruleSets to read it',
+        "Claude Code's convention .claude/rules holds rules for the files they name "
+        '(.claude/rules/x.md): add "claude" to instructions.ruleSets to read it',
+        "Claude Code's convention keeps user-global instructions in your home directory "
+        "(~/.claude/CLAUDE.md): add ~/.claude/CLAUDE.md to instructions.userGlobalFiles to read it",
+    ]
+    # From the root, the override below is not on the way.
+    assert not any("override" in c for c in conventions(root, root, home, InstructionSettings()))
+
+
+def test_nothing_is_reported_once_the_settings_are_on(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    root, home = tmp_path / "p", tmp_path / "home"
+    on = instructions(
+        overrideFiles=True, imports=True, ruleSets=["copilot", "claude"],
+        userGlobalFiles=["~/.claude/CLAUDE.md"],
+    )  # fmt: skip
+    assert conventions(root, root / "pkg", home, on) == []
+
+
+def test_a_document_names_what_it_uses(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    root, home = str(tmp_path / "p"), str(tmp_path / "home")
+    off = InstructionSettings()
+    assert [c.setting for c in document_conventions(f"{root}/pkg/AGENTS.override.md", root, off,
+                                                    LOCAL_FS, home)] == [
+        "instructions.overrideFiles"
+    ]  # fmt: skip
+    claude = document_conventions(
+        f"{root}/CLAUDE.md", root, off, LOCAL_FS, home, (tmp_path / "p/CLAUDE.md").read_text()
+    )
+    assert [(c.setting, c.paths) for c in claude] == [("instructions.imports", ("docs/a.md",))]
+    rule = document_conventions(f"{root}/.claude/rules/x.md", root, off, LOCAL_FS, home)
+    assert [c.enable for c in rule] == ['add "claude" to instructions.ruleSets']
+
+
+def test_doctor_run_in_a_project_lists_them_and_stays_healthy(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    env = {k: v for k, v in os.environ.items() if k != "DSH_HOME"}
+    env.update(HOME=str(tmp_path / "home"), DSH_HOME=str(tmp_path / "dsh"))
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "doctor"],
+        capture_output=True, text=True, env=env, cwd=tmp_path / "p" / "pkg", check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    rows = [line for line in lines if line.startswith("convention ")]
+    assert rows[0] == (
+        "convention   off, but used here: Codex's convention AGENTS.override.md replaces its "
+        "directory's AGENTS.md (pkg/AGENTS.override.md): set instructions.overrideFiles to true "
+        "to read it"
+    )
+    assert len(rows) == 5
+    assert lines[-1] == "status       ok"
+
+
+# --- hostile trees ------------------------------------------------------------------------------
+
+
+def test_a_runaway_rule_folder_is_listed_up_to_its_cap(tmp_path: Path) -> None:
+    folder = tmp_path / "p" / ".claude" / "rules"
+    folder.mkdir(parents=True)
+    for n in range(MAX_RULE_FILES + 100):
+        (folder / f"r{n:04}.md").write_text("---\npaths: x/**\n---\nr\n")
+    index = RuleIndex(str(tmp_path / "p"), ("claude",), LOCAL_FS, lambda probe: ("", None, None))
+    assert len(index.rules()) == MAX_RULE_FILES
+
+
+def test_symlink_loops_fifos_and_deep_folders_are_not_followed(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"p/.git/": "", "p/.claude/rules/ok.md": "ok\n"})
+    rules = tmp_path / "p" / ".claude" / "rules"
+    (rules / "loop").symlink_to(rules)  # a directory link back up
+    (rules / "elsewhere").symlink_to("/etc")
+    os.mkfifo(rules / "fifo.md")
+    deep = rules
+    for n in range(20):
+        deep = deep / f"d{n}"
+    deep.mkdir(parents=True)
+    (deep / "deep.md").write_text("too deep\n")
+    result = load(tmp_path / "p", tmp_path / "home", instructions(ruleSets=["claude"]))
+    assert [e.candidate.display_path for e in result.entries] == [".claude/rules/ok.md"]
+
+
+def test_fan_out_imports_stop_at_the_file_cap(tmp_path: Path) -> None:
+    files = {"p/.git/": "", "p/AGENTS.md": " ".join(f"@f{n}.md" for n in range(100)) + "\n"}
+    for n in range(100):
+        files[f"p/f{n}.md"] = f"file {n}\n"
+    write_tree(tmp_path, files)
+    result = load(tmp_path / "p", tmp_path / "home", instructions(imports=True))
+    records = result.entries[0].imports
+    # The syntax reads at most 64 distinct paths of one file; all of those import.
+    assert sum(r.state == "imported" for r in records) == 64
+    assert "file 63\n" in result.text and "file 64\n" not in result.text
+
+
+def test_an_unreasonable_import_path_is_reported_not_raised(tmp_path: Path) -> None:
+    long = "x/" * 3000 + "a.md"
+    write_tree(tmp_path, {"p/.git/": "", "p/AGENTS.md": f"@{long} @ok.md\n", "p/ok.md": "ok\n"})
+    result = load(tmp_path / "p", tmp_path / "home", instructions(imports=True))
+    assert [r.state for r in result.entries[0].imports] == ["unreadable", "imported"]
+
+
+def test_frontmatter_that_never_closes_is_bounded(tmp_path: Path) -> None:
+    text = "---\n" + "k: v\n" * 5000 + "---\nbody\n"
+    write_tree(tmp_path, {"p/.git/": "", "p/.claude/rules/x.md": text})
+    result = load(tmp_path / "p", tmp_path / "home", instructions(ruleSets=["claude"]))
+    (entry,) = result.entries
+    assert entry.applies is not None and entry.applies.mode == "always"
+    assert entry.applies.problems[0].message.startswith("the frontmatter block is never closed")
