@@ -56,8 +56,11 @@ def wire_types(module: ModuleType) -> str:
     for name, cls in sorted(inspect.getmembers(module, inspect.isclass)):
         if not attrs.has(cls) or cls.__module__ != module.__name__:
             continue
+        # The annotation as written: cattrs resolves ``f.type`` to real types once it has
+        # structured a class, which would make the hash depend on which tests ran first.
+        written = inspect.get_annotations(cls)
         fields = ", ".join(
-            f"{f.name}{'' if f.default is attrs.NOTHING else '?'}: {f.type}"
+            f"{f.name}{'' if f.default is attrs.NOTHING else '?'}: {written.get(f.name, f.type)}"
             for f in attrs.fields(cls)
         )
         lines.append(f"{name}({fields})")
