@@ -28,6 +28,7 @@ const STATE_WORDS: Record<ScopeFile['state'], string> = {
   unreadable: 'unreadable',
   ignored: 'ignored by the project',
   'outside-project': 'links outside the project (not read)',
+  overridden: 'replaced by AGENTS.override.md',
 };
 
 export function formatBytes(n: number | null): string {
