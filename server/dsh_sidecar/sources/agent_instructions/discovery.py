@@ -14,6 +14,7 @@ from dsh_sidecar.jsutil import js_json
 from .paths import (
     USER_GLOBAL,
     project_display,
+    relative_path,
     scope_dir_of_directory,
     scope_key,
     user_global_display,
@@ -40,7 +41,7 @@ def find_project_root(cwd: str, markers: tuple[str, ...], fs: LocalFileSystem) -
 
 def ancestor_chain(root: str, cwd: str) -> list[str]:
     """Directories from ``root`` down to ``cwd``, both inclusive."""
-    rel = os.path.relpath(cwd, root)
+    rel = relative_path(cwd, root)
     chain = [root]
     if rel == ".":
         return chain
@@ -58,7 +59,7 @@ def descendant_dirs_between(cwd: str, path: str) -> list[str]:
     excludes a child literally named ``..foo``; we keep that quirk for fidelity.
     """
     target_dir = os.path.dirname(os.path.join(cwd, path))
-    rel = os.path.relpath(target_dir, cwd)
+    rel = relative_path(target_dir, cwd)
     if rel == "." or rel.startswith("..") or os.path.isabs(rel):
         return []
     out: list[str] = []

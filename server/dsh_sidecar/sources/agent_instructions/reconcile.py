@@ -37,6 +37,7 @@ from .discovery import (
 from .gitignore import IgnoreMatcher
 from .paths import (
     USER_GLOBAL,
+    relative_path,
     scope_abs_path,
     scope_dir_of_display,
     split_scope,
@@ -158,7 +159,7 @@ class ReconcileContext:
             ug = user_global_candidate(self.dsh_home, self.os_home)
             return ScopeRef(scope, ug.abs_path, ug.display_path)
         abs_path = scope_abs_path(scope, self.project_root, self.dsh_home)
-        return ScopeRef(scope, abs_path, os.path.relpath(abs_path, self.project_root))
+        return ScopeRef(scope, abs_path, relative_path(abs_path, self.project_root))
 
     def sibling_scopes(self, scope: str) -> list[ScopeRef]:
         """Every candidate of the scope's directory, so a new sibling is discovered."""
