@@ -19,9 +19,10 @@ from pygls.uris import from_fs_path, to_fs_path
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.explain.hover import hover_section
 from dsh_sidecar.protocol.types import ExplainParams
+from dsh_sidecar.sources.observed import OneLook
 
 from .diagnostics import diagnostic_text, instruction_diagnostics
-from .explain import explain
+from .explain import explain_work
 from .hover import chain_hover, instruction_file_hover
 
 if TYPE_CHECKING:
@@ -184,18 +185,29 @@ class DocumentTracker:
             if not instruction_file and not _hover_other_file(ls, params.position):
                 return None
             uri = params.text_document.uri
+            max_bytes = ls.settings.instructions.max_bytes
             try:
-                report, explanation = await asyncio.gather(
-                    ls.service.scopes(uri), explain(ls.service, ExplainParams(uri))
-                )
+                report_of = ls.service.scopes_work(uri)
+                explanation_of = explain_work(ls.service, ExplainParams(uri))
             except DshError:
                 return None
-            max_bytes = ls.settings.instructions.max_bytes
-            text = instruction_file_hover(report, path, max_bytes) if instruction_file else None
-            if text is None:
-                text = chain_hover(report, max_bytes)
-            # What the other agents would load for this same file, below our own answer.
-            text += "\n\n---\n\n" + hover_section(explanation)
+
+            def answer() -> str:
+                # One worker hop for the whole answer: both halves are kept and re-checked by
+                # stat (no filesystem call on the loop), through one look at the filesystem
+                # (each path asked once), and the text is formatted there too.
+                look = OneLook(ls.service.fs)
+                report, explanation = report_of(look), explanation_of(look)
+                text = instruction_file_hover(report, path, max_bytes) if instruction_file else None
+                if text is None:
+                    text = chain_hover(report, max_bytes)
+                # What the other agents would load for this same file, below our own answer.
+                return text + "\n\n---\n\n" + hover_section(explanation)
+
+            try:
+                text = await ls.service.workers.fs(answer)
+            except DshError:
+                return None
             return types.Hover(
                 contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
             )

@@ -2,22 +2,31 @@
 
 Runs in a worker over a ``Snapshot`` (never the live sessions themselves), so sessions opening
 and closing on the event loop cannot change what a report is being built from.
+
+The chain of a document is a pure function of the files it looks at, so each one is kept (per
+document path) with what its computation saw of the filesystem (``sources.observed``) and
+served again while that still holds: a warm report costs a ``stat`` per directory of the chain
+and per present file instead of a probe, a resolve and a read of every candidate. What the live
+sessions have active comes from the snapshot each time (it is in memory). Nothing here takes a
+lock that another request could wait on: two workers computing the same report at once each
+compute it.
 """
 
 from __future__ import annotations
-
-import threading
 
 import attrs
 
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, load_document_chain
-from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
-from dsh_sidecar.sources.agent_instructions.gitignore import IgnoreMatcher
+from dsh_sidecar.sources.agent_instructions.render import RenderResult
 from dsh_sidecar.sources.agent_instructions.state import Change
+from dsh_sidecar.sources.observed import ObservedCache, OneLook
 
+from .locations import document_directory
 from .snapshot import Snapshot
+
+REPORTS_KEPT = 256
 
 
 @attrs.frozen
@@ -29,41 +38,43 @@ class ScopesReport:
 
 
 class ScopeChains:
-    """Builds scopes reports, keeping each project's parsed ``.gitignore`` files between them.
+    """Builds scopes reports, keeping each document's chain while the files it saw are unchanged.
 
-    A matcher is not safe to share between threads, so each project root has its own lock:
-    reports on different projects never wait for each other. One instance serves one settings
-    generation; the service replaces it when the settings change.
+    One instance serves one settings generation; the service replaces it when the settings
+    change, which drops every kept chain.
     """
 
     def __init__(self, settings: InstructionSettings, fs: LocalFileSystem) -> None:
         self._settings = settings
         self._fs = fs
-        self._guard = threading.Lock()
-        self._matchers: dict[str, tuple[IgnoreMatcher, threading.Lock]] = {}
+        self.chains: ObservedCache[BaselineLoad] = ObservedCache(REPORTS_KEPT)
 
-    def _matcher(self, root: str) -> tuple[IgnoreMatcher, threading.Lock]:
-        with self._guard:
-            found = self._matchers.get(root)
-            if found is None:
-                found = self._matchers[root] = (
-                    IgnoreMatcher(root, self._settings, self._fs),
-                    threading.Lock(),
-                )
-            return found
+    def chain(self, directory: str, dsh_home: str, look: OneLook) -> BaselineLoad:
+        """The chain governing documents in ``directory`` (blocking)."""
 
-    def report(self, snapshot: Snapshot, directory: str) -> ScopesReport:
-        settings = snapshot.settings.instructions
-        root = find_project_root(directory, settings.project_root_markers, self._fs)
-        matcher, lock = self._matcher(root)
-        with lock:
-            load = load_document_chain(
-                directory, settings, self._fs, dsh_home=snapshot.dsh_home,
-                matchers={root: matcher},
-            )  # fmt: skip
+        def build(fs: LocalFileSystem) -> BaselineLoad:
+            load = load_document_chain(directory, self._settings, fs, dsh_home=dsh_home)
+            return _entries_only(load)
+
+        return self.chains.get((directory, dsh_home), look, build)
+
+    def report(self, snapshot: Snapshot, path: str, look: OneLook | None = None) -> ScopesReport:
+        """The report for the document at ``path``, a file or a directory (blocking). ``look``
+        is the request's view of the filesystem when it asks more than this (hover)."""
+        look = look if look is not None else OneLook(self._fs)
+        load = self.chain(document_directory(path, look), snapshot.dsh_home, look)
         scopes = {e.candidate.scope for e in load.entries}
         active = {
             view.session_id: [c for s, c in view.effective.items() if s in scopes and c.active]
             for view in snapshot.sessions
         }
         return ScopesReport(load.project_root, load.cwd, load, active)
+
+
+def _entries_only(load: BaselineLoad) -> BaselineLoad:
+    """What a report uses of a chain: its entries, without the instruction text it read."""
+    result = load.result
+    return attrs.evolve(
+        load, observed=(), kept=(), retained=(),
+        result=RenderResult("", result.omitted, result.truncated, frozenset()),
+    )  # fmt: skip

@@ -33,13 +33,14 @@ from dsh_sidecar.sources.agent_instructions.compose import ComposeEnv
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 from dsh_sidecar.sources.agent_instructions.paths import is_within
 from dsh_sidecar.sources.agent_instructions.state import Change
+from dsh_sidecar.sources.observed import ObservedCache, OneLook
 from dsh_sidecar.sources.session_reference import resolver
 from dsh_sidecar.zones import validate_client_time_zone
 
 from .discard import DiscardJob, discard, dismissed_of, still_dismissed
 from .instruction_log import effective_state, visible_instructions
 from .live import LiveSession
-from .locations import document_directory, existing_cwd, parse_cwd, parse_file_uri
+from .locations import existing_cwd, parse_cwd, parse_file_uri
 from .projection import ProjectionJob, project_touches, real_path
 from .scopes import ScopeChains, ScopesReport
 from .snapshot import NO_CHANGES, Snapshot
@@ -53,6 +54,7 @@ from .workers import Workers
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 DEFAULT_EVENTS_LIMIT = 1000
+EXPLANATIONS_KEPT = 64
 REFRESH_FAILED = "workspace instruction refresh failed: %s"
 
 __all__ = ["PreparedStep", "Prompt", "ScopesReport", "SessionService"]
@@ -92,6 +94,9 @@ class SessionService:
         self.workers = workers or Workers()
         self.live: dict[str, LiveSession] = {}
         self._chains = ScopeChains(settings.instructions, fs)
+        # Answers computed over files and kept while the files they saw are unchanged (the
+        # LSP layer keeps ``dsh/explain`` answers here); dropped with the settings they used.
+        self.explained: ObservedCache[Any] = ObservedCache(EXPLANATIONS_KEPT)
         self._snapshot: Snapshot | None = None
         self._closed = False
 
@@ -125,6 +130,7 @@ class SessionService:
         """New settings apply from the next step; accelerators built on the old ones are dropped."""
         self.settings = settings
         self._chains = ScopeChains(settings.instructions, self.fs)
+        self.explained = ObservedCache(EXPLANATIONS_KEPT)
         for live in self.live.values():
             live.forget_caches()
         self._changed()
@@ -495,9 +501,15 @@ class SessionService:
         return await self.workers.fs(work)
 
     async def scopes(self, uri: str) -> ScopesReport:
+        work = self.scopes_work(uri)
+        return await self.workers.fs(lambda: work(None))
+
+    def scopes_work(self, uri: str) -> Callable[[OneLook | None], ScopesReport]:
+        """``uri`` checked now (on the loop); its report for a worker to produce. Hover runs it
+        in the same worker hop as the rest of its answer, through the same ``OneLook``."""
         path = parse_file_uri(uri)
         snapshot, chains = self.snapshot(), self._chains
-        return await self.workers.fs(lambda: chains.report(snapshot, document_directory(path)))
+        return lambda look: chains.report(snapshot, path, look)
 
     async def candidates(
         self, session_id: str, query: str | None = None
