@@ -191,6 +191,37 @@ async def test_editor_events_touch_every_live_session_of_the_project(
     assert await svc.pending(c) == []
 
 
+async def test_a_request_after_an_editor_touch_sees_it(kit: Kit) -> None:
+    # The editor's notification comes first, the request right after: the touch is registered
+    # when it arrives, so pending and the next step wait for it (never a race with the worker
+    # that resolves its path).
+    svc, sid = await ready(kit)
+    touched = svc.editor_touch([str(kit.path("pkg/a.ts"))])
+    assert all_changes(await svc.pending(sid)) == [("set", "pkg/AGENTS.md")]
+    await touched
+    kit.write("other/AGENTS.md", "other rules, edited\n")
+    touched = svc.editor_touch([str(kit.path("other/b.ts"))])
+    prepared = await svc.prepare_step(sid, 2, 1, Prompt("next"))
+    assert all_changes(prepared.messages) == [("set", "pkg/AGENTS.md"), ("set", "other/AGENTS.md")]
+    await touched
+
+
+async def test_a_burst_of_editor_touches_reaches_every_session_once_resolved(kit: Kit) -> None:
+    svc, sid = await ready(kit)
+    other = await opened(kit, svc, kit.root / "other")
+    await start(svc, other)
+    paths = [str(kit.path(f"pkg/m{i}.ts")) for i in range(300)]
+    paths += [str(kit.path(f"other/n{i}.ts")) for i in range(300)]
+    waits = [svc.editor_touch([p]) for p in paths]
+    assert all_changes(await svc.pending(sid)) == [
+        ("set", "pkg/AGENTS.md"), ("set", "other/AGENTS.md"),
+    ]  # fmt: skip
+    assert await svc.pending(other) == []  # its own directory: already in its baseline
+    for wait in waits:
+        await wait
+    check_store_consistent(svc, sid)
+
+
 async def test_unknown_sessions_are_refused(kit: Kit) -> None:
     # A token of the wrong type never gets here: the wire refuses it (test_param_ranges.py).
     svc, _ = await ready(kit)

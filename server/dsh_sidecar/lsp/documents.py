@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -70,11 +70,12 @@ class DocumentTracker:
 
     def touch(self, paths: list[str]) -> None:
         if paths and self.server._service is not None:
-            self.spawn(self._touch(paths))
+            # Registered now (before any await), so a request that follows sees this touch.
+            self.spawn(self._touch(self.server.service.editor_touch(paths)))
 
-    async def _touch(self, paths: list[str]) -> None:
+    async def _touch(self, touched: Awaitable[None]) -> None:
         try:
-            await self.server.service.editor_touch(paths)
+            await touched
         except Exception as exc:  # a touch must never take the server down
             log.exception("editor touch failed")
             self.server.log_warning(f"workspace instruction refresh failed: {exc}")

@@ -99,6 +99,11 @@ class SessionService:
         self.explained: ObservedCache[Any] = ObservedCache(EXPLANATIONS_KEPT)
         self._snapshot: Snapshot | None = None
         self._closed = False
+        # Editor touches not yet handed to their sessions: the batch still taking paths, and
+        # every batch not done (``pending`` and steps wait for them).
+        self._editor_batch: list[str] | None = None
+        self._editor_task: asyncio.Future[None] | None = None
+        self._editor_touches: set[asyncio.Future[None]] = set()
 
     @classmethod
     async def start(cls, settings: Settings, **kwargs: Any) -> SessionService:
@@ -320,6 +325,7 @@ class SessionService:
     ) -> PreparedStep:
         live = await self._require_live(session_id)
         prompt_message = self._prompt_message(prompt) if prompt is not None else None
+        await self._editor_touches_done()
         await live.projections.drain()
         cancelled = threading.Event()
         async with live.lock:
@@ -428,8 +434,26 @@ class SessionService:
         else:
             self._queue_projection(live, path)
 
-    async def editor_touch(self, paths: Sequence[str]) -> None:
-        """Editor document events: a touch for every live session whose project holds the file."""
+    def editor_touch(self, paths: Sequence[str]) -> asyncio.Future[None]:
+        """Editor document events: a touch for every live session whose project holds the file.
+
+        Registered at once, so a ``pending``, ``prepare`` or ``discard`` that arrives after the
+        editor's notification waits for it (``_editor_touches_done``). The paths join the batch
+        that has not started yet: a burst of 10,000 ``didOpen`` resolves its paths in a few
+        worker hops instead of one each.
+        """
+        batch, task = self._editor_batch, self._editor_task
+        if batch is None or task is None:
+            batch = self._editor_batch = []
+            task = self._editor_task = asyncio.ensure_future(self._editor_touch_batch(batch))
+            self._editor_touches.add(task)
+            task.add_done_callback(self._editor_touches.discard)
+        batch.extend(paths)
+        return asyncio.shield(task)
+
+    async def _editor_touch_batch(self, paths: list[str]) -> None:
+        if self._editor_batch is paths:
+            self._editor_batch = None  # from here on, touches start a batch of their own
         resolve = self.fs.resolve
         real = await self.workers.fs(
             lambda: [real_path(resolve, os.path.abspath(p)) for p in paths]
@@ -445,6 +469,11 @@ class SessionService:
             for path in real:
                 if is_within(path, root):
                     self.touch(live, path)
+
+    async def _editor_touches_done(self) -> None:
+        """Wait for the editor touches registered so far to reach their sessions' queues."""
+        if self._editor_touches:
+            await asyncio.gather(*list(self._editor_touches), return_exceptions=True)
 
     def _queue_projection(self, live: LiveSession, path: str) -> None:
         async def run(paths: list[str]) -> None:
@@ -469,6 +498,7 @@ class SessionService:
 
     async def pending(self, session_id: str) -> list[Message]:
         live = await self._require_live(session_id)
+        await self._editor_touches_done()
         await live.projections.drain()
         return await self.workers.store(lambda: self.store.inbox(live.header.id))
 
@@ -477,6 +507,7 @@ class SessionService:
     ) -> list[Message]:
         """Drop a pending message (or some of its changes) before the next step; the new inbox."""
         live = await self._require_live(session_id)
+        await self._editor_touches_done()
         await live.projections.drain()
         async with live.lock:
             job = DiscardJob(
