@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
@@ -51,13 +52,24 @@ class CacheEntry:
     """What we last confirmed about one scope; never prose.
 
     Interned: every live session over one project confirms the same files, so a hundred sessions
-    share one copy of each path, version and digest instead of holding a hundred.
+    share one copy of each path, version and digest (and of each entry: ``shared``) instead of
+    holding a hundred.
     """
 
     path: str = attrs.field(converter=sys.intern)
     version: str = attrs.field(converter=sys.intern)
     digest: str = attrs.field(converter=sys.intern)
     trimmed: str = attrs.field(converter=sys.intern)
+
+    def shared(self) -> CacheEntry:
+        """The one live entry equal to this one."""
+        try:
+            return _SHARED_ENTRIES.setdefault(self, self)
+        except RuntimeError:  # another thread changed the table at the same moment
+            return self
+
+
+_SHARED_ENTRIES: weakref.WeakValueDictionary[CacheEntry, CacheEntry] = weakref.WeakValueDictionary()
 
 
 VersionCache = dict[str, CacheEntry]
@@ -102,6 +114,8 @@ class PlanCache:
     """
 
     LIMIT = 4  # a warm touch repeats one plan; a few cover alternating touches
+    # A burst touches hundreds of files at once and never repeats: its plan is not kept.
+    MAX_TOUCHED = 32
 
     def __init__(self) -> None:
         self._plans: dict[tuple[object, ...], _Plan] = {}
@@ -276,11 +290,16 @@ def _plan(
                               include_baseline)  # fmt: skip
     consulted = ctx.ignore.consulted() if ctx.ignore is not None else ()
     plan = _Plan(
-        tuple(tuple(g) for g in _group_by_directory(ordered)),
+        tuple(_shared_group(ctx, g) for g in _group_by_directory(ordered)),
         frozenset(baseline_keys),
         consulted or (),
     )
-    if ctx.plans is not None and key is not None and consulted is not None:
+    if (
+        ctx.plans is not None
+        and key is not None
+        and consulted is not None
+        and len(touched) <= PlanCache.MAX_TOUCHED
+    ):
         ctx.plans.put(key, plan)
     return plan
 
@@ -328,6 +347,17 @@ def _ordered_scopes(
                 if ctx.ignore is None or ctx.ignore.check_excluded_file(ref.abs_path) is None:
                     add(ref)
     return list(ordered.values())
+
+
+def _shared_group(ctx: ReconcileContext, group: list[ScopeRef]) -> tuple[ScopeRef, ...]:
+    """``group`` as a tuple; the directory's memoized candidate tuple when it is exactly that
+    (the usual case), so a hundred sessions' plans over one project share their groups."""
+    directory = split_scope(group[0].scope)[0]
+    if directory != USER_GLOBAL:
+        refs = ctx._directory_refs(ctx._scope_directory(directory))
+        if len(refs) == len(group) and all(a is b for a, b in zip(refs, group, strict=True)):
+            return refs
+    return tuple(group)
 
 
 def _group_by_directory(refs: list[ScopeRef]) -> list[list[ScopeRef]]:
@@ -418,7 +448,7 @@ def _reconcile_directory(
         # The version of the bytes actually read (the file may have changed since its stat).
         entry = CacheEntry(
             ref.display_path, read.version or version or "", sha1_hex(text), trimmed_digest(text)
-        )
+        ).shared()
         if entry.trimmed in registered:
             if current is not None:
                 group_items.append(_Item(Change("remove", ref.scope, current.path)))
