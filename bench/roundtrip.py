@@ -9,6 +9,10 @@ touched once (so the warm state is what an editor sees after a while). Then, int
 sequential (one request in flight), we time:
 
 * ``noop``          ``bench/noop``: the floor of a round trip on this transport;
+* ``hop``           ``bench/hop``: a round trip whose answer waits for one no-op call in a
+  worker thread, the floor of anything that looks at the filesystem (never done on the loop);
+* ``noop_pair``     ``bench/notify`` and ``bench/noop`` written together: the floor of a
+  two-message exchange such as a touch followed by a request;
 * ``hover_instr``   ``textDocument/hover`` on the deepest AGENTS.md;
 * ``hover_source``  ``textDocument/hover`` on the source file beside it;
 * ``scopes``        ``dsh/scopes`` for that source file;
@@ -16,7 +20,7 @@ sequential (one request in flight), we time:
 * ``touch_pending`` ``textDocument/didSave`` of the source file and ``dsh/context/pending`` of
   the first session, written together: the touch is projected before the answer comes back.
 
-and report p50 and p99 of each and their ratios to the no-op's.
+and report p50 and p99 of each and their ratios to the no-op's (and to the floors above).
 
 Targets: hover and scopes p50 <= 1.3x the no-op's; touch + pending p50 <= 2.0x.
 
@@ -107,6 +111,8 @@ def main() -> None:
             save = {"textDocument": {"uri": file_uri(source)}}
             calls = {
                 "noop": [("bench/noop", None)],
+                "hop": [("bench/hop", None)],
+                "noop_pair": [("bench/notify", None), ("bench/noop", None)],
                 "hover_instr": [("textDocument/hover", hover_instr)],
                 "hover_source": [("textDocument/hover", hover_source)],
                 "scopes": [("dsh/scopes", scopes)],
@@ -145,10 +151,16 @@ def main() -> None:
         rows.append((f"{name} p50 / p99", f"{ms(p50)} / {ms(p99)}"))
         result_json[f"{name}_p50_s"] = p50
         result_json[f"{name}_p99_s"] = p99
-    for name in ("hover_instr", "hover_source", "scopes", "pending", "touch_pending"):
+    floors = {"hop": "hop", "noop_pair": "noop_pair", "hover_instr": "hop", "hover_source": "hop",
+              "scopes": "hop", "pending": None, "touch_pending": "noop_pair"}  # fmt: skip
+    for name, floor in floors.items():
         r50, r99 = stats[name][0] / noop50, stats[name][1] / noop99
         target = f"  (target p50 <= {TARGETS[name]})" if name in TARGETS else ""
-        rows.append((f"{name} / noop", f"p50 {r50:.2f}x, p99 {r99:.2f}x{target}"))
+        over = ""
+        if floor is not None and floor != name:
+            over = f"; {stats[name][0] / stats[floor][0]:.2f}x its floor ({floor})"
+            result_json[f"{name}_p50_over_{floor}"] = stats[name][0] / stats[floor][0]
+        rows.append((f"{name} / noop", f"p50 {r50:.2f}x, p99 {r99:.2f}x{target}{over}"))
         result_json[f"{name}_p50_ratio"] = r50
         result_json[f"{name}_p99_ratio"] = r99
     report("roundtrip", rows, result_json)

@@ -62,9 +62,7 @@ class DocumentTracker:
         name = os.path.basename(path)
         if name in settings.all_candidates:
             return True
-        return os.path.abspath(path) == os.path.join(
-            settings.home(self.server.service.env), "AGENTS.md"
-        )
+        return os.path.abspath(path) == os.path.join(self.server.service.dsh_home, "AGENTS.md")
 
     # --- touches ------------------------------------------------------------------------------
 

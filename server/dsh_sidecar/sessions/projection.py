@@ -12,17 +12,29 @@ from collections.abc import Awaitable, Callable, Mapping
 
 import attrs
 
+from dsh_sidecar.fs import LocalFileSystem
+from dsh_sidecar.model import Message
 from dsh_sidecar.sources.agent_instructions.compose import (
     ComposeEnv,
     SessionInstructionState,
     compose,
     sync_inbox,
 )
+from dsh_sidecar.sources.agent_instructions.paths import is_within
 from dsh_sidecar.sources.agent_instructions.state import SOURCE_KIND, Change
+from dsh_sidecar.sources.observed import Observations, ObservingFileSystem
 
 from .inbox import same_inbox, splice_draft
 from .instruction_log import visible_instructions
 from .store import Store
+
+
+@attrs.frozen
+class Touched:
+    """A touched path, and whether the editor touched it (see ``ProjectionJob.editor``)."""
+
+    path: str
+    editor: bool = False
 
 
 class ProjectionQueue:
@@ -38,14 +50,14 @@ class ProjectionQueue:
 
     def __init__(self) -> None:
         self.tail: asyncio.Future[None] | None = None
-        self._batch: list[str] | None = None
+        self._batch: list[Touched] | None = None
 
-    def add(self, path: str, run: Callable[[list[str]], Awaitable[None]]) -> None:
-        """Queue ``path``; ``run(paths)`` is awaited when its batch's turn comes."""
+    def add(self, touched: Touched, run: Callable[[list[Touched]], Awaitable[None]]) -> None:
+        """Queue ``touched``; ``run(batch)`` is awaited when its batch's turn comes."""
         if self._batch is not None:
-            self._batch.append(path)
+            self._batch.append(touched)
             return
-        batch = self._batch = [path]
+        batch = self._batch = [touched]
         previous = self.tail
 
         async def go() -> None:
@@ -72,20 +84,72 @@ class ProjectionQueue:
             await asyncio.gather(self.tail, return_exceptions=True)
 
 
+@attrs.define(eq=False)
+class ProjectionMemo:
+    """The last projection of a session that changed nothing, and what its answer rested on.
+
+    An editor touches the same few files over and over (saves, hovers that open them), and
+    with nothing changed on disk a projection only confirms that the pending context stays as
+    it is: reconciling every scope again, re-reading the files only the pending message names
+    (they are not in effect yet, so no version in the cache vouches for them) and rendering it.
+    Kept with the filesystem observations of that projection (``sources.observed``) and with
+    every input it depended on, it is reused while all of them hold: the same touched
+    directories, inbox, visible messages (by generation), dropped changes, preparation and
+    settings. An accelerator like ``SessionInstructionState``: lent to the job holding the
+    session lock, dropped with the session's caches.
+    """
+
+    key: tuple[object, ...] | None = None
+    same: tuple[object, ...] = ()  # compared by identity
+    observations: Observations | None = None
+
+    def holds(self, key: tuple[object, ...], same: tuple[object, ...], fs: LocalFileSystem) -> bool:
+        return (
+            self.key == key
+            and len(same) == len(self.same)
+            and all(a is b for a, b in zip(same, self.same, strict=True))
+            and self.observations is not None
+            and self.observations.still_hold(fs)
+        )
+
+    def keep(
+        self, key: tuple[object, ...], same: tuple[object, ...], observations: Observations
+    ) -> None:
+        if observations.finish():
+            self.key, self.same, self.observations = key, same, observations
+        else:
+            self.forget()
+
+    def forget(self) -> None:
+        self.key, self.same, self.observations = None, (), None
+
+
 @attrs.frozen
 class ProjectionJob:
     session_id: str
     env: ComposeEnv
     # Owned by this job: the session lock is held while it runs, and the loop only replaces it.
     instructions: SessionInstructionState
-    touched: tuple[str, ...]
+    touched: tuple[Touched, ...]
     dismissed: Mapping[str, Change]
+    # The inbox as the loop knows it (None: read it from the store), and the generation of the
+    # session's visible instruction messages (it changes whenever they may have).
+    inbox: tuple[Message, ...] | None = None
+    visible_gen: int = 0
+    memo: ProjectionMemo = attrs.field(factory=ProjectionMemo)  # lent like ``instructions``
+    # An editor touch is the session's only when the file really lies in its project: the loop
+    # queued it by its spelling, and the job drops it when its real path leads elsewhere.
+    project_root: str | None = None
 
 
 @attrs.frozen
 class ProjectionResult:
     changed: bool
-    pending_count: int
+    inbox: tuple[Message, ...]
+
+    @property
+    def pending_count(self) -> int:
+        return len(self.inbox)
 
 
 def real_path(resolve: Callable[[str], str], path: str) -> str:
@@ -101,19 +165,48 @@ def real_path(resolve: Callable[[str], str], path: str) -> str:
 def project_touches(store: Store, job: ProjectionJob) -> ProjectionResult:
     """Reconcile ``job.touched`` and sync the inbox, writing one splice when it changed."""
     env = job.env
-    touched = [real_path(env.fs.resolve, os.path.join(env.cwd, p)) for p in job.touched]
     sid = job.session_id
-    inbox = store.inbox(sid)
+    touched = []
+    for each in job.touched:
+        real = real_path(env.fs.resolve, os.path.join(env.cwd, each.path))
+        if each.editor and job.project_root and not is_within(real, job.project_root):
+            continue  # spelled inside the project, really elsewhere: not this session's
+        touched.append(real)
+    inbox = job.inbox if job.inbox is not None else tuple(store.inbox(sid))
+    if not touched:
+        return ProjectionResult(False, inbox)
+    state = job.instructions
+    key = (
+        tuple(os.path.dirname(p) for p in touched), tuple(m.id for m in inbox), job.visible_gen,
+        env.cwd, env.dsh_home, env.os_home,
+    )  # fmt: skip
+    same = (env.settings, env.fs, job.dismissed, state.preparation)
+    if job.memo.holds(key, same, env.fs):
+        return ProjectionResult(False, inbox)
+    observations = Observations()
+    watched = ObservingFileSystem(env.fs, observations)
     visible = visible_instructions(store, sid)
     pending = [m for m in inbox if m.source.get("kind") == SOURCE_KIND]
-    desired = compose(
-        env, job.instructions, visible=visible, claimed=(), pending=pending, touched=touched,
-        dismissed=job.dismissed,
-    )  # fmt: skip
+    # The session's kept ignore matcher looks through this projection's eyes while it runs.
+    matcher = state.ignore
+    if matcher is not None:
+        matcher.fs = watched
+    try:
+        desired = compose(
+            attrs.evolve(env, fs=watched), state, visible=visible, claimed=(), pending=pending,
+            touched=touched, dismissed=job.dismissed,
+        )  # fmt: skip
+    finally:
+        for used in {matcher, state.ignore}:
+            if used is not None:
+                used.fs = env.fs
     new_inbox = sync_inbox(inbox, desired, visible=visible)
     if same_inbox(inbox, new_inbox):
-        return ProjectionResult(False, len(inbox))
+        # Kept only now: compose may have set the preparation this key did not see.
+        job.memo.keep(key, (env.settings, env.fs, job.dismissed, state.preparation), observations)
+        return ProjectionResult(False, inbox)
+    job.memo.forget()
     splice = splice_draft(inbox, new_inbox)
     assert splice is not None
     store.append(sid, [splice], inbox=new_inbox)
-    return ProjectionResult(True, len(new_inbox))
+    return ProjectionResult(True, tuple(new_inbox))
