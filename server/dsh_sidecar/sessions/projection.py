@@ -102,15 +102,18 @@ class ProjectionMemo:
     key: tuple[object, ...] | None = None
     same: tuple[object, ...] = ()  # compared by identity
     observations: Observations | None = None
+    reused: int = 0  # how many projections it answered (tests check reuse and invalidation)
 
     def holds(self, key: tuple[object, ...], same: tuple[object, ...], fs: LocalFileSystem) -> bool:
-        return (
+        held = (
             self.key == key
             and len(same) == len(self.same)
             and all(a is b for a, b in zip(same, self.same, strict=True))
             and self.observations is not None
             and self.observations.still_hold(fs)
         )
+        self.reused += held
+        return held
 
     def keep(
         self, key: tuple[object, ...], same: tuple[object, ...], observations: Observations
