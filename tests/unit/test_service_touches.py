@@ -222,6 +222,31 @@ async def test_a_burst_of_editor_touches_reaches_every_session_once_resolved(kit
     check_store_consistent(svc, sid)
 
 
+async def test_a_touch_below_a_missing_directory_finds_it_once_it_exists(kit: Kit) -> None:
+    # Discovery stops at the first directory that is not there (nothing can be below it); the
+    # plan kept for the next same touch rests on that directory still missing.
+    svc, sid = await ready(kit)
+    deep = "new/a/b/c/x.py"
+    for token in ("t1", "t2"):
+        svc.tool_result(sid, token, None, "read", {"file_path": deep}, False)
+        assert await svc.pending(sid) == []
+    kit.write("new/a/AGENTS.md", "new rules\n")
+    svc.tool_result(sid, "t3", None, "read", {"file_path": deep}, False)
+    assert all_changes(await svc.pending(sid)) == [("set", "new/a/AGENTS.md")]
+    kit.write("new/a/b/c/CLAUDE.md", "deeper rules\n")
+    svc.tool_result(sid, "t4", None, "read", {"file_path": deep}, False)
+    assert all_changes(await svc.pending(sid)) == [
+        ("set", "new/a/AGENTS.md"), ("set", "new/a/b/c/CLAUDE.md"),
+    ]  # fmt: skip
+
+
+async def test_a_touch_through_a_file_used_as_a_directory_finds_nothing(kit: Kit) -> None:
+    svc, sid = await ready(kit)
+    kit.write("pkg/notes.txt", "not a directory\n")
+    svc.tool_result(sid, "t", None, "read", {"file_path": "pkg/notes.txt/x/y.py"}, False)
+    assert all_changes(await svc.pending(sid)) == [("set", "pkg/AGENTS.md")]
+
+
 async def test_unknown_sessions_are_refused(kit: Kit) -> None:
     # A token of the wrong type never gets here: the wire refuses it (test_param_ranges.py).
     svc, _ = await ready(kit)

@@ -99,11 +99,13 @@ class _Item:
 class _Plan:
     """The scopes a reconciliation probes, grouped by directory, and what that order rests on:
     a pure function of the key below plus the ignore decisions, themselves a function of the
-    .gitignore files consulted (checked again, by probe, before the plan is reused)."""
+    .gitignore files consulted, and the touched directories found missing (both checked again,
+    by probe, before the plan is reused)."""
 
     groups: tuple[tuple[ScopeRef, ...], ...]
     baseline_keys: frozenset[str]
     ignore_files: tuple[tuple[str, tuple[ProbeState, str | None]], ...]
+    missing: tuple[str, ...] = ()
 
 
 class PlanCache:
@@ -282,17 +284,23 @@ def _plan(
             tuple(os.path.dirname(os.path.join(ctx.cwd, p)) for p in touched),
         )  # fmt: skip
         plan = ctx.plans.get(key)
-        if plan is not None and (ctx.ignore is None or ctx.ignore.unchanged(plan.ignore_files)):
+        if (
+            plan is not None
+            and (ctx.ignore is None or ctx.ignore.unchanged(plan.ignore_files))
+            and not any(ctx.fs.is_directory(d) for d in plan.missing)
+        ):
             return plan
     baseline_refs = ctx.baseline_scopes()
     baseline_keys = {r.scope for r in baseline_refs}
+    missing: list[str] = []
     ordered = _ordered_scopes(ctx, baseline_refs, baseline_keys, effective, scope_messages, touched,
-                              include_baseline)  # fmt: skip
+                              include_baseline, missing)  # fmt: skip
     consulted = ctx.ignore.consulted() if ctx.ignore is not None else ()
     plan = _Plan(
         tuple(_shared_group(ctx, g) for g in _group_by_directory(ordered)),
         frozenset(baseline_keys),
         consulted or (),
+        tuple(missing),
     )
     if (
         ctx.plans is not None
@@ -312,7 +320,10 @@ def _ordered_scopes(
     scope_messages: Sequence[Message],
     touched: Sequence[str],
     include_baseline: bool,
+    missing: list[str],
 ) -> list[ScopeRef]:
+    """The scopes to probe, in order; the first missing directory on the way to each touched
+    path goes to ``missing``."""
     ordered: dict[str, ScopeRef] = {}
 
     def add(ref: ScopeRef) -> None:
@@ -339,6 +350,12 @@ def _ordered_scopes(
                     add(ref)
     for path in touched:
         for directory in descendant_dirs_between(ctx.cwd, path):
+            if not ctx.fs.is_directory(directory):
+                # Nothing can be below a directory that is not there: every candidate from here
+                # down would probe absent (or unavailable, which discovers nothing either), and
+                # a touch of a path thousands of components deep would cost the square of that.
+                missing.append(directory)
+                break
             if ctx.ignore is not None and ctx.ignore.check_directory(directory) is not None:
                 break  # nothing below an ignored directory is discovered by a touch
             for ref in ctx._directory_refs(directory):
