@@ -38,11 +38,19 @@ import os
 import stat
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
-from dsh_sidecar.fs import Listed, LocalFileSystem, Probe, ReadFailure, ReadResult
+from dsh_sidecar.fs import (
+    Listed,
+    LocalFileSystem,
+    Probe,
+    ReadFailure,
+    ReadResult,
+    is_plain_absolute,
+)
 
 T = TypeVar("T")
 
@@ -291,6 +299,17 @@ class ObservingFileSystem(LocalFileSystem):
         return found
 
 
+_O_PATH = getattr(os, "O_PATH", 0)
+_DIRECTORY_HANDLE = _O_PATH | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_PATH_MAX = 4096  # Linux: a longer path fails a walk with ENAMETOOLONG
+_HANDLES_KEPT = 256
+
+
+def _close_all(fds: OrderedDict[str, int]) -> None:
+    while fds:
+        os.close(fds.popitem()[1])
+
+
 class OneLook(LocalFileSystem):
     """``base``, with each path's ``stat`` and real path asked once: one request's moment.
 
@@ -300,6 +319,12 @@ class OneLook(LocalFileSystem):
     walk. Under a ``OneLook`` each path is asked once per request (a path that changes while the
     request runs is seen as it was first seen), and ``memo`` keeps other answers for the moment
     (explain's reads). Reads and listings go to ``base`` each time.
+
+    Over the plain local filesystem, a path is looked up from its directory, opened once per
+    request (``O_PATH``: nothing is opened for reading) from its own parent: a thousand-level
+    chain costs a thousand directory steps, not a thousand walks of a thousand components. The
+    answer is the walk's (links followed, the same errors; a name too long for one walk fails as
+    the walk fails), at the moment the directory was opened.
     """
 
     def __init__(self, base: LocalFileSystem) -> None:
@@ -307,18 +332,66 @@ class OneLook(LocalFileSystem):
         self._stats: dict[str, os.stat_result | OSError | ValueError] = {}
         self._reals: dict[str, str] = {}
         self.memo: dict[Hashable, Any] = {}
+        # Directory handles by path, least recently used first (only over the plain filesystem:
+        # a subclass's ``stat`` is how tests inject faults, so it is always asked by path).
+        self._by_directory = type(base) is LocalFileSystem and _O_PATH != 0
+        self._fds: OrderedDict[str, int] = OrderedDict()
+        self._closer = weakref.finalize(self, _close_all, self._fds)
+
+    def close(self) -> None:
+        """Let go of the directory handles now (they go with the object otherwise)."""
+        self._closer()
 
     def stat(self, path: str) -> os.stat_result:
         found = self._stats.get(path)
         if found is None:
             try:
-                found = self.base.stat(path)
+                found = self._stat(path)
             except (OSError, ValueError) as exc:
                 found = exc
             self._stats[path] = found
         if isinstance(found, OSError | ValueError):
             raise found.with_traceback(None)
         return found
+
+    def _stat(self, path: str) -> os.stat_result:
+        if (
+            not self._by_directory
+            or path == os.sep
+            or not is_plain_absolute(path)
+            or len(path) >= _PATH_MAX  # characters <= bytes: a long one is measured below
+            or len(os.fsencode(path)) >= _PATH_MAX
+        ):
+            return self.base.stat(path)
+        directory, name = path.rsplit(os.sep, 1)
+        return os.stat(name, dir_fd=self._directory(directory or os.sep))
+
+    def _directory(self, directory: str) -> int:
+        """A handle on ``directory``, opened from the nearest already-open ancestor down."""
+        fds = self._fds
+        fd = fds.get(directory)
+        if fd is not None:
+            fds.move_to_end(directory)
+            return fd
+        missing = []
+        current = directory
+        while current not in fds and current != os.sep:
+            missing.append(current)
+            current = os.path.dirname(current)
+        if current == os.sep and current not in fds:
+            self._keep(os.sep, os.open(os.sep, _DIRECTORY_HANDLE))
+        fd = fds[current]
+        for path in reversed(missing):
+            fd = os.open(os.path.basename(path), _DIRECTORY_HANDLE, dir_fd=fd)
+            self._keep(path, fd)
+        return fd
+
+    def _keep(self, directory: str, fd: int) -> None:
+        self._fds[directory] = fd
+        while len(self._fds) > _HANDLES_KEPT:
+            # Never the one just opened: the next step opens from it.
+            _, old = self._fds.popitem(last=False)
+            os.close(old)
 
     def resolve(self, path: str) -> str:
         real = self._reals.get(path)
