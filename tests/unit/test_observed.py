@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -280,3 +281,70 @@ def test_what_changed_a_moment_ago_is_not_kept(monkeypatch: pytest.MonkeyPatch, 
     # The change times are still recent (utime sets them): still not kept.
     cache.get("k", LOCAL_FS, probe_all(tree / "AGENTS.md"))
     assert cache.built == 4
+
+
+# --- OneLook: one request's look, from directory handles ----------------------------------------
+
+
+def stat_outcome(look: Callable[[str], os.stat_result], path: str) -> object:
+    try:
+        st = look(path)
+    except OSError as exc:
+        return ("error", exc.errno)
+    except ValueError:
+        return ("error", "value")
+    return (st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def test_one_look_stats_what_a_walk_stats(tmp_path: Path) -> None:
+    base = Path(os.path.realpath(tmp_path))
+    (base / "a/b/c").mkdir(parents=True)
+    (base / "a/b/c/f").write_text("f")
+    (base / "a/file").write_text("x")
+    (base / "lb").symlink_to("a/b")
+    (base / "a/b/up").symlink_to("../..")
+    (base / "dangling").symlink_to("nowhere")
+    (base / "loop1").symlink_to("loop2")
+    (base / "loop2").symlink_to("loop1")
+    os.mkfifo(base / "a/fifo")
+    long_name = "n" * 200
+    deep = "/".join([long_name] * 25)  # longer than one walk may be
+    paths = [
+        "a", "a/b/c/f", "lb/c/f", "a/b/up/a/file", "dangling", "dangling/x", "loop1",
+        "loop1/x", "a/file/x", "a/file/x/y", "a/fifo", "a/fifo/x", "missing/x/y", "a/b/c/f/",
+        f"a/{deep}/f", "a/nul\x00name",
+    ]  # fmt: skip
+    look = observed.OneLook(LOCAL_FS)
+    for rel in paths:
+        path = str(base / rel) if not rel.endswith("/") else str(base / rel) + "/"
+        assert stat_outcome(look.stat, path) == stat_outcome(os.stat, path), rel
+    look.close()
+
+
+def test_one_look_keeps_few_directory_handles_open(tmp_path: Path) -> None:
+    base = os.path.realpath(tmp_path)
+    deep = base
+    for _ in range(600):
+        deep = os.path.join(deep, "d")
+        os.mkdir(deep)
+    look = observed.OneLook(LOCAL_FS)
+    before = len(os.listdir("/proc/self/fd"))
+    current = base
+    for _ in range(600):
+        current = os.path.join(current, "d")
+        assert stat_outcome(look.stat, os.path.join(current, "AGENTS.md")) == (
+            "error", errno.ENOENT,
+        )  # fmt: skip
+    assert len(os.listdir("/proc/self/fd")) - before <= observed._HANDLES_KEPT
+    look.close()
+    assert len(os.listdir("/proc/self/fd")) <= before
+    subprocess.run(["rm", "-rf", os.path.join(base, "d")], check=True)
+
+
+def test_one_look_asks_a_fault_injecting_filesystem_by_path(tree: Path) -> None:
+    fs = FailingStat()
+    fs.failing.add(str(tree / "pkg" / "AGENTS.md"))
+    look = observed.OneLook(fs)
+    with pytest.raises(OSError) as caught:
+        look.stat(str(tree / "pkg" / "AGENTS.md"))
+    assert caught.value.errno == errno.EIO
