@@ -7,8 +7,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
 import attrs
 
@@ -21,6 +22,7 @@ from dsh_sidecar.sources.agent_instructions.compose import (
     sync_inbox,
 )
 from dsh_sidecar.sources.agent_instructions.paths import is_within
+from dsh_sidecar.sources.agent_instructions.reconcile import PlanCache
 from dsh_sidecar.sources.agent_instructions.state import SOURCE_KIND, Change
 from dsh_sidecar.sources.observed import Observations, ObservingFileSystem
 
@@ -37,23 +39,40 @@ class Touched:
     editor: bool = False
 
 
+# A projection starts once no touch has joined it for QUIET_SECONDS, or once it has gathered
+# touches for GATHER_SECONDS, or at once when someone waits for the queue (pending, a step).
+QUIET_SECONDS = 0.02
+GATHER_SECONDS = 0.25
+
+
 class ProjectionQueue:
     """Projections of one session, run one after another in the order their touches came.
 
     A touch that arrives while the last queued projection has not started yet joins it: that
     projection reconciles all its touched paths at once (upstream's reconcile takes a list of
-    them). A lone touch is projected exactly as upstream does; a burst (an editor opening 10,000
-    files, a step releasing its staged touches) costs one reconciliation instead of one each,
-    and ends in the same pending message unless a loaded scope changes or the budget drops files
-    in the middle of the burst, where item order and the budget marker may differ.
+    them). A lone touch is projected as upstream does; a burst (an editor opening 10,000 files,
+    a step releasing its staged touches) costs a few reconciliations instead of one each, and
+    ends in the same pending message unless a loaded scope changes or the budget drops files in
+    the middle of the burst, where item order and the budget marker may differ.
+
+    So that a burst gathers into few projections, a projection waits until touches have stopped
+    joining it for a moment (``QUIET_SECONDS``, at most ``GATHER_SECONDS`` in all) before it
+    starts, unless something waits for the queue: ``dsh/context/pending`` right after a save
+    gets its answer without that pause. Each projection re-reads and re-renders the pending
+    files, so thousands of small ones would cost the square of a burst.
     """
 
     def __init__(self) -> None:
         self.tail: asyncio.Future[None] | None = None
         self._batch: list[Touched] | None = None
+        self._joined_at = 0.0  # loop time the latest touch joined the batch not started yet
+        self._waiters = 0
+        self._hurry: asyncio.Event | None = None
 
     def add(self, touched: Touched, run: Callable[[list[Touched]], Awaitable[None]]) -> None:
         """Queue ``touched``; ``run(batch)`` is awaited when its batch's turn comes."""
+        now = asyncio.get_running_loop().time()
+        self._joined_at = now
         if self._batch is not None:
             self._batch.append(touched)
             return
@@ -64,6 +83,7 @@ class ProjectionQueue:
             try:
                 if previous is not None:
                     await asyncio.gather(previous, return_exceptions=True)
+                await self._gather(now)
                 if self._batch is batch:
                     self._batch = None  # from here on, touches queue a projection of their own
                 await run(list(batch))
@@ -73,15 +93,44 @@ class ProjectionQueue:
 
         self.tail = asyncio.ensure_future(go())
 
+    async def _gather(self, started: float) -> None:
+        """Let the touches of a burst join, unless somebody waits for this queue."""
+        loop = asyncio.get_running_loop()
+        hurry = self._hurry_event()
+        while not self._waiters:
+            pause = min(self._joined_at + QUIET_SECONDS, started + GATHER_SECONDS) - loop.time()
+            if pause <= 0:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(hurry.wait(), pause)
+
+    def _hurry_event(self) -> asyncio.Event:
+        if self._hurry is None:
+            self._hurry = asyncio.Event()
+        return self._hurry
+
     async def drain(self) -> None:
-        """Wait until every projection queued so far has run."""
-        while self.tail is not None and not self.tail.done():
-            await asyncio.shield(self.tail)
+        """Wait until every projection queued so far has run (they start without a pause)."""
+        async with self._waiting():
+            while self.tail is not None and not self.tail.done():
+                await asyncio.shield(self.tail)
 
     async def settle(self) -> None:
         """``drain``, swallowing the failures (already reported) of queued projections."""
-        if self.tail is not None:
-            await asyncio.gather(self.tail, return_exceptions=True)
+        async with self._waiting():
+            if self.tail is not None:
+                await asyncio.gather(self.tail, return_exceptions=True)
+
+    @contextlib.asynccontextmanager
+    async def _waiting(self) -> AsyncIterator[None]:
+        self._waiters += 1
+        self._hurry_event().set()
+        try:
+            yield
+        finally:
+            self._waiters -= 1
+            if not self._waiters:
+                self._hurry_event().clear()
 
 
 @attrs.define(eq=False)
@@ -179,6 +228,10 @@ def project_touches(store: Store, job: ProjectionJob) -> ProjectionResult:
     if not touched:
         return ProjectionResult(False, inbox)
     state = job.instructions
+    if len(touched) > PlanCache.MAX_TOUCHED:
+        # A burst (an editor opening thousands of files) never repeats: nothing worth keeping.
+        job.memo.forget()
+        return _project(store, job, inbox, touched, env.fs)
     key = (
         tuple(os.path.dirname(p) for p in touched), tuple(m.id for m in inbox), job.visible_gen,
         env.cwd, env.dsh_home, env.os_home,
@@ -187,16 +240,33 @@ def project_touches(store: Store, job: ProjectionJob) -> ProjectionResult:
     if job.memo.holds(key, same, env.fs):
         return ProjectionResult(False, inbox)
     observations = Observations()
-    watched = ObservingFileSystem(env.fs, observations)
+    result = _project(store, job, inbox, touched, ObservingFileSystem(env.fs, observations))
+    if result.changed:
+        job.memo.forget()
+    else:
+        # Kept only now: compose may have set the preparation this key did not see.
+        job.memo.keep(key, (env.settings, env.fs, job.dismissed, state.preparation), observations)
+    return result
+
+
+def _project(
+    store: Store,
+    job: ProjectionJob,
+    inbox: tuple[Message, ...],
+    touched: list[str],
+    fs: LocalFileSystem,
+) -> ProjectionResult:
+    """Compose through ``fs`` and sync the inbox, writing one splice when it changed."""
+    env, sid, state = job.env, job.session_id, job.instructions
     visible = visible_instructions(store, sid)
     pending = [m for m in inbox if m.source.get("kind") == SOURCE_KIND]
     # The session's kept ignore matcher looks through this projection's eyes while it runs.
     matcher = state.ignore
     if matcher is not None:
-        matcher.fs = watched
+        matcher.fs = fs
     try:
         desired = compose(
-            attrs.evolve(env, fs=watched), state, visible=visible, claimed=(), pending=pending,
+            attrs.evolve(env, fs=fs), state, visible=visible, claimed=(), pending=pending,
             touched=touched, dismissed=job.dismissed,
         )  # fmt: skip
     finally:
@@ -205,10 +275,7 @@ def project_touches(store: Store, job: ProjectionJob) -> ProjectionResult:
                 used.fs = env.fs
     new_inbox = sync_inbox(inbox, desired, visible=visible)
     if same_inbox(inbox, new_inbox):
-        # Kept only now: compose may have set the preparation this key did not see.
-        job.memo.keep(key, (env.settings, env.fs, job.dismissed, state.preparation), observations)
         return ProjectionResult(False, inbox)
-    job.memo.forget()
     splice = splice_draft(inbox, new_inbox)
     assert splice is not None
     store.append(sid, [splice], inbox=new_inbox)

@@ -348,9 +348,13 @@ def _ordered_scopes(
                 directories[directory] = None
                 for ref in ctx._directory_refs(ctx._scope_directory(directory)):
                     add(ref)
+    present: dict[str, bool] = {}  # touches in a burst share their directories: ask once
     for path in touched:
         for directory in descendant_dirs_between(ctx.cwd, path):
-            if not ctx.fs.is_directory(directory):
+            there = present.get(directory)
+            if there is None:
+                there = present[directory] = ctx.fs.is_directory(directory)
+            if not there:
                 # Nothing can be below a directory that is not there: every candidate from here
                 # down would probe absent (or unavailable, which discovers nothing either), and
                 # a touch of a path thousands of components deep would cost the square of that.
