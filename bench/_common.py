@@ -61,8 +61,22 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values)
 
 
+def load_average() -> tuple[float, float, float] | None:
+    """The 1, 5 and 15 minute load averages (the machine is shared: every figure carries them)."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as fh:
+            one, five, fifteen = fh.read().split()[:3]
+    except (OSError, ValueError):
+        return None
+    return float(one), float(five), float(fifteen)
+
+
 def report(title: str, rows: list[tuple[str, str]], result: dict[str, Any]) -> None:
     """Human lines on stdout, then one JSON line (``RESULT {...}``) for docs and scripts."""
+    load = load_average()
+    if load is not None:
+        rows = [*rows, ("load average (1/5/15 min)", " ".join(f"{v:.2f}" for v in load))]
+        result = {**result, "loadavg": load}
     print(f"== {title}")
     width = max(len(k) for k, _ in rows)
     for key, value in rows:

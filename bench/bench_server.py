@@ -2,12 +2,21 @@
 
 Run as ``python bench/bench_server.py [--noop-only | --pygls-bookkeeping]``. It is the real
 ``build_server()`` (every product handler unchanged) on the product's own stdio transport, with
-one hidden request, ``bench/noop``, that answers ``null`` at once: the cost of a round trip with
-no work at all. ``--noop-only`` is a bare pygls server (pygls' own stdio loop) whose
-``textDocument/didOpen`` does nothing and which also answers ``bench/noop``: what draining a
-burst of notifications costs with no sidecar behind it. ``--pygls-bookkeeping`` is the product
-server with pygls' own handler bookkeeping put back (every notification's future kept for good),
-the baseline of ``bench/notification_rss.py``.
+hidden methods that do no work, so that a benchmark can put every product figure next to the
+floor it stands on, in the same run:
+
+* ``bench/noop``    a request answered ``null`` at once: a round trip with no work at all;
+* ``bench/notify``  a notification that does nothing: written together with ``bench/noop``, the
+  floor of a two-message exchange (a touch and ``dsh/context/pending``);
+* ``bench/hop``     a request whose coroutine awaits one no-op call in the service's filesystem
+  worker pool: the floor of any answer that must look at the filesystem (the event loop never
+  does; docs/architecture.md).
+
+``--noop-only`` is a bare pygls server (pygls' own stdio loop) whose ``textDocument/didOpen``
+does nothing and which also answers ``bench/noop``: what draining a burst of notifications costs
+with no sidecar behind it. ``--pygls-bookkeeping`` is the product server with pygls' own handler
+bookkeeping put back (every notification's future kept for good), the baseline of
+``bench/notification_rss.py``.
 
 These methods exist only here: the product server has no hidden methods.
 """
@@ -18,6 +27,8 @@ import sys
 from typing import Any
 
 NOOP = "bench/noop"
+NOTIFY = "bench/notify"
+HOP = "bench/hop"
 
 
 def product_server() -> Any:
@@ -29,6 +40,14 @@ def product_server() -> Any:
     @server.feature(NOOP)
     def noop(ls: Any, params: Any) -> None:
         return None
+
+    @server.feature(NOTIFY)
+    def notify(ls: Any, params: Any) -> None:
+        return None
+
+    @server.feature(HOP)
+    async def hop(ls: Any, params: Any) -> None:
+        await ls.service.workers.fs(lambda: None)
 
     return server
 

@@ -80,6 +80,20 @@ class ReadResult:
         return self.text is not None
 
 
+DIRECTORY = "directory"
+REGULAR_FILE = "file"
+OTHER = "other"
+
+
+@attrs.frozen
+class Listed:
+    """One entry of a directory listing."""
+
+    name: str
+    kind: str  # DIRECTORY (never through a link), REGULAR_FILE (links followed) or OTHER
+    link: bool = False  # the entry itself is a symbolic link
+
+
 def version_of(st: os.stat_result) -> str:
     return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
@@ -91,8 +105,12 @@ class LocalFileSystem:
     """The real local filesystem."""
 
     def resolve(self, path: str) -> str:
-        """Absolute real path; a final-component symlink is followed, a missing tail kept."""
-        return os.path.realpath(path)
+        """Absolute real path; a final-component symlink is followed, a missing tail kept.
+
+        ``os.path.realpath``'s answer (``real_path``), in a few system calls however deep the
+        path is.
+        """
+        return real_path(path)
 
     def stat(self, path: str) -> os.stat_result:
         """The stat (following links) behind every probe; fault-injecting tests override it."""
@@ -129,6 +147,35 @@ class LocalFileSystem:
             identity=(st.st_dev, st.st_ino),
         )  # fmt: skip
 
+    def is_directory(self, path: str) -> bool:
+        """``os.path.isdir`` through ``stat``: a link to a directory counts, errors count as no."""
+        try:
+            return stat.S_ISDIR(self.stat(path).st_mode)
+        except (OSError, ValueError):
+            return False
+
+    def list_directory(self, path: str) -> tuple[Listed, ...]:
+        """The entries of the directory ``path``, sorted by name; raises ``OSError``.
+
+        Each says whether it is a directory (not through a link: a link can lead back up), a
+        regular file (links followed) or something else.
+        """
+        out = []
+        with os.scandir(path) as scan:
+            for entry in scan:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        kind = DIRECTORY
+                    elif entry.is_file():
+                        kind = REGULAR_FILE
+                    else:
+                        kind = OTHER
+                    link = entry.is_symlink()
+                except OSError:
+                    kind, link = OTHER, False
+                out.append(Listed(entry.name, kind, link))
+        return tuple(sorted(out, key=lambda e: e.name))
+
     def exists(self, path: str) -> bool:
         """Whether anything (of any type) is at ``path``; errors count as no (root-marker test)."""
         try:
@@ -136,24 +183,6 @@ class LocalFileSystem:
         except (OSError, ValueError):  # ValueError: a marker name with NUL, as in probe()
             return False
         return True
-
-    def list_directory(self, path: str) -> list[tuple[str, bool, bool]]:
-        """``(name, is_dir, is_file)`` of each entry of the directory ``path``. A symlinked
-        directory is not a directory here (a listing must not follow a repository's link into a
-        loop); a symlink to a regular file is a file, whose read decides whether it may be read.
-        Raises OSError."""
-        out = []
-        with os.scandir(path) as entries:
-            for entry in entries:
-                try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                    is_file = entry.is_file(follow_symlinks=False) or (
-                        entry.is_symlink() and entry.is_file()
-                    )
-                except OSError:
-                    continue
-                out.append((entry.name, is_dir, is_file))
-        return out
 
     def open_for_read(self, path: str, *, follow_final_link: bool = True) -> int:
         # O_NONBLOCK: if the file was swapped for a FIFO after the probe, open must not wait
@@ -283,6 +312,86 @@ class LocalFileSystem:
             parts.append(text)
             if not chunk:
                 return ReadResult("".join(parts))
+
+
+_O_PATH = getattr(os, "O_PATH", 0)
+_PROC_FD = "/proc/self/fd/"
+_DELETED = " (deleted)"
+
+
+def real_path(path: str) -> str:
+    """``os.path.realpath(path)``, asking the kernel where it can.
+
+    ``realpath`` examines every component with an ``lstat`` of its own, and each of those walks
+    the path from the root again: a file a thousand directories down costs a million component
+    lookups. Where the OS names an open file (Linux: ``/proc/self/fd``), the path is opened once
+    without opening the file itself (``O_PATH``: a FIFO or a device is never opened) and the
+    kernel says where it really is. A missing tail is kept as ``realpath`` keeps it: the longest
+    existing prefix is found by bisection and resolved, and the rest appended. Anything
+    unusual (a relative or unnormalized path, a dangling link, a loop, no ``/proc``) takes
+    ``realpath`` itself, so the answer is always the same as its.
+    """
+    if not _O_PATH or not is_plain_absolute(path):
+        return os.path.realpath(path)
+    found, code = _kernel_path(path)
+    if found is not None:
+        return found
+    if code not in _ABSENT_ERRNOS:
+        return os.path.realpath(path)
+    parts = path.split(os.sep)[1:]
+    # parts[:low] exists (the root always does); parts[:high] does not.
+    low, high, low_real = 0, len(parts), os.sep
+    while high - low > 1:
+        middle = (low + high) // 2
+        found, code = _kernel_path(os.sep + os.sep.join(parts[:middle]))
+        if found is not None:
+            low, low_real = middle, found
+        elif code in _ABSENT_ERRNOS:
+            high = middle
+        else:
+            return os.path.realpath(path)
+    try:
+        os.lstat(os.sep + os.sep.join(parts[: low + 1]))
+    except OSError as exc:
+        if exc.errno not in _ABSENT_ERRNOS:
+            return os.path.realpath(path)
+    else:  # there but not openable: a dangling link, which realpath follows textually
+        return os.path.realpath(path)
+    return os.path.join(low_real, *parts[low:])
+
+
+def is_plain_absolute(path: str) -> bool:
+    """Whether ``path`` is absolute and already normalized (no ``.``, ``..``, doubled or trailing
+    separator), tested with string searches: ``os.path.normpath(path) == path`` costs Python
+    work per component."""
+    if path == os.sep:
+        return True
+    return (
+        path.startswith(os.sep)
+        and "//" not in path
+        and "/./" not in path
+        and "/../" not in path
+        and not path.endswith(("/", "/.", "/.."))
+    )
+
+
+def _kernel_path(path: str) -> tuple[str | None, int | None]:
+    """The kernel's name for the file at ``path``, or None and why not (an errno, or None)."""
+    try:
+        fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+    except OSError as exc:
+        return None, exc.errno
+    except ValueError:
+        return None, None
+    try:
+        name = os.readlink(_PROC_FD + str(fd))
+    except OSError:
+        return None, None
+    finally:
+        os.close(fd)
+    if not name.startswith(os.sep) or name.endswith(_DELETED):
+        return None, None
+    return name, None
 
 
 def _failed_probe(path: str, exc: OSError | ValueError) -> Probe:

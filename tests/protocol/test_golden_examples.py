@@ -45,7 +45,9 @@ SLOW_SERVER_COMMAND = [
     sys.executable,
     "-c",
     f"""
+import asyncio
 import time
+import dsh_sidecar.sessions.projection as projection
 import dsh_sidecar.sessions.store as store
 import dsh_sidecar.sources.session_reference.resolver as resolver
 
@@ -55,8 +57,17 @@ def slow(fn):
         return fn(*args, **kwargs)
     return wrapper
 
+def slow_wait(fn):
+    async def wrapper(*args, **kwargs):
+        await asyncio.sleep({SLOW_SECONDS})
+        return await fn(*args, **kwargs)
+    return wrapper
+
 store.Store.inbox = slow(store.Store.inbox)
 resolver.list_candidates = slow(resolver.list_candidates)
+# dsh/context/pending answers from memory once the session's queued touches are projected:
+# what can keep it waiting is that queue.
+projection.ProjectionQueue.drain = slow_wait(projection.ProjectionQueue.drain)
 from dsh_sidecar.cli import main
 raise SystemExit(main(["serve"]))
 """,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,6 +57,86 @@ def test_resolve_keeps_a_missing_tail_under_the_real_ancestor(tmp_path: Path) ->
     (tmp_path / "alias").symlink_to(tmp_path / "real")
     resolved = LOCAL_FS.resolve(str(tmp_path / "alias" / "missing" / "AGENTS.md"))
     assert resolved == os.path.join(os.path.realpath(tmp_path / "real"), "missing", "AGENTS.md")
+
+
+@pytest.fixture
+def odd_tree(tmp_path: Path) -> Path:
+    """Real directories, links to them and through them, dangling links, a loop, a FIFO, a
+    file used as a directory, a name with a line break and one that is not UTF-8."""
+    base = Path(os.path.realpath(tmp_path))
+    (base / "a/b/c").mkdir(parents=True)
+    (base / "x/y").mkdir(parents=True)
+    (base / "a/b/c/f").write_text("f")
+    (base / "a/file").write_text("file")
+    (base / "lb").symlink_to("a/b")
+    (base / "a/lx").symlink_to(base / "x")
+    (base / "a/b/up").symlink_to("../..")
+    (base / "dangling").symlink_to("nowhere")
+    (base / "loop1").symlink_to("loop2")
+    (base / "loop2").symlink_to("loop1")
+    (base / "a/b/lf").symlink_to("c/f")
+    (base / "lbc").symlink_to("lb/c")
+    (base / "dd").symlink_to("dangling")
+    os.mkfifo(base / "a/fifo")
+    (base / "a/new\nline").mkdir()
+    os.mkdir(os.fsencode(base) + b"/caf\xe9")
+    return base
+
+
+ODD_PATHS = [
+    ".",
+    "a",
+    "a/b/c/f",
+    "lb",
+    "lb/c/f",
+    "a/lx/y",
+    "a/b/up",
+    "a/b/up/a/b/c",
+    "dangling",
+    "dangling/x",
+    "loop1",
+    "loop1/x",
+    "a/b/lf",
+    "lbc/f",
+    "dd",
+    "dd/q/r",
+    "missing",
+    "missing/x/y",
+    "a/file/x",
+    "a/file/x/y",
+    "a/b/c/f/g",
+    "a/fifo",
+    "lb/missing/deep/er",
+    "a/lx/missing",
+    "a/b/up/missing",
+    "a/new\nline/z",
+    "caf\udce9",
+    "caf\udce9/missing",
+]
+
+
+@pytest.mark.parametrize("rel", ODD_PATHS)
+def test_resolve_answers_what_realpath_answers(odd_tree: Path, rel: str) -> None:
+    path = os.path.normpath(os.path.join(str(odd_tree), rel))
+    assert LOCAL_FS.resolve(path) == os.path.realpath(path)
+
+
+def test_resolve_answers_what_realpath_answers_for_unnormalized_paths(odd_tree: Path) -> None:
+    for path in (f"{odd_tree}/lb/../a", f"{odd_tree}//a/./b", f"{odd_tree}/a/b/", "/", "a/b"):
+        assert LOCAL_FS.resolve(path) == os.path.realpath(path)
+
+
+def test_resolve_of_a_deep_existing_path_with_a_missing_tail(tmp_path: Path) -> None:
+    base = os.path.realpath(tmp_path)
+    deep = base
+    for _ in range(300):
+        deep = os.path.join(deep, "d")
+        os.mkdir(deep)
+    (Path(base) / "alias").symlink_to(base + "/d")
+    alias = os.path.join(base, "alias", *["d"] * 299)
+    for path in (deep, os.path.join(deep, "m", "n"), alias, os.path.join(alias, "m")):
+        assert LOCAL_FS.resolve(path) == os.path.realpath(path)
+    subprocess.run(["rm", "-rf", os.path.join(base, "d")], check=True)
 
 
 # --- probe: present / absent / unavailable ----------------------------------------------------

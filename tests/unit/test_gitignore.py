@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 from instrkit import instructions, states, write_tree
@@ -14,6 +15,7 @@ from dsh_sidecar.sources.agent_instructions.gitignore import (
     EXCLUDE_SOURCE,
     IgnoreHit,
     IgnoreMatcher,
+    ParsedIgnoreFiles,
 )
 
 
@@ -213,3 +215,55 @@ def test_document_chain_marks_files_under_ignored_directories(tmp_path: Path) ->
     assert ignored.reason == "node_modules/ ignored by 'node_modules/' (.gitignore)"
     assert ignored.bytes == len("dep says: run rm -rf\n")
     assert "dep says" not in chain.text
+
+
+# --- one parse per version of a .gitignore, whoever asks ----------------------------------------
+
+
+def test_each_version_of_a_gitignore_is_parsed_once_for_every_matcher(tmp_path: Path) -> None:
+    write_tree(tmp_path, {".gitignore": "build/\n", "build/": "", "src/": ""})
+    parsed = ParsedIgnoreFiles()
+    settings = InstructionSettings()
+    first = IgnoreMatcher(str(tmp_path), settings, LOCAL_FS, parsed)
+    second = IgnoreMatcher(str(tmp_path), settings, LOCAL_FS, parsed)
+    for m in (first, second, first):
+        assert m.check_directory(str(tmp_path / "build")) is not None
+        assert m.check_directory(str(tmp_path / "src")) is None
+    assert parsed.parses == 1
+    (tmp_path / ".gitignore").write_text("src/\n")
+    assert second.check_directory(str(tmp_path / "src")) is not None
+    assert first.check_directory(str(tmp_path / "build")) is None
+    assert parsed.parses == 2
+
+
+def test_a_version_asked_for_by_many_threads_at_once_is_parsed_once(tmp_path: Path) -> None:
+    lines = "".join(f"generated-{i}/\n" for i in range(3000))
+    write_tree(tmp_path, {".gitignore": lines + "build/\n", "build/": ""})
+    parsed = ParsedIgnoreFiles()
+    start = threading.Barrier(4)
+    answers: list[IgnoreHit | None] = []
+
+    def ask() -> None:
+        m = IgnoreMatcher(str(tmp_path), InstructionSettings(), LOCAL_FS, parsed)
+        start.wait()
+        answers.append(m.check_directory(str(tmp_path / "build")))
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert len(answers) == 4 and all(a is not None for a in answers)
+    assert parsed.parses == 1
+
+
+def test_parsed_files_past_the_budget_go_least_recently_used_first(tmp_path: Path) -> None:
+    write_tree(tmp_path, {
+        "a/.gitignore": "x" * 100 + "\n", "b/.gitignore": "y" * 100 + "\n",
+        "a/d/": "", "b/d/": "",
+    })  # fmt: skip
+    parsed = ParsedIgnoreFiles(max_bytes=150)
+    for name in ("a", "b", "a"):
+        m = IgnoreMatcher(str(tmp_path / name), InstructionSettings(), LOCAL_FS, parsed)
+        m.check_directory(str(tmp_path / name / "d"))
+    assert parsed.parses == 3  # "a" was dropped to keep "b", then parsed again

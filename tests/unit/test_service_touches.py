@@ -183,6 +183,62 @@ async def test_editor_events_touch_every_live_session_of_the_project(
     assert await svc.pending(c) == []
 
 
+async def test_a_request_after_an_editor_touch_sees_it(kit: Kit) -> None:
+    # The editor's notification comes first, the request right after: the touch is registered
+    # when it arrives, so pending and the next step wait for it (never a race with the worker
+    # that resolves its path).
+    svc, sid = await ready(kit)
+    touched = svc.editor_touch([str(kit.path("pkg/a.ts"))])
+    assert all_changes(await svc.pending(sid)) == [("set", "pkg/AGENTS.md")]
+    await touched
+    kit.write("other/AGENTS.md", "other rules, edited\n")
+    touched = svc.editor_touch([str(kit.path("other/b.ts"))])
+    prepared = await svc.prepare_step(sid, 2, 1, Prompt("next"))
+    assert all_changes(prepared.messages) == [("set", "pkg/AGENTS.md"), ("set", "other/AGENTS.md")]
+    await touched
+
+
+async def test_a_burst_of_editor_touches_reaches_every_session_once_resolved(kit: Kit) -> None:
+    svc, sid = await ready(kit)
+    other = await opened(kit, svc, kit.root / "other")
+    await start(svc, other)
+    paths = [str(kit.path(f"pkg/m{i}.ts")) for i in range(300)]
+    paths += [str(kit.path(f"other/n{i}.ts")) for i in range(300)]
+    waits = [svc.editor_touch([p]) for p in paths]
+    assert all_changes(await svc.pending(sid)) == [
+        ("set", "pkg/AGENTS.md"), ("set", "other/AGENTS.md"),
+    ]  # fmt: skip
+    assert await svc.pending(other) == []  # its own directory: already in its baseline
+    for wait in waits:
+        await wait
+    check_store_consistent(svc, sid)
+
+
+async def test_a_touch_below_a_missing_directory_finds_it_once_it_exists(kit: Kit) -> None:
+    # Discovery stops at the first directory that is not there (nothing can be below it); the
+    # plan kept for the next same touch rests on that directory still missing.
+    svc, sid = await ready(kit)
+    deep = "new/a/b/c/x.py"
+    for token in ("t1", "t2"):
+        svc.tool_result(sid, token, None, "read", {"file_path": deep}, False)
+        assert await svc.pending(sid) == []
+    kit.write("new/a/AGENTS.md", "new rules\n")
+    svc.tool_result(sid, "t3", None, "read", {"file_path": deep}, False)
+    assert all_changes(await svc.pending(sid)) == [("set", "new/a/AGENTS.md")]
+    kit.write("new/a/b/c/CLAUDE.md", "deeper rules\n")
+    svc.tool_result(sid, "t4", None, "read", {"file_path": deep}, False)
+    assert all_changes(await svc.pending(sid)) == [
+        ("set", "new/a/AGENTS.md"), ("set", "new/a/b/c/CLAUDE.md"),
+    ]  # fmt: skip
+
+
+async def test_a_touch_through_a_file_used_as_a_directory_finds_nothing(kit: Kit) -> None:
+    svc, sid = await ready(kit)
+    kit.write("pkg/notes.txt", "not a directory\n")
+    svc.tool_result(sid, "t", None, "read", {"file_path": "pkg/notes.txt/x/y.py"}, False)
+    assert all_changes(await svc.pending(sid)) == [("set", "pkg/AGENTS.md")]
+
+
 async def test_unknown_sessions_are_refused(kit: Kit) -> None:
     # A token of the wrong type never gets here: the wire refuses it (test_param_ranges.py).
     svc, _ = await ready(kit)

@@ -23,6 +23,7 @@ from dsh_sidecar.model import (
 )
 from dsh_sidecar.sessions.store import (
     BUSY_TIMEOUT_MS,
+    EVENTS_OF_TYPE_SQL,
     LATEST_OF_SOURCE_SQL,
     NO_FSYNC_ENV,
     VISIBLE_OF_SOURCE_SQL,
@@ -262,6 +263,13 @@ def test_visible_of_source_reads_the_source_not_the_log(tmp_path: Path) -> None:
     plan = query_plan(path, VISIBLE_OF_SOURCE_SQL, ("s", "agent-instructions"))
     assert plan[0] == "SEARCH e USING INDEX events_by_source (session_id=? AND source_kind=?)"
     assert not any(line.startswith("SCAN") for line in plan), plan
+
+
+def test_events_of_one_type_are_read_through_the_type_index(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    new_store(path).close()
+    plan = query_plan(path, EVENTS_OF_TYPE_SQL, ("s", "agent/inbox/discarded"))
+    assert plan == ["SEARCH events USING INDEX events_by_type (session_id=? AND type=?)"]
 
 
 def test_latest_of_source_sees_shadowed_events_and_matches_plugin_exactly(tmp_path: Path) -> None:

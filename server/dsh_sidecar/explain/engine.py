@@ -12,6 +12,7 @@ from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
+from dsh_sidecar.sources.observed import OneLook
 
 from .compare import differences
 from .model import AgentExplanation, Explanation
@@ -41,13 +42,14 @@ def explain_file(
     where an editor starts its agent. ``home`` and ``env`` are where agents find their
     user-global files (``~``, ``CODEX_HOME``); they default to this process's.
     """
+    fs = OneLook(fs)
     file_path = target_file(path, fs)
     directory = os.path.dirname(file_path)
     if cwd is None:
         session_dir = find_project_root(directory, settings.project_root_markers, fs)
     else:
         session_dir = fs.resolve(cwd)
-        if not os.path.isdir(session_dir):
+        if not fs.is_directory(session_dir):
             raise DshError(errors.INVALID_CWD, f"cwd {cwd!r} is not an existing directory")
     part = sidecar_part(file_path, session_dir, settings, fs, dsh_home=dsh_home, os_home=os_home)
     where = Where(
@@ -93,12 +95,12 @@ def target_file(path: str, fs: LocalFileSystem) -> str:
     if "\x00" in path:
         raise DshError(errors.INVALID_URI, f"{path!r} contains a NUL character")
     normalized = os.path.normpath(path)
-    if os.path.isdir(normalized):
+    if fs.is_directory(normalized):
         raise DshError(
             errors.INVALID_URI, f"{normalized} is a directory; explain needs a file in it"
         )
     directory = fs.resolve(os.path.dirname(normalized))
-    if not os.path.isdir(directory):
+    if not fs.is_directory(directory):
         raise DshError(
             errors.INVALID_URI, f"{os.path.dirname(normalized)} is not an existing directory"
         )

@@ -3,28 +3,34 @@ sidecar. The lead wires it into ``textDocument/hover``; it only formats an ``Exp
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
 from .model import AgentExplanation, AgentFile, Explanation
 
+T = TypeVar("T")
 MAX_LISTED = 3
 TITLE = "**Other agents on this file**"
+_BACKTICKS = re.compile("`+")
 
 
 def hover_section(explanation: Explanation) -> str:
     """One line for this sidecar's files, then one per agent: the files it loads (a cut one with
     its kept bytes) and the files this sidecar loads that it misses."""
     lines = [TITLE, ""]
-    mine = [code(f.display_path) for f in explanation.sidecar if f.loaded]
-    lines.append("- **dsh-sidecar**: " + (_listed(mine) if mine else "no instruction files"))
+    mine = [f.display_path for f in explanation.sidecar if f.loaded]
+    lines.append("- **dsh-sidecar**: " + (_listed(mine, code) if mine else "no instruction files"))
     for agent in explanation.agents:
         lines.append(_agent_line(agent))
     return "\n".join(lines)
 
 
 def _agent_line(agent: AgentExplanation) -> str:
-    loaded = [_loaded(f) for f in agent.loaded]
-    text = f"- **{agent.name}**: " + (_listed(loaded) if loaded else "no instruction files")
+    found = agent.loaded
+    text = f"- **{agent.name}**: " + (_listed(found, _loaded) if found else "no instruction files")
     if agent.only_sidecar:
-        text += "; misses " + _listed([code(d.display_path) for d in agent.only_sidecar])
+        text += "; misses " + _listed(agent.only_sidecar, lambda d: code(d.display_path))
     return text
 
 
@@ -35,19 +41,18 @@ def _loaded(found: AgentFile) -> str:
     return shown
 
 
-def _listed(items: list[str]) -> str:
+def _listed(items: Sequence[T], shown: Callable[[T], str]) -> str:
+    """The first few of ``items`` as ``shown`` writes them, and how many more there are."""
+    listed = ", ".join(shown(item) for item in items[:MAX_LISTED])
     if len(items) <= MAX_LISTED:
-        return ", ".join(items)
-    return ", ".join(items[:MAX_LISTED]) + f" and {len(items) - MAX_LISTED} more"
+        return listed
+    return listed + f" and {len(items) - MAX_LISTED} more"
 
 
 def code(text: str) -> str:
     """``text`` as a Markdown code span, whatever backticks it holds."""
-    longest = 0
-    run = 0
-    for char in text:
-        run = run + 1 if char == "`" else 0
-        longest = max(longest, run)
+    # Hover formats this for every listed file on every cursor rest: no per-character loop.
+    longest = max(map(len, _BACKTICKS.findall(text)), default=0) if "`" in text else 0
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"

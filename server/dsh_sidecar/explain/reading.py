@@ -3,9 +3,9 @@
 Agents read instruction files as bytes (Codex cuts at a byte boundary and decodes what is left
 leniently), so the simulation reads a bounded byte prefix rather than the sidecar's strict UTF-8
 text. Reads go through ``LocalFileSystem`` (probe, ``open_for_read``, ``read_chunk``), so a FIFO
-or device never blocks and tests can inject I/O errors. The seam has no directory listing yet;
-rule folders are listed here with ``os.scandir``, bounded in depth and count and never following
-a symlinked directory, because a hostile repository controls them.
+or device never blocks and tests can inject I/O errors. Rule folders are listed through it too
+(``list_directory``), bounded in depth and count and never following a symlinked directory,
+because a hostile repository controls them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import stat
 
 import attrs
 
-from dsh_sidecar.fs import LocalFileSystem, ProbeState
+from dsh_sidecar.fs import DIRECTORY, REGULAR_FILE, LocalFileSystem, ProbeState
+from dsh_sidecar.sources.observed import OneLook
 
 from .globs import Glob
 
@@ -49,7 +50,20 @@ class FileRead:
 
 
 def read_file(fs: LocalFileSystem, path: str, cap: int) -> FileRead | None:
-    """The first ``cap`` bytes of the regular file at ``path``; None when nothing is there."""
+    """The first ``cap`` bytes of the regular file at ``path``; None when nothing is there.
+
+    Within one explanation (``fs`` a ``OneLook``) each file is read once for every agent.
+    """
+    if isinstance(fs, OneLook):
+        key = ("explain.read_file", path, cap)
+        if key not in fs.memo:
+            fs.memo[key] = _read_file(fs, path, cap)
+        found: FileRead | None = fs.memo[key]
+        return found
+    return _read_file(fs, path, cap)
+
+
+def _read_file(fs: LocalFileSystem, path: str, cap: int) -> FileRead | None:
     probe = fs.probe(path)
     if probe.state is ProbeState.ABSENT:
         return None
@@ -86,47 +100,42 @@ class Listing:
     error: str | None = None
 
 
-def list_files(folder: str, pattern: Glob) -> Listing:
+def list_files(folder: str, pattern: Glob, fs: LocalFileSystem) -> Listing:
     """Files below ``folder`` whose slash-separated relative path matches ``pattern``, sorted.
 
     Symlinked directories are not entered (a link can point back up and loop); symlinked files
     are listed. At most ``MAX_LISTED_FILES`` files and ``MAX_LIST_DEPTH`` levels are examined.
+    Listings go through ``fs`` like every other look, so what a run saw can be checked again.
     """
     found: list[str] = []
     truncated = False
-    try:
-        if not os.path.isdir(folder):
-            return Listing(())
-    except (OSError, ValueError) as exc:
-        return Listing((), error=_describe(exc))
+    if not fs.is_directory(folder):
+        return Listing(())
     pending: list[tuple[str, str, int]] = [(folder, "", 0)]
     error: str | None = None
     while pending:
         directory, prefix, depth = pending.pop()
         try:
-            with os.scandir(directory) as scan:
-                entries = sorted(scan, key=lambda e: e.name)
+            entries = fs.list_directory(directory)
         except (OSError, ValueError) as exc:
             error = error or _describe(exc)
             continue
         subdirectories = []
         for entry in entries:
             rel = f"{prefix}{entry.name}"
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if depth + 1 < MAX_LIST_DEPTH:
-                        subdirectories.append((entry.path, rel + "/", depth + 1))
-                    else:
-                        truncated = True
-                    continue
-                if not entry.is_file() or not pattern.matches(rel):
-                    continue
-            except OSError:
+            path = os.path.join(directory, entry.name)
+            if entry.kind == DIRECTORY:
+                if depth + 1 < MAX_LIST_DEPTH:
+                    subdirectories.append((path, rel + "/", depth + 1))
+                else:
+                    truncated = True
+                continue
+            if entry.kind != REGULAR_FILE or not pattern.matches(rel):
                 continue
             if len(found) >= MAX_LISTED_FILES:
                 truncated = True
                 break
-            found.append(entry.path)
+            found.append(path)
         pending.extend(reversed(subdirectories))
     return Listing(tuple(sorted(found)), truncated, error)
 

@@ -17,6 +17,7 @@ import attrs
 from dsh_sidecar.agents.rules import AgentRules, RuleSet, UserGlobal
 from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.sources.agent_instructions.discovery import ancestor_chain
+from dsh_sidecar.sources.agent_instructions.paths import relative_path
 
 from .frontmatter import FrontValue, read_frontmatter
 from .globs import compile_glob, split_patterns
@@ -140,6 +141,14 @@ class _Run:
     def _read(self, path: str) -> FileRead | None:
         return read_file(self.fs, path, self.where.read_cap)
 
+    def _unseen_read(self, path: str) -> FileRead | None:
+        """The read of ``path`` when it is there and not considered yet. Most names a run looks
+        for are absent, which one stat tells; the key costs a resolve, so it comes second."""
+        read = self._read(path)
+        if read is None or self._key(path) in self.seen:
+            return None
+        return read
+
     def _add(self, path: str, kind: str, state: str, reason: str, read: FileRead | None) -> None:
         self.found.append(_Found(path, kind, state, reason, read))
         self.seen.add(self._key(path))
@@ -161,9 +170,7 @@ class _Run:
             chosen: str | None = None
             for name in group.names:
                 path = os.path.join(directory, name)
-                if self._key(path) in self.seen:
-                    continue
-                read = self._read(path)
+                read = self._unseen_read(path)
                 if read is None:
                     continue
                 if chosen is not None:
@@ -204,9 +211,7 @@ class _Run:
             winner: str | None = None
             for name in walk.names:
                 path = os.path.join(directory, name)
-                if self._key(path) in self.seen:
-                    continue
-                read = self._read(path)
+                read = self._unseen_read(path)
                 if read is None:
                     continue
                 if winner is not None:
@@ -236,9 +241,7 @@ class _Run:
         for directory in self.nested_dirs():
             for name in nested.names:
                 path = os.path.join(directory, name)
-                if self._key(path) in self.seen:
-                    continue
-                read = self._read(path)
+                read = self._unseen_read(path)
                 if read is None:
                     continue
                 if nested.when == "never":
@@ -262,11 +265,9 @@ class _Run:
                 pattern = compile_glob(rule_set.pattern)
                 if pattern is None:
                     continue
-                listing = list_files(folder, pattern)
+                listing = list_files(folder, pattern, self.fs)
                 for path in listing.files:
-                    if self._key(path) in self.seen:
-                        continue
-                    read = self._read(path)
+                    read = self._unseen_read(path)
                     if read is None:
                         continue
                     state, reason = self._rule_state(rule_set, owner, read)
@@ -380,9 +381,7 @@ class _Run:
         for directory in ancestor_chain(self.where.workspace, self.where.file_dir):
             for name in names:
                 path = os.path.join(directory, name)
-                if self._key(path) in self.seen:
-                    continue
-                read = self._read(path)
+                read = self._unseen_read(path)
                 if read is None:
                     continue
                 self._add(
@@ -464,10 +463,10 @@ def _patterns(value: FrontValue, glob_list: bool) -> list[str] | None:
 
 def display_path(path: str, project_root: str, home: str) -> str:
     """Relative to the project root inside it, ``~/…`` inside the home directory, else absolute."""
-    rel = os.path.relpath(path, project_root)
+    rel = relative_path(path, project_root)
     if not (rel == ".." or rel.startswith(".." + os.sep)):
         return rel
-    home_rel = os.path.relpath(path, home)
+    home_rel = relative_path(path, home)
     if not (home_rel == ".." or home_rel.startswith(".." + os.sep)):
         return "~/" + home_rel
     return path

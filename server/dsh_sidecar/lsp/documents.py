@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -22,9 +22,10 @@ from dsh_sidecar.explain.hover import hover_section
 from dsh_sidecar.protocol.types import ExplainParams
 from dsh_sidecar.sources.agent_instructions.confinement import confinement_for
 from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS
+from dsh_sidecar.sources.observed import OneLook
 
 from .diagnostics import diagnostic_text, instruction_diagnostics
-from .explain import explain
+from .explain import explain_work
 from .hover import chain_hover, conventions_hover, instruction_file_hover, rule_file_hover
 from .links import document_links, to_document_link, to_location, tooltip_support
 
@@ -79,11 +80,12 @@ class DocumentTracker:
 
     def touch(self, paths: list[str]) -> None:
         if paths and self.server._service is not None:
-            self.spawn(self._touch(paths))
+            # Registered now (before any await), so a request that follows sees this touch.
+            self.spawn(self._touch(self.server.service.editor_touch(paths)))
 
-    async def _touch(self, paths: list[str]) -> None:
+    async def _touch(self, touched: Awaitable[None]) -> None:
         try:
-            await self.server.service.editor_touch(paths)
+            await touched
         except Exception as exc:  # a touch must never take the server down
             log.exception("editor touch failed")
             self.server.log_warning(f"workspace instruction refresh failed: {exc}")
@@ -200,23 +202,34 @@ class DocumentTracker:
             if not instruction_file and not _hover_other_file(ls, params.position):
                 return None
             uri = params.text_document.uri
+            max_bytes = ls.settings.instructions.max_bytes
             try:
-                report, explanation = await asyncio.gather(
-                    ls.service.scopes(uri), explain(ls.service, ExplainParams(uri))
-                )
+                report_of = ls.service.scopes_work(uri)
+                explanation_of = explain_work(ls.service, ExplainParams(uri))
             except DshError:
                 return None
-            max_bytes = ls.settings.instructions.max_bytes
-            text = instruction_file_hover(report, path, max_bytes) if instruction_file else None
-            rule = report.facts.rule
-            if text is None and rule is not None and rule.abs_path == path:
-                text = rule_file_hover(report, rule, max_bytes)
-            if text is None and instruction_file:
-                text = conventions_hover(report, path)
-            if text is None:
-                text = chain_hover(report, max_bytes)
-            # What the other agents would load for this same file, below our own answer.
-            text += "\n\n---\n\n" + hover_section(explanation)
+
+            def answer() -> str:
+                # One worker hop for the whole answer: both halves are kept and re-checked by
+                # stat (no filesystem call on the loop), through one look at the filesystem
+                # (each path asked once), and the text is formatted there too.
+                look = OneLook(ls.service.fs)
+                report, explanation = report_of(look), explanation_of(look)
+                text = instruction_file_hover(report, path, max_bytes) if instruction_file else None
+                rule = report.facts.rule
+                if text is None and rule is not None and rule.abs_path == path:
+                    text = rule_file_hover(report, rule, max_bytes)
+                if text is None and instruction_file:
+                    text = conventions_hover(report, path)
+                if text is None:
+                    text = chain_hover(report, max_bytes)
+                # What the other agents would load for this same file, below our own answer.
+                return text + "\n\n---\n\n" + hover_section(explanation)
+
+            try:
+                text = await ls.service.workers.fs(answer)
+            except DshError:
+                return None
             return types.Hover(
                 contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
             )

@@ -18,14 +18,33 @@ def camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+_PLAIN = (str, int, float, bool, type(None))
+# Per attrs class: (attribute, wire key, whether a missing value is left out), in order.
+_PLANS: dict[type, tuple[tuple[str, str, bool], ...]] = {}
+
+
+def _plan(cls: type) -> tuple[tuple[str, str, bool], ...]:
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = _PLANS[cls] = tuple(
+            (f.name, camel(f.name), f.default is not attrs.NOTHING) for f in attrs.fields(cls)
+        )
+    return plan
+
+
 def to_json(value: Any) -> Any:
-    if attrs.has(type(value)):
+    # Every result goes through here on the event loop, so the common cases come first and a
+    # class's field list is worked out once.
+    if isinstance(value, _PLAIN):
+        return value
+    cls = type(value)
+    if cls in _PLANS or attrs.has(cls):
         out: dict[str, Any] = {}
-        for field in attrs.fields(type(value)):
-            item = getattr(value, field.name)
-            if item is None and field.default is not attrs.NOTHING:
+        for name, key, optional in _plan(cls):
+            item = getattr(value, name)
+            if item is None and optional:
                 continue
-            out[camel(field.name)] = to_json(item)
+            out[key] = to_json(item)
         return out
     if isinstance(value, list | tuple):
         return [to_json(item) for item in value]

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 
 import attrs
 
-from dsh_sidecar.model import SessionHeader
+from dsh_sidecar.model import Message, SessionHeader
 from dsh_sidecar.sources.agent_instructions.compose import SessionInstructionState
 from dsh_sidecar.sources.agent_instructions.state import Change
 
-from .projection import ProjectionQueue
+from .projection import ProjectionMemo, ProjectionQueue, Touched
 from .snapshot import NO_CHANGES, LiveView
 from .touches import ExecutionTouches
 
@@ -29,7 +29,7 @@ class LiveSession:
     lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
     instructions: SessionInstructionState = attrs.field(factory=SessionInstructionState)
     open_step: tuple[int, int] | None = None
-    staged: list[str] = attrs.field(factory=list)
+    staged: list[Touched] = attrs.field(factory=list)
     # Tool-call tokens are the client's, so they are only unique within a session: two panels
     # numbering their calls alike must not hand each other a child's staged touches.
     executions: ExecutionTouches = attrs.field(factory=ExecutionTouches)
@@ -40,6 +40,14 @@ class LiveSession:
     effective: Mapping[str, Change] = NO_CHANGES
     # Transitions the user dropped from the pending context and that still hold (discard.py).
     dismissed: Mapping[str, Change] = NO_CHANGES
+    # The next-step inbox as this process last wrote or read it (None: read it from the store),
+    # so ``dsh/context/pending`` answers from memory. Like ``effective``, kept from the session's
+    # own writes: a live session's inbox is written by the process it is live in.
+    inbox: tuple[Message, ...] | None = None
+    # Bumped whenever the visible agent-instructions messages may have changed (a step, an
+    # append, a compaction): one of the inputs a kept projection rests on.
+    visible_gen: int = 0
+    projection_memo: ProjectionMemo = attrs.field(factory=ProjectionMemo)
 
     def view(self) -> LiveView:
         return LiveView(self.header.id, self.header.cwd, self.effective)
@@ -47,4 +55,6 @@ class LiveSession:
     def forget_caches(self) -> None:
         """Start the accelerators afresh, as a restarted process would (settings change, re-open)."""
         self.instructions = SessionInstructionState()
+        self.projection_memo = ProjectionMemo()
         self.project_root = None
+        self.inbox = None

@@ -11,6 +11,7 @@ from urllib.parse import unquote, urlparse
 
 from dsh_sidecar import errors
 from dsh_sidecar.errors import DshError
+from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
 
 
 def parse_file_uri(value: str) -> str:
@@ -37,16 +38,16 @@ def parse_cwd(value: str) -> str:
         raise DshError(errors.INVALID_CWD, f"cwd: {exc.message}") from exc
 
 
-def existing_cwd(path: str) -> str:
+def existing_cwd(path: str, fs: LocalFileSystem = LOCAL_FS) -> str:
     """``path`` itself when it is an existing directory (blocking: call from a worker)."""
-    if not os.path.isdir(path):
+    if not fs.is_directory(path):
         raise DshError(errors.INVALID_CWD, f"cwd {path!r} is not an existing directory")
     return path
 
 
-def document_directory(path: str) -> str:
+def document_directory(path: str, fs: LocalFileSystem = LOCAL_FS) -> str:
     """The directory a document governs from: itself when a directory, else its parent (blocking)."""
-    directory = path if os.path.isdir(path) else os.path.dirname(path)
-    if not os.path.isdir(directory):
+    directory = path if fs.is_directory(path) else os.path.dirname(path)
+    if not fs.is_directory(directory):
         raise DshError(errors.INVALID_URI, f"{directory} is not an existing directory")
     return directory

@@ -7,24 +7,43 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import stat
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
 import attrs
 
 from dsh_sidecar.fs import LocalFileSystem
+from dsh_sidecar.model import Message
 from dsh_sidecar.sources.agent_instructions.compose import (
     ComposeEnv,
     SessionInstructionState,
     compose,
     sync_inbox,
 )
+from dsh_sidecar.sources.agent_instructions.paths import is_within
+from dsh_sidecar.sources.agent_instructions.reconcile import PlanCache
 from dsh_sidecar.sources.agent_instructions.state import SOURCE_KIND, Change
+from dsh_sidecar.sources.observed import Observations, ObservingFileSystem
 
 from .inbox import same_inbox, splice_draft
 from .instruction_log import visible_instructions
 from .store import Store
+
+
+@attrs.frozen
+class Touched:
+    """A touched path, and whether the editor touched it (see ``ProjectionJob.editor``)."""
+
+    path: str
+    editor: bool = False
+
+
+# A projection starts once no touch has joined it for QUIET_SECONDS, or once it has gathered
+# touches for GATHER_SECONDS, or at once when someone waits for the queue (pending, a step).
+QUIET_SECONDS = 0.02
+GATHER_SECONDS = 0.25
 
 
 class ProjectionQueue:
@@ -32,28 +51,40 @@ class ProjectionQueue:
 
     A touch that arrives while the last queued projection has not started yet joins it: that
     projection reconciles all its touched paths at once (upstream's reconcile takes a list of
-    them). A lone touch is projected exactly as upstream does; a burst (an editor opening 10,000
-    files, a step releasing its staged touches) costs one reconciliation instead of one each,
-    and ends in the same pending message unless a loaded scope changes or the budget drops files
-    in the middle of the burst, where item order and the budget marker may differ.
+    them). A lone touch is projected as upstream does; a burst (an editor opening 10,000 files,
+    a step releasing its staged touches) costs a few reconciliations instead of one each, and
+    ends in the same pending message unless a loaded scope changes or the budget drops files in
+    the middle of the burst, where item order and the budget marker may differ.
+
+    So that a burst gathers into few projections, a projection waits until touches have stopped
+    joining it for a moment (``QUIET_SECONDS``, at most ``GATHER_SECONDS`` in all) before it
+    starts, unless something waits for the queue: ``dsh/context/pending`` right after a save
+    gets its answer without that pause. Each projection re-reads and re-renders the pending
+    files, so thousands of small ones would cost the square of a burst.
     """
 
     def __init__(self) -> None:
         self.tail: asyncio.Future[None] | None = None
-        self._batch: list[str] | None = None
+        self._batch: list[Touched] | None = None
+        self._joined_at = 0.0  # loop time the latest touch joined the batch not started yet
+        self._waiters = 0
+        self._hurry: asyncio.Event | None = None
 
-    def add(self, path: str, run: Callable[[list[str]], Awaitable[None]]) -> None:
-        """Queue ``path``; ``run(paths)`` is awaited when its batch's turn comes."""
+    def add(self, touched: Touched, run: Callable[[list[Touched]], Awaitable[None]]) -> None:
+        """Queue ``touched``; ``run(batch)`` is awaited when its batch's turn comes."""
+        now = asyncio.get_running_loop().time()
+        self._joined_at = now
         if self._batch is not None:
-            self._batch.append(path)
+            self._batch.append(touched)
             return
-        batch = self._batch = [path]
+        batch = self._batch = [touched]
         previous = self.tail
 
         async def go() -> None:
             try:
                 if previous is not None:
                     await asyncio.gather(previous, return_exceptions=True)
+                await self._gather(now)
                 if self._batch is batch:
                     self._batch = None  # from here on, touches queue a projection of their own
                 await run(list(batch))
@@ -63,15 +94,87 @@ class ProjectionQueue:
 
         self.tail = asyncio.ensure_future(go())
 
+    async def _gather(self, started: float) -> None:
+        """Let the touches of a burst join, unless somebody waits for this queue."""
+        loop = asyncio.get_running_loop()
+        hurry = self._hurry_event()
+        while not self._waiters:
+            pause = min(self._joined_at + QUIET_SECONDS, started + GATHER_SECONDS) - loop.time()
+            if pause <= 0:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(hurry.wait(), pause)
+
+    def _hurry_event(self) -> asyncio.Event:
+        if self._hurry is None:
+            self._hurry = asyncio.Event()
+        return self._hurry
+
     async def drain(self) -> None:
-        """Wait until every projection queued so far has run."""
-        while self.tail is not None and not self.tail.done():
-            await asyncio.shield(self.tail)
+        """Wait until every projection queued so far has run (they start without a pause)."""
+        async with self._waiting():
+            while self.tail is not None and not self.tail.done():
+                await asyncio.shield(self.tail)
 
     async def settle(self) -> None:
         """``drain``, swallowing the failures (already reported) of queued projections."""
-        if self.tail is not None:
-            await asyncio.gather(self.tail, return_exceptions=True)
+        async with self._waiting():
+            if self.tail is not None:
+                await asyncio.gather(self.tail, return_exceptions=True)
+
+    @contextlib.asynccontextmanager
+    async def _waiting(self) -> AsyncIterator[None]:
+        self._waiters += 1
+        self._hurry_event().set()
+        try:
+            yield
+        finally:
+            self._waiters -= 1
+            if not self._waiters:
+                self._hurry_event().clear()
+
+
+@attrs.define(eq=False)
+class ProjectionMemo:
+    """The last projection of a session that changed nothing, and what its answer rested on.
+
+    An editor touches the same few files over and over (saves, hovers that open them), and
+    with nothing changed on disk a projection only confirms that the pending context stays as
+    it is: reconciling every scope again, re-reading the files only the pending message names
+    (they are not in effect yet, so no version in the cache vouches for them) and rendering it.
+    Kept with the filesystem observations of that projection (``sources.observed``) and with
+    every input it depended on, it is reused while all of them hold: the same touched
+    directories, inbox, visible messages (by generation), dropped changes, preparation and
+    settings. An accelerator like ``SessionInstructionState``: lent to the job holding the
+    session lock, dropped with the session's caches.
+    """
+
+    key: tuple[object, ...] | None = None
+    same: tuple[object, ...] = ()  # compared by identity
+    observations: Observations | None = None
+    reused: int = 0  # how many projections it answered (tests check reuse and invalidation)
+
+    def holds(self, key: tuple[object, ...], same: tuple[object, ...], fs: LocalFileSystem) -> bool:
+        held = (
+            self.key == key
+            and len(same) == len(self.same)
+            and all(a is b for a, b in zip(same, self.same, strict=True))
+            and self.observations is not None
+            and self.observations.still_hold(fs)
+        )
+        self.reused += held
+        return held
+
+    def keep(
+        self, key: tuple[object, ...], same: tuple[object, ...], observations: Observations
+    ) -> None:
+        if observations.finish():
+            self.key, self.same, self.observations = key, same, observations
+        else:
+            self.forget()
+
+    def forget(self) -> None:
+        self.key, self.same, self.observations = None, (), None
 
 
 @attrs.frozen
@@ -80,14 +183,26 @@ class ProjectionJob:
     env: ComposeEnv
     # Owned by this job: the session lock is held while it runs, and the loop only replaces it.
     instructions: SessionInstructionState
-    touched: tuple[str, ...]
+    touched: tuple[Touched, ...]
     dismissed: Mapping[str, Change]
+    # The inbox as the loop knows it (None: read it from the store), and the generation of the
+    # session's visible instruction messages (it changes whenever they may have).
+    inbox: tuple[Message, ...] | None = None
+    visible_gen: int = 0
+    memo: ProjectionMemo = attrs.field(factory=ProjectionMemo)  # lent like ``instructions``
+    # An editor touch is the session's only when the file really lies in its project: the loop
+    # queued it by its spelling, and the job drops it when its real path leads elsewhere.
+    project_root: str | None = None
 
 
 @attrs.frozen
 class ProjectionResult:
     changed: bool
-    pending_count: int
+    inbox: tuple[Message, ...]
+
+    @property
+    def pending_count(self) -> int:
+        return len(self.inbox)
 
 
 def real_path(fs: LocalFileSystem, path: str) -> str:
@@ -123,19 +238,67 @@ def touch_path(path: str) -> str:
 def project_touches(store: Store, job: ProjectionJob) -> ProjectionResult:
     """Reconcile ``job.touched`` and sync the inbox, writing one splice when it changed."""
     env = job.env
-    touched = [real_path(env.fs, os.path.join(env.cwd, p)) for p in job.touched]
     sid = job.session_id
-    inbox = store.inbox(sid)
+    touched = []
+    for each in job.touched:
+        real = real_path(env.fs, os.path.join(env.cwd, each.path))
+        if each.editor and job.project_root and not is_within(real, job.project_root):
+            continue  # spelled inside the project, really elsewhere: not this session's
+        touched.append(real)
+    inbox = job.inbox if job.inbox is not None else tuple(store.inbox(sid))
+    if not touched:
+        return ProjectionResult(False, inbox)
+    state = job.instructions
+    if len(touched) > PlanCache.MAX_TOUCHED:
+        # A burst (an editor opening thousands of files) never repeats: nothing worth keeping.
+        job.memo.forget()
+        return _project(store, job, inbox, touched, env.fs)
+    key = (
+        tuple(os.path.dirname(p) for p in touched), tuple(m.id for m in inbox), job.visible_gen,
+        env.cwd, env.dsh_home, env.os_home,
+    )  # fmt: skip
+    same = (env.settings, env.fs, job.dismissed, state.preparation)
+    if job.memo.holds(key, same, env.fs):
+        return ProjectionResult(False, inbox)
+    observations = Observations()
+    result = _project(store, job, inbox, touched, ObservingFileSystem(env.fs, observations))
+    if result.changed:
+        job.memo.forget()
+    else:
+        # Kept only now: compose may have set the preparation this key did not see.
+        job.memo.keep(key, (env.settings, env.fs, job.dismissed, state.preparation), observations)
+    return result
+
+
+def _project(
+    store: Store,
+    job: ProjectionJob,
+    inbox: tuple[Message, ...],
+    touched: list[str],
+    fs: LocalFileSystem,
+) -> ProjectionResult:
+    """Compose through ``fs`` and sync the inbox, writing one splice when it changed."""
+    env, sid, state = job.env, job.session_id, job.instructions
     visible = visible_instructions(store, sid)
     pending = [m for m in inbox if m.source.get("kind") == SOURCE_KIND]
-    desired = compose(
-        env, job.instructions, visible=visible, claimed=(), pending=pending, touched=touched,
-        dismissed=job.dismissed,
-    )  # fmt: skip
+    # The session's kept ignore matcher and rule index look through this projection's eyes.
+    matcher, rules = state.ignore, state.rules
+    for kept in (matcher, rules):
+        if kept is not None:
+            kept.fs = fs
+    try:
+        desired = compose(
+            attrs.evolve(env, fs=fs), state, visible=visible, claimed=(), pending=pending,
+            touched=touched, dismissed=job.dismissed,
+        )  # fmt: skip
+    finally:
+        for used in (matcher, state.ignore, rules, state.rules):
+            if used is not None:
+                used.fs = env.fs
     new_inbox = sync_inbox(inbox, desired, visible=visible)
     if same_inbox(inbox, new_inbox):
-        return ProjectionResult(False, len(inbox))
+        return ProjectionResult(False, inbox)
     splice = splice_draft(inbox, new_inbox)
     assert splice is not None
     store.append(sid, [splice], inbox=new_inbox)
-    return ProjectionResult(True, len(new_inbox))
+    return ProjectionResult(True, tuple(new_inbox))

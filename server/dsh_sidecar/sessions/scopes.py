@@ -2,11 +2,17 @@
 
 Runs in a worker over a ``Snapshot`` (never the live sessions themselves), so sessions opening
 and closing on the event loop cannot change what a report is being built from.
+
+The chain of a document is a pure function of the files it looks at, so each one is kept (per
+document path) with what its computation saw of the filesystem (``sources.observed``) and
+served again while that still holds: a warm report costs a ``stat`` per directory of the chain
+and per present file instead of a probe, a resolve and a read of every candidate. What the live
+sessions have active comes from the snapshot each time (it is in memory). Nothing here takes a
+lock that another request could wait on: two workers computing the same report at once each
+compute it.
 """
 
 from __future__ import annotations
-
-import threading
 
 import attrs
 
@@ -14,14 +20,17 @@ from dsh_sidecar.config import InstructionSettings, os_home_or_default
 from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, load_document_chain
 from dsh_sidecar.sources.agent_instructions.confinement import confinement_once
-from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 from dsh_sidecar.sources.agent_instructions.document import DocumentFacts, document_facts
 from dsh_sidecar.sources.agent_instructions.git_excludes import GitUser
-from dsh_sidecar.sources.agent_instructions.gitignore import IgnoreMatcher
+from dsh_sidecar.sources.agent_instructions.render import RenderResult
 from dsh_sidecar.sources.agent_instructions.rules import RuleIndex
 from dsh_sidecar.sources.agent_instructions.state import Change
+from dsh_sidecar.sources.observed import ObservedCache, OneLook
 
+from .locations import document_directory
 from .snapshot import Snapshot
+
+REPORTS_KEPT = 256
 
 
 @attrs.frozen
@@ -34,12 +43,21 @@ class ScopesReport:
     facts: DocumentFacts = attrs.field(factory=DocumentFacts)
 
 
-class ScopeChains:
-    """Builds scopes reports, keeping each project's parsed ``.gitignore`` files between them.
+@attrs.frozen
+class DocumentChain:
+    """What a report keeps of one document's computation: its chain and what the document is."""
 
-    A matcher is not safe to share between threads, so each project root has its own lock:
-    reports on different projects never wait for each other. One instance serves one settings
-    generation; the service replaces it when the settings change.
+    load: BaselineLoad
+    facts: DocumentFacts
+
+
+class ScopeChains:
+    """Builds scopes reports, keeping each document's chain while the files it saw are unchanged.
+
+    One instance serves one settings generation; the service replaces it when the settings
+    change, which drops every kept chain. Each computation builds its own ignore matcher and
+    rule index over the filesystem it observes (parsed ``.gitignore`` files are shared by the
+    whole process, per file version), so no two requests share mutable state.
     """
 
     def __init__(
@@ -48,40 +66,41 @@ class ScopeChains:
         self._settings = settings
         self._fs = fs
         self._git_user = git_user
-        self._guard = threading.Lock()
-        self._matchers: dict[str, tuple[IgnoreMatcher, threading.Lock]] = {}
-        self._rules: dict[str, RuleIndex] = {}  # per root, used under that root's lock
+        self.chains: ObservedCache[DocumentChain] = ObservedCache(REPORTS_KEPT)
 
-    def _matcher(self, root: str) -> tuple[IgnoreMatcher, threading.Lock]:
-        with self._guard:
-            found = self._matchers.get(root)
-            if found is None:
-                found = self._matchers[root] = (
-                    IgnoreMatcher(root, self._settings, self._fs, git_user=self._git_user),
-                    threading.Lock(),
-                )
-            return found
-
-    def report(
-        self, snapshot: Snapshot, directory: str, document: str | None = None
-    ) -> ScopesReport:
+    def chain(
+        self, directory: str, document: str | None, dsh_home: str, home: str, look: OneLook
+    ) -> DocumentChain:
         """The chain of ``directory``; with ``document`` (a file in it), also the rules whose
-        globs match it and what the document itself is (``DocumentFacts``)."""
-        settings = snapshot.settings.instructions
-        root = find_project_root(directory, settings.project_root_markers, self._fs)
-        matcher, lock = self._matcher(root)
-        home = os_home_or_default(snapshot.env.get("HOME") or None)
-        with lock:
+        globs match it and what the document itself is (``DocumentFacts``). Blocking."""
+        settings = self._settings
+
+        def build(fs: LocalFileSystem) -> DocumentChain:
+            rules: dict[str, RuleIndex] = {}
             load = load_document_chain(
-                directory, settings, self._fs, dsh_home=snapshot.dsh_home,
-                matchers={root: matcher}, file_path=document, rule_indexes=self._rules,
+                directory, settings, fs, dsh_home=dsh_home, git_user=self._git_user,
+                file_path=document, rule_indexes=rules,
             )  # fmt: skip
             facts = DocumentFacts()
             if document is not None:
-                confined = confinement_once(root, settings, self._fs, home)
+                root = load.project_root
+                confined = confinement_once(root, settings, fs, home)
                 facts = document_facts(
-                    document, load, settings, self._fs, home, confined, self._rules.get(root)
+                    document, load, settings, fs, home, confined, rules.get(root)
                 )
+            return DocumentChain(_entries_only(load), facts)
+
+        return self.chains.get((directory, document, dsh_home, home), look, build)
+
+    def report(self, snapshot: Snapshot, path: str, look: OneLook | None = None) -> ScopesReport:
+        """The report for the document at ``path``, a file or a directory (blocking). ``look``
+        is the request's view of the filesystem when it asks more than this (hover)."""
+        look = look if look is not None else OneLook(self._fs)
+        directory = document_directory(path, look)
+        document = path if directory != path else None
+        home = os_home_or_default(snapshot.env.get("HOME") or None)
+        kept = self.chain(directory, document, snapshot.dsh_home, home, look)
+        load, facts = kept.load, kept.facts
         scopes = {e.candidate.scope for e in load.entries}
         if facts.rule is not None:
             scopes.add(facts.rule.scope)
@@ -90,3 +109,12 @@ class ScopeChains:
             for view in snapshot.sessions
         }
         return ScopesReport(load.project_root, load.cwd, load, active, facts)
+
+
+def _entries_only(load: BaselineLoad) -> BaselineLoad:
+    """What a report uses of a chain: its entries, without the instruction text it read."""
+    result = load.result
+    return attrs.evolve(
+        load, observed=(), kept=(), retained=(),
+        result=RenderResult("", result.omitted, result.truncated, frozenset()),
+    )  # fmt: skip

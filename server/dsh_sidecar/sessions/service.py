@@ -34,14 +34,15 @@ from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 from dsh_sidecar.sources.agent_instructions.git_excludes import GitUser
 from dsh_sidecar.sources.agent_instructions.paths import is_within
 from dsh_sidecar.sources.agent_instructions.state import Change
+from dsh_sidecar.sources.observed import ObservedCache, OneLook
 from dsh_sidecar.sources.session_reference import resolver
 from dsh_sidecar.zones import validate_client_time_zone
 
 from .discard import DiscardJob, discard, dismissed_of, still_dismissed
 from .instruction_log import effective_state, visible_instructions
 from .live import LiveSession
-from .locations import document_directory, existing_cwd, parse_cwd, parse_file_uri
-from .projection import ProjectionJob, project_touches, real_path, touch_path
+from .locations import existing_cwd, parse_cwd, parse_file_uri
+from .projection import ProjectionJob, Touched, project_touches, real_path, touch_path
 from .scopes import ScopeChains, ScopesReport
 from .snapshot import NO_CHANGES, Snapshot
 from .stepping import PreparedStep, StepCommit, StepJob, open_step_of, prepare_step
@@ -54,6 +55,7 @@ from .workers import Workers
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 DEFAULT_EVENTS_LIMIT = 1000
+EXPLANATIONS_KEPT = 64
 REFRESH_FAILED = "workspace instruction refresh failed: %s"
 
 __all__ = ["PreparedStep", "Prompt", "ScopesReport", "SessionService"]
@@ -93,8 +95,17 @@ class SessionService:
         self.workers = workers or Workers()
         self.live: dict[str, LiveSession] = {}
         self._chains = self._scope_chains()
+        # Answers computed over files and kept while the files they saw are unchanged (the
+        # LSP layer keeps ``dsh/explain`` answers here); dropped with the settings they used.
+        self.explained: ObservedCache[Any] = ObservedCache(EXPLANATIONS_KEPT)
         self._snapshot: Snapshot | None = None
+        self._dsh_home: tuple[Settings, str] | None = None
         self._closed = False
+        # Editor touches not yet handed to their sessions: the batch still taking paths, and
+        # every batch not done (``pending`` and steps wait for them).
+        self._editor_batch: list[tuple[str, frozenset[str]]] | None = None
+        self._editor_task: asyncio.Future[None] | None = None
+        self._editor_touches: set[asyncio.Future[None]] = set()
 
     @classmethod
     async def start(cls, settings: Settings, **kwargs: Any) -> SessionService:
@@ -108,7 +119,11 @@ class SessionService:
 
     @property
     def dsh_home(self) -> str:
-        return self.settings.instructions.home(self.env)
+        # Asked on every touch and hover: worked out once per settings (and environment).
+        found = self._dsh_home
+        if found is None or found[0] is not self.settings:
+            found = self._dsh_home = (self.settings, self.settings.instructions.home(self.env))
+        return found[1]
 
     def snapshot(self) -> Snapshot:
         """Frozen settings and live sessions for a worker; rebuilt only after they change."""
@@ -126,6 +141,7 @@ class SessionService:
         """New settings apply from the next step; accelerators built on the old ones are dropped."""
         self.settings = settings
         self._chains = self._scope_chains()
+        self.explained = ObservedCache(EXPLANATIONS_KEPT)
         for live in self.live.values():
             live.forget_caches()
         self._changed()
@@ -201,6 +217,7 @@ class SessionService:
             Mapping[str, Change],
             Mapping[str, Change],
             str,
+            tuple[Message, ...],
         ]:
             existing = self.store.get_session(sid)
             resumed = existing is not None
@@ -216,15 +233,19 @@ class SessionService:
             effective = effective_state(visible_instructions(self.store, sid) if resumed else [])
             dismissed = dismissed_of(self.store, sid) if resumed else NO_CHANGES
             root = find_project_root(header.cwd, markers, self.fs)
-            return header, resumed, open_step, effective, dismissed, root
+            inbox = tuple(self.store.inbox(sid)) if resumed else ()
+            return header, resumed, open_step, effective, dismissed, root, inbox
 
-        header, resumed, open_step, effective, dismissed, root = await self.workers.store(work)
+        header, resumed, open_step, effective, dismissed, root, inbox = await self.workers.store(
+            work
+        )
         live = self.live.get(sid)
         if live is not None:  # opened twice at once: the first to finish is the live one
             return live.header, True
         self.live[sid] = LiveSession(
-            header, open_step=open_step, project_root=root, effective=effective, dismissed=dismissed
-        )
+            header, open_step=open_step, project_root=root, effective=effective,
+            dismissed=dismissed, inbox=inbox,
+        )  # fmt: skip
         self._changed()
         return header, resumed
 
@@ -287,7 +308,10 @@ class SessionService:
         if live is None:
             return await self.workers.store(work)
         async with live.lock:
-            return await self.workers.store(work)
+            try:
+                return await self.workers.store(work)
+            finally:
+                live.visible_gen += 1  # the client's events may change what the model sees
 
     async def compact(
         self, session_id: str, start: int, end: int, summary: str, compaction_id: str | None = None
@@ -311,6 +335,7 @@ class SessionService:
             return (await self.workers.store(work))[0]
         async with live.lock:
             seq, effective = await self.workers.store(work)
+            live.visible_gen += 1
             live.effective = effective
             self._changed()
         return seq
@@ -322,6 +347,7 @@ class SessionService:
     ) -> PreparedStep:
         live = await self._require_live(session_id)
         prompt_message = self._prompt_message(prompt) if prompt is not None else None
+        await self._editor_touches_done()
         await live.projections.drain()
         cancelled = threading.Event()
         async with live.lock:
@@ -345,6 +371,8 @@ class SessionService:
 
     def _apply_step(self, live: LiveSession, turn: int, step: int, outcome: StepCommit) -> None:
         live.open_step = (turn, step)
+        live.inbox = outcome.inbox
+        live.visible_gen += 1
         live.dismissed = still_dismissed(live.dismissed, outcome.entered)
         if outcome.effective != live.effective:
             live.effective = outcome.effective
@@ -388,8 +416,8 @@ class SessionService:
             await self.workers.store(lambda: self.store.append(live.header.id, [draft]))
             live.open_step = None
             staged, live.staged = live.staged, []
-        for path in staged:
-            self._queue_projection(live, path)
+        for touched in staged:
+            self._queue_projection(live, touched)
 
     async def end_turn(self, session_id: str, turn: int, reason: str) -> None:
         live = await self._require_live(session_id)
@@ -421,19 +449,54 @@ class SessionService:
             raise _not_open(session_id)
         own = own_touch(name, arguments, is_error, aborted)
         for path in live.executions.settle(token, parent_token, own):
-            self.touch(live, path)
+            self.touch(live, Touched(path))
 
-    def touch(self, live: LiveSession, path: str) -> None:
+    def touch(self, live: LiveSession, touched: Touched) -> None:
         """Project a touch now, or stage it until the open step ends."""
         if live.open_step is not None:
-            live.staged.append(path)
+            live.staged.append(touched)
         else:
-            self._queue_projection(live, path)
+            self._queue_projection(live, touched)
 
-    async def editor_touch(self, paths: Sequence[str]) -> None:
-        """Editor document events: a touch for every live session whose project holds the file."""
+    def editor_touch(self, paths: Sequence[str]) -> asyncio.Future[None]:
+        """Editor document events: a touch for every live session whose project holds the file.
+
+        Handled at once, so a ``pending``, ``prepare`` or ``discard`` that arrives after the
+        editor's notification sees it: a path spelled inside a session's project goes to its
+        queue now (its projection resolves it, and drops it if it really leads elsewhere); the
+        rest (spelled through a link from outside, or a session whose root is not known yet)
+        join the batch that has not started yet, resolved in one worker hop, and requests wait
+        for those batches (``_editor_touches_done``).
+        """
+        unresolved: list[tuple[str, frozenset[str]]] = []
+        for raw in paths:
+            path = touch_path(raw)
+            queued = set()
+            for live in self.live.values():
+                root = live.project_root
+                if root is not None and is_within(path, root):
+                    self.touch(live, Touched(path, editor=True))
+                    queued.add(live.header.id)
+            if len(queued) < len(self.live):
+                unresolved.append((path, frozenset(queued)))
+        if not unresolved:
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+            return done
+        batch, task = self._editor_batch, self._editor_task
+        if batch is None or task is None:
+            batch = self._editor_batch = []
+            task = self._editor_task = asyncio.ensure_future(self._editor_touch_batch(batch))
+            self._editor_touches.add(task)
+            task.add_done_callback(self._editor_touches.discard)
+        batch.extend(unresolved)
+        return asyncio.shield(task)
+
+    async def _editor_touch_batch(self, batch: list[tuple[str, frozenset[str]]]) -> None:
+        if self._editor_batch is batch:
+            self._editor_batch = None  # from here on, touches start a batch of their own
         fs = self.fs
-        real = await self.workers.fs(lambda: [real_path(fs, touch_path(p)) for p in paths])
+        real = await self.workers.fs(lambda: [real_path(fs, p) for p, _ in batch])
         markers = self.settings.instructions.project_root_markers
         for live in list(self.live.values()):
             root = live.project_root
@@ -442,41 +505,54 @@ class SessionService:
                     partial(find_project_root, live.header.cwd, markers, self.fs)
                 )
                 live.project_root = root
-            for path in real:
-                if is_within(path, root):
-                    self.touch(live, path)
+            for path, (_, queued) in zip(real, batch, strict=True):
+                if live.header.id not in queued and is_within(path, root):
+                    self.touch(live, Touched(path))
 
-    def _queue_projection(self, live: LiveSession, path: str) -> None:
-        async def run(paths: list[str]) -> None:
+    async def _editor_touches_done(self) -> None:
+        """Wait for the editor touches registered so far to reach their sessions' queues."""
+        if self._editor_touches:
+            await asyncio.gather(*list(self._editor_touches), return_exceptions=True)
+
+    def _queue_projection(self, live: LiveSession, touched: Touched) -> None:
+        async def run(batch: list[Touched]) -> None:
             try:
                 async with live.lock:
                     job = ProjectionJob(
-                        live.header.id, self._compose_env(live), live.instructions, tuple(paths),
-                        live.dismissed,
+                        live.header.id, self._compose_env(live), live.instructions, tuple(batch),
+                        live.dismissed, inbox=live.inbox, visible_gen=live.visible_gen,
+                        memo=live.projection_memo, project_root=live.project_root,
                     )  # fmt: skip
                     result = await self.workers.store(lambda: project_touches(self.store, job))
+                    live.inbox = result.inbox
             except Exception as exc:
-                log.exception("projection of %d touched path(s) failed", len(paths))
+                log.exception("projection of %d touched path(s) failed", len(batch))
                 if self.on_warning is not None:
                     self.on_warning(REFRESH_FAILED % exc)
                 return
             if result.changed:
                 self._notify_inbox(live.header.id, result.pending_count)
 
-        live.projections.add(path, run)
+        live.projections.add(touched, run)
 
     # --- pending context and previews -----------------------------------------------------------
 
     async def pending(self, session_id: str) -> list[Message]:
         live = await self._require_live(session_id)
+        await self._editor_touches_done()
         await live.projections.drain()
-        return await self.workers.store(lambda: self.store.inbox(live.header.id))
+        if live.inbox is None:  # not known since the session was re-opened: ask the store
+            inbox = tuple(await self.workers.store(lambda: self.store.inbox(live.header.id)))
+            if live.inbox is None:
+                live.inbox = inbox
+        return list(live.inbox)
 
     async def discard(
         self, session_id: str, message_id: str, scopes: Sequence[str] | None = None
     ) -> list[Message]:
         """Drop a pending message (or some of its changes) before the next step; the new inbox."""
         live = await self._require_live(session_id)
+        await self._editor_touches_done()
         await live.projections.drain()
         async with live.lock:
             job = DiscardJob(
@@ -485,6 +561,7 @@ class SessionService:
             )  # fmt: skip
             result = await self.workers.store(lambda: discard(self.store, job))
             live.dismissed = result.dismissed
+            live.inbox = result.inbox
         self._notify_inbox(live.header.id, len(result.inbox))
         return list(result.inbox)
 
@@ -501,15 +578,15 @@ class SessionService:
         return await self.workers.fs(work)
 
     async def scopes(self, uri: str) -> ScopesReport:
+        work = self.scopes_work(uri)
+        return await self.workers.fs(lambda: work(None))
+
+    def scopes_work(self, uri: str) -> Callable[[OneLook | None], ScopesReport]:
+        """``uri`` checked now (on the loop); its report for a worker to produce. Hover runs it
+        in the same worker hop as the rest of its answer, through the same ``OneLook``."""
         path = parse_file_uri(uri)
         snapshot, chains = self.snapshot(), self._chains
-
-        def work() -> ScopesReport:
-            directory = document_directory(path)
-            document = path if directory != path else None
-            return chains.report(snapshot, directory, document)
-
-        return await self.workers.fs(work)
+        return lambda look: chains.report(snapshot, path, look)
 
     async def candidates(
         self, session_id: str, query: str | None = None

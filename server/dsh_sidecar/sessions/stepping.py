@@ -66,6 +66,7 @@ class StepCommit:
     prepared: PreparedStep
     inbox_changed: bool
     pending_count: int
+    inbox: tuple[Message, ...]  # the inbox the step left
     # The session's agent-instructions state once this step's messages are on the surface.
     effective: Mapping[str, Change]
     # The agent-instructions messages this step put in front of the model.
@@ -108,6 +109,7 @@ def prepare_step(store: Store, job: StepJob) -> StepCommit | None:
         PreparedStep(outcome.batch, seqs),
         splice is not None,
         len(outcome.inbox),
+        tuple(outcome.inbox),
         effective_state(visible, entered),
         entered,
     )

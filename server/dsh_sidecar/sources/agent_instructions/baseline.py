@@ -224,10 +224,12 @@ def rule_index(
     """A rule index whose reads are confined to the project, as every project file's are."""
 
     def read(probe: Probe) -> tuple[str | None, ReadFailure | None, str | None]:
-        found = fs.read_text(probe, settings.max_source_bytes, allowed=confined().allows_path)
+        # Through the index's filesystem of the moment (a kept index is lent to each projection).
+        found = index.fs.read_text(probe, settings.max_source_bytes, allowed=confined().allows_path)
         return found.text, found.failure, found.detail
 
-    return RuleIndex(root, settings.rule_sets, fs, read)
+    index = RuleIndex(root, settings.rule_sets, fs, read)
+    return index
 
 
 def _with_rules(

@@ -113,7 +113,7 @@ def compose(
             assert f.probe.version is not None
             state.cache[f.candidate.scope] = CacheEntry(
                 f.candidate.display_path, f.probe.version, f.digest, f.trimmed, f.deps
-            )
+            ).shared()
         if not keep:
             retained_scopes = {f.candidate.scope for f in load.retained}
             removals = [

@@ -19,6 +19,7 @@ from .paths import (
     USER_GLOBAL,
     is_within,
     project_display,
+    relative_path,
     scope_dir_of_directory,
     scope_key,
     user_global_display,
@@ -60,7 +61,7 @@ def _marker_roots(absolute: tuple[str, ...], fs: LocalFileSystem) -> frozenset[s
 
 def ancestor_chain(root: str, cwd: str) -> list[str]:
     """Directories from ``root`` down to ``cwd``, both inclusive."""
-    rel = os.path.relpath(cwd, root)
+    rel = relative_path(cwd, root)
     chain = [root]
     if rel == ".":
         return chain
@@ -78,7 +79,7 @@ def descendant_dirs_between(cwd: str, path: str) -> list[str]:
     excludes a child literally named ``..foo``; we keep that quirk for fidelity.
     """
     target_dir = os.path.dirname(os.path.join(cwd, path))
-    rel = os.path.relpath(target_dir, cwd)
+    rel = relative_path(target_dir, cwd)
     if rel == "." or rel.startswith("..") or os.path.isabs(rel):
         return []
     out: list[str] = []

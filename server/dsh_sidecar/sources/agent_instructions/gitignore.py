@@ -13,19 +13,22 @@ filtered; callers only ask about touch-discovered scopes.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import NamedTuple
 
 import attrs
 import pathspec
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from dsh_sidecar.config import InstructionSettings, os_home
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState
 
 from .git_excludes import GitExcludes, GitUser
-from .paths import is_within
+from .paths import is_within, relative_path
 
 EXCLUDE_SOURCE = "settings: dsh.instructions.exclude"
 
@@ -73,6 +76,80 @@ class _Spec:
 
 
 _VERDICT_LIMIT = 4096
+GITIGNORE_MAX_BYTES = 1024 * 1024
+
+
+class ParsedIgnoreFiles:
+    """Parsed ``.gitignore`` files shared by every matcher of the process, by path and version.
+
+    A large ``.gitignore`` (tens of thousands of patterns) takes seconds to compile, so each
+    version of a file is parsed once, whoever asks first: the session matchers, ``dsh/scopes``,
+    hover and explain all get the same parse, and a second asker of a version being parsed
+    waits for that parse instead of starting its own. One version is kept per path (a new one
+    replaces it), and the least recently used files go once the kept text passes ``max_bytes``
+    (a parse holds about thirty times its text); the last one asked for always stays.
+    """
+
+    def __init__(self, max_bytes: int = 2 * GITIGNORE_MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.parses = 0  # how many parses this cache ran (tests check "one per version")
+        self._lock = threading.Lock()
+        self._files: OrderedDict[str, tuple[str, _Spec, int]] = OrderedDict()
+        self._parsing: dict[tuple[str, str], threading.Lock] = {}
+
+    def get(
+        self, path: str, version: str, read: Callable[[], tuple[str, str] | None]
+    ) -> _Spec | None:
+        """The parse of ``path`` at ``version``; ``read`` gives ``(text, version read)`` or None
+        when the file cannot be read (then nothing is kept)."""
+        with self._lock:
+            found = self._cached(path, version)
+            if found is not None:
+                return found
+            parsing = self._parsing.setdefault((path, version), threading.Lock())
+        with parsing:
+            with self._lock:
+                found = self._cached(path, version)
+            if found is not None:
+                return found
+            try:
+                got = read()
+                if got is None:
+                    return None
+                text, read_version = got
+                spec = _Spec(_parse_gitignore(text))
+                with self._lock:
+                    self.parses += 1
+                    # Kept under the version of the bytes parsed: a file changed between its
+                    # probe and its read is parsed again at the next probe, never mistaken.
+                    self._keep(path, read_version, spec, len(text))
+                return spec
+            finally:
+                with self._lock:
+                    self._parsing.pop((path, version), None)
+
+    def _cached(self, path: str, version: str) -> _Spec | None:
+        found = self._files.get(path)
+        if found is None or found[0] != version:
+            return None
+        self._files.move_to_end(path)
+        return found[1]
+
+    def _keep(self, path: str, version: str, spec: _Spec, size: int) -> None:
+        self._files[path] = (version, spec, size)
+        self._files.move_to_end(path)
+        total = sum(entry[2] for entry in self._files.values())
+        while total > self.max_bytes and len(self._files) > 1:
+            _, (_, _, dropped) = self._files.popitem(last=False)
+            total -= dropped
+
+    def forget(self, path: str) -> None:
+        """Drop a file that is gone (its absence is what the next pass sees)."""
+        with self._lock:
+            self._files.pop(path, None)
+
+
+PARSED_IGNORE_FILES = ParsedIgnoreFiles()
 _Found = tuple[int, str, _Spec]  # (index into the parts, path, parsed .gitignore)
 
 
@@ -92,19 +169,20 @@ class IgnoreMatcher:
         project_root: str,
         settings: InstructionSettings,
         fs: LocalFileSystem,
+        parsed: ParsedIgnoreFiles = PARSED_IGNORE_FILES,
         *,
         git_user: GitUser | None = None,
     ) -> None:
         self.project_root = project_root
-        self.fs = fs
         self.respect_gitignore = settings.respect_gitignore
         # git's other two ignore files (the repository's info/exclude, the user's global one),
         # of lower precedence than every .gitignore; ``None``: this process's user.
         self._git_excludes = GitExcludes(project_root, fs, git_user or _process_git_user())
+        self.fs = fs
+        self._parsed = parsed
         self._exclude = (
             pathspec.GitIgnoreSpec.from_lines(settings.exclude) if settings.exclude else None
         )
-        self._specs: dict[str, tuple[str, _Spec]] = {}
         # Inside ``one_pass``: .gitignore path -> spec (or None), rel dir -> its chain state,
         # abs dir -> check_directory's answer.
         self._pass_specs: dict[str, _Spec | None] | None = None
@@ -114,6 +192,17 @@ class IgnoreMatcher:
         # was present but unreadable, which a later pass might read differently).
         self._pass_seen: dict[str, tuple[ProbeState, str | None]] | None = None
         self._pass_stable = True
+
+    @property
+    def fs(self) -> LocalFileSystem:
+        return self._fs
+
+    @fs.setter
+    def fs(self, fs: LocalFileSystem) -> None:
+        # A kept matcher looks through the eyes of whoever uses it now (a projection records
+        # what it saw), git's exclude files included.
+        self._fs = fs
+        self._git_excludes.fs = fs
 
     @contextmanager
     def one_pass(self) -> Iterator[None]:
@@ -165,7 +254,7 @@ class IgnoreMatcher:
         """The ``exclude`` pattern matching the file itself (its directory aside), or None."""
         if self._exclude is None:
             return None
-        rel = os.path.relpath(abs_path, self.project_root)
+        rel = relative_path(abs_path, self.project_root)
         return None if rel.startswith("..") else self._match_exclude(rel)
 
     def check_directory(self, abs_dir: str) -> IgnoreHit | None:
@@ -180,7 +269,7 @@ class IgnoreMatcher:
         return answers[abs_dir]
 
     def _check_directory_chain(self, abs_dir: str) -> IgnoreHit | None:
-        rel = self._relative(abs_dir)
+        rel = relative_path(abs_dir, self.project_root)
         if rel == "." or rel.startswith("..") or os.path.isabs(rel):
             return None
         parts = rel.split(os.sep)
@@ -208,20 +297,6 @@ class IgnoreMatcher:
             if memo is not None:
                 memo["/".join(parts[:depth])] = state
         return state.hit
-
-    def _relative(self, abs_dir: str) -> str:
-        """``os.path.relpath(abs_dir, root)``; a normalized path below the root is sliced, which
-        is the same answer at a fraction of relpath's cost (it runs once per touched directory)."""
-        root = self.project_root
-        prefix = root if root.endswith(os.sep) else root + os.sep
-        if (
-            abs_dir.startswith(prefix)
-            and len(abs_dir) > len(prefix)
-            and os.path.normpath(abs_dir) == abs_dir
-            and os.path.normpath(root) == root
-        ):
-            return abs_dir[len(prefix) :]
-        return os.path.relpath(abs_dir, root)
 
     def _exclude_files(self) -> tuple[_Found, ...]:
         """The global excludes file and info/exclude, parsed, in rising precedence: the start of
@@ -295,17 +370,19 @@ class IgnoreMatcher:
         if self._pass_seen is not None:
             self._pass_seen[path] = (probe.state, probe.version)
         if not probe.present or probe.version is None:
-            self._specs.pop(path, None)
+            self._parsed.forget(path)
             return None
-        cached = self._specs.get(path)
-        if cached is None or cached[0] != probe.version:
-            read = self.fs.read_text(probe, 1024 * 1024)
-            if read.text is None:
-                self._pass_stable = False
+
+        def read() -> tuple[str, str] | None:
+            got = self.fs.read_text(probe, GITIGNORE_MAX_BYTES)
+            if got.text is None:
                 return None
-            cached = (probe.version, _Spec(_parse_gitignore(read.text)))
-            self._specs[path] = cached
-        return cached[1]
+            return got.text, got.version or probe.version or ""
+
+        spec = self._parsed.get(path, probe.version, read)
+        if spec is None:
+            self._pass_stable = False
+        return spec
 
 
 def _process_git_user() -> GitUser | None:
@@ -319,15 +396,16 @@ def _process_git_user() -> GitUser | None:
 def _parse_gitignore(text: str) -> pathspec.GitIgnoreSpec:
     """A spec of every line pathspec accepts; git skips a bad line (a lone ``!``, a trailing
     backslash) instead of rejecting the file, so one such line must not disable the rest or
-    raise out of discovery."""
-    valid = []
+    raise out of discovery. Each line is compiled once (what ``from_lines`` would do with it)."""
+    patterns = []
     for line in _gitignore_lines(text):
+        if not line:
+            continue  # as from_lines skips them
         try:
-            pathspec.GitIgnoreSpec.from_lines([line])
+            patterns.append(GitIgnoreSpecPattern(line))
         except ValueError:  # pathspec's pattern errors subclass ValueError in every version
             continue
-        valid.append(line)
-    return pathspec.GitIgnoreSpec.from_lines(valid)
+    return pathspec.GitIgnoreSpec(patterns)
 
 
 def _gitignore_lines(text: str) -> list[str]:

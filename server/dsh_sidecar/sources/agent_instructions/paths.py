@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from dsh_sidecar.config import default_dsh_home
+from dsh_sidecar.fs import is_plain_absolute
 
 USER_GLOBAL = "user-global"
 USER_GLOBAL_NAME = "AGENTS.md"
@@ -30,8 +31,24 @@ def user_global_path(dsh_home: str) -> str:
     return os.path.join(dsh_home, USER_GLOBAL_NAME)
 
 
+def relative_path(path: str, start: str) -> str:
+    """``os.path.relpath(path, start)``; sliced when ``path`` is ``start`` or below it.
+
+    ``relpath`` splits both paths and joins the result one component at a time, which costs
+    the square of the depth per call: a chain 1,000 directories deep would spend seconds
+    computing display paths. Below the start, with both paths already normalized, the answer is
+    the tail of the string.
+    """
+    if path == start and is_plain_absolute(path):
+        return os.curdir
+    prefix = start if start.endswith(os.sep) else start + os.sep
+    if path.startswith(prefix) and is_plain_absolute(path) and is_plain_absolute(start):
+        return path[len(prefix) :]
+    return os.path.relpath(path, start)
+
+
 def project_display(project_root: str, abs_path: str) -> str:
-    return os.path.relpath(abs_path, project_root)
+    return relative_path(abs_path, project_root)
 
 
 def scope_dir_of_display(display_path: str) -> str:
@@ -45,7 +62,7 @@ def scope_dir_of_display(display_path: str) -> str:
 
 
 def scope_dir_of_directory(project_root: str, directory: str) -> str:
-    rel = os.path.relpath(directory, project_root)
+    rel = relative_path(directory, project_root)
     return "." if rel in ("", ".") else rel
 
 
@@ -74,5 +91,5 @@ def dedup_key(display_path: str) -> str:
 
 def is_within(path: str, directory: str) -> bool:
     """True when ``path`` is ``directory`` or below it (no ``..`` escape)."""
-    rel = os.path.relpath(path, directory)
+    rel = relative_path(path, directory)
     return rel == "." or not (rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
@@ -43,6 +44,7 @@ from .paths import (
     USER_GLOBAL,
     USER_GLOBAL_NAME,
     is_within,
+    relative_path,
     scope_abs_path,
     scope_dir_of_display,
     scope_key,
@@ -58,7 +60,8 @@ class CacheEntry:
     """What we last confirmed about one scope; never prose.
 
     Interned: every live session over one project confirms the same files, so a hundred sessions
-    share one copy of each path, version and digest instead of holding a hundred.
+    share one copy of each path, version and digest (and of each entry: ``shared``) instead of
+    holding a hundred.
     """
 
     path: str = attrs.field(converter=sys.intern)
@@ -68,6 +71,16 @@ class CacheEntry:
     # With instructions.imports: every file the scope's imports looked at, with its version
     # ("" while absent); the fast path confirms these too.
     deps: tuple[tuple[str, str], ...] = ()
+
+    def shared(self) -> CacheEntry:
+        """The one live entry equal to this one."""
+        try:
+            return _SHARED_ENTRIES.setdefault(self, self)
+        except RuntimeError:  # another thread changed the table at the same moment
+            return self
+
+
+_SHARED_ENTRIES: weakref.WeakValueDictionary[CacheEntry, CacheEntry] = weakref.WeakValueDictionary()
 
 
 VersionCache = dict[str, CacheEntry]
@@ -98,11 +111,13 @@ class _Item:
 class _Plan:
     """The scopes a reconciliation probes, grouped by directory, and what that order rests on:
     a pure function of the key below plus the ignore decisions, themselves a function of the
-    .gitignore files consulted (checked again, by probe, before the plan is reused)."""
+    .gitignore files consulted, and the touched directories found missing (both checked again,
+    by probe, before the plan is reused)."""
 
     groups: tuple[tuple[ScopeRef, ...], ...]
     baseline_keys: frozenset[str]
     ignore_files: tuple[tuple[str, tuple[ProbeState, str | None]], ...]
+    missing: tuple[str, ...] = ()
 
 
 class PlanCache:
@@ -113,6 +128,8 @@ class PlanCache:
     """
 
     LIMIT = 4  # a warm touch repeats one plan; a few cover alternating touches
+    # A burst touches hundreds of files at once and never repeats: its plan is not kept.
+    MAX_TOUCHED = 32
 
     def __init__(self) -> None:
         self._plans: dict[tuple[object, ...], _Plan] = {}
@@ -228,7 +245,7 @@ class ReconcileContext:
             rel = rule_scope_parts(scope)[1]
             return ScopeRef(scope, os.path.join(self.project_root, *rel.split("/")), rel)
         abs_path = scope_abs_path(scope, self.project_root, self.dsh_home)
-        return ScopeRef(scope, abs_path, os.path.relpath(abs_path, self.project_root))
+        return ScopeRef(scope, abs_path, relative_path(abs_path, self.project_root))
 
     def sibling_scopes(self, scope: str) -> list[ScopeRef]:
         """Every candidate of the scope's directory, so a new sibling is discovered."""
@@ -364,19 +381,30 @@ def _plan(
             tuple(os.path.dirname(os.path.join(ctx.cwd, p)) for p in touched),
         )  # fmt: skip
         plan = ctx.plans.get(key)
-        if plan is not None and (ctx.ignore is None or ctx.ignore.unchanged(plan.ignore_files)):
+        if (
+            plan is not None
+            and (ctx.ignore is None or ctx.ignore.unchanged(plan.ignore_files))
+            and not any(ctx.fs.is_directory(d) for d in plan.missing)
+        ):
             return plan
     baseline_refs = ctx.baseline_scopes()
     baseline_keys = {r.scope for r in baseline_refs}
+    missing: list[str] = []
     ordered = _ordered_scopes(ctx, baseline_refs, baseline_keys, effective, scope_messages, touched,
-                              include_baseline)  # fmt: skip
+                              include_baseline, missing)  # fmt: skip
     consulted = ctx.ignore.consulted() if ctx.ignore is not None else ()
     plan = _Plan(
-        tuple(tuple(g) for g in _group_by_directory(ordered)),
+        tuple(_shared_group(ctx, g) for g in _group_by_directory(ordered)),
         frozenset(baseline_keys),
         consulted or (),
+        tuple(missing),
     )
-    if ctx.plans is not None and key is not None and consulted is not None:
+    if (
+        ctx.plans is not None
+        and key is not None
+        and consulted is not None
+        and len(touched) <= PlanCache.MAX_TOUCHED
+    ):
         ctx.plans.put(key, plan)
     return plan
 
@@ -389,7 +417,10 @@ def _ordered_scopes(
     scope_messages: Sequence[Message],
     touched: Sequence[str],
     include_baseline: bool,
+    missing: list[str],
 ) -> list[ScopeRef]:
+    """The scopes to probe, in order; the first missing directory on the way to each touched
+    path goes to ``missing``."""
     ordered: dict[str, ScopeRef] = {}
 
     def add(ref: ScopeRef) -> None:
@@ -414,8 +445,18 @@ def _ordered_scopes(
                 directories[directory] = None
                 for ref in ctx._directory_refs(ctx._scope_directory(directory)):
                     add(ref)
+    present: dict[str, bool] = {}  # touches in a burst share their directories: ask once
     for path in touched:
         for directory in descendant_dirs_between(ctx.cwd, path):
+            there = present.get(directory)
+            if there is None:
+                there = present[directory] = ctx.fs.is_directory(directory)
+            if not there:
+                # Nothing can be below a directory that is not there: every candidate from here
+                # down would probe absent (or unavailable, which discovers nothing either), and
+                # a touch of a path thousands of components deep would cost the square of that.
+                missing.append(directory)
+                break
             if ctx.ignore is not None and ctx.ignore.check_directory(directory) is not None:
                 break  # nothing below an ignored directory is discovered by a touch
             for ref in ctx._directory_refs(directory):
@@ -424,6 +465,17 @@ def _ordered_scopes(
                 if ctx.ignore is None or ctx.ignore.check_excluded_file(ref.abs_path) is None:
                     add(ref)
     return list(ordered.values())
+
+
+def _shared_group(ctx: ReconcileContext, group: list[ScopeRef]) -> tuple[ScopeRef, ...]:
+    """``group`` as a tuple; the directory's memoized candidate tuple when it is exactly that
+    (the usual case), so a hundred sessions' plans over one project share their groups."""
+    directory = split_scope(group[0].scope)[0]
+    if directory != USER_GLOBAL:
+        refs = ctx._directory_refs(ctx._scope_directory(directory))
+        if len(refs) == len(group) and all(a is b for a, b in zip(refs, group, strict=True)):
+            return refs
+    return tuple(group)
 
 
 def _group_by_directory(refs: list[ScopeRef]) -> list[list[ScopeRef]]:
@@ -527,7 +579,7 @@ def _reconcile_directory(
         entry = CacheEntry(
             ref.display_path, read.version or version or "", content.digest, content.trimmed,
             content.deps,
-        )  # fmt: skip
+        ).shared()  # fmt: skip
         if entry.trimmed in registered:
             if current is not None:
                 group_items.append(_Item(Change("remove", ref.scope, current.path)))

@@ -33,7 +33,15 @@ from typing import Literal
 
 import attrs
 
-from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState, ReadFailure, version_of
+from dsh_sidecar.fs import (
+    DIRECTORY,
+    REGULAR_FILE,
+    LocalFileSystem,
+    Probe,
+    ProbeState,
+    ReadFailure,
+    version_of,
+)
 
 from .frontmatter import FrontValue, read_frontmatter
 from .globs import Glob, compile_glob, split_patterns
@@ -325,11 +333,11 @@ class RuleIndex:
         files: list[str] = []
         subdirectories: list[str] = []
         try:
-            for name, is_dir, is_file in self.fs.list_directory(directory):
-                if is_dir:
-                    subdirectories.append(name)
-                elif is_file:
-                    files.append(name)
+            for entry in self.fs.list_directory(directory):
+                if entry.kind == DIRECTORY:
+                    subdirectories.append(entry.name)
+                elif entry.kind == REGULAR_FILE:
+                    files.append(entry.name)
         except (OSError, ValueError):
             return None
         self._dirs[directory] = (version, tuple(sorted(files)), tuple(sorted(subdirectories)))

@@ -8,6 +8,7 @@ messages are never authority.
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
@@ -40,7 +41,11 @@ class Change:
 
 
 def parse_change(raw: Any) -> Change | None:
-    """Strict parse; malformed entries are skipped, as upstream does."""
+    """Strict parse; malformed entries are skipped, as upstream does.
+
+    Equal changes are one shared object (``shared_change``): every live session over a project
+    holds the same thousand changes in its effective state, parsed from its own log.
+    """
     if not isinstance(raw, Mapping):
         return None
     action, scope, path = raw.get("action"), raw.get("scope"), raw.get("path")
@@ -49,7 +54,18 @@ def parse_change(raw: Any) -> Change | None:
     digest = raw.get("digest")
     if "digest" in raw and not isinstance(digest, str):
         return None
-    return Change(action, scope, path, digest)
+    return shared_change(Change(action, scope, path, digest))
+
+
+_SHARED: weakref.WeakValueDictionary[Change, Change] = weakref.WeakValueDictionary()
+
+
+def shared_change(change: Change) -> Change:
+    """The one live object equal to ``change`` (it, when there is none yet)."""
+    try:
+        return _SHARED.setdefault(change, change)
+    except RuntimeError:  # another thread changed the table at the same moment: keep our own
+        return change
 
 
 def is_instructions_message(message: Message) -> bool:

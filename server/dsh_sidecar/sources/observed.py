@@ -1,0 +1,455 @@
+"""What a computation saw of the filesystem, so that a later look can tell, cheaply, whether it
+would see exactly the same again.
+
+``dsh/scopes``, hover and explain are pure functions of the files they look at: which names
+exist in which directories, what each present file holds, and where each path really leads. A
+computation run over an ``ObservingFileSystem`` records those facts as it goes (an
+``Observations``); ``Observations.still_hold`` re-checks them with one ``stat`` per directory
+looked into and per present file, and one ``resolve`` per directory whose real path mattered,
+instead of running the computation again. When they hold, the computation's answer is the same,
+so ``ObservedCache`` serves the kept one.
+
+What is recorded, and why it is enough:
+
+* *Directories*: the ``stat`` signature (device, inode, modification and change times, size,
+  link count) of the directory holding every name looked up. Adding, removing, renaming or
+  replacing an entry (a file swapped for a symbolic link, a link re-pointed: links are never
+  changed in place) changes the directory's times, so an unchanged directory has the same names,
+  each the same inode. A name missing in a missing directory is recorded on the nearest
+  directory that exists.
+* *Files*: the ``stat`` signature (links followed) of every present file, which changes with its
+  content, and of every path whose look failed otherwise than "absent" (with the error).
+* *Real paths*: where a path led. A path that was its own real path is re-checked through its
+  directory: when that directory is still a real path (the deepest such directories are
+  resolved again) and still holds the same entries, the path is still real. Any other path is
+  resolved again.
+
+Two limits keep this exact. A timestamp tells changes apart only at its granularity, so a
+recording that saw a file or directory changed less than ``RACY_WINDOW_NS`` before it finished
+is not kept (as git treats a racily clean index entry): its next use computes afresh. And a read
+that failed for a reason a ``stat`` cannot see again (an I/O error, a file changed while it was
+read) is not kept either.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
+
+from dsh_sidecar.fs import (
+    Listed,
+    LocalFileSystem,
+    Probe,
+    ReadFailure,
+    ReadResult,
+    is_plain_absolute,
+)
+
+T = TypeVar("T")
+
+# Filesystem timestamps are as fine as their filesystem keeps them (2 s on FAT, 1 s on some
+# network filesystems, a clock tick on older Linux kernels): a change this close to a recording
+# might not move a timestamp it saw.
+RACY_WINDOW_NS = 2_000_000_000
+
+_ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR})
+_NOT_KEPT_READS = frozenset({ReadFailure.IO_ERROR, ReadFailure.CHANGED, ReadFailure.NOT_A_FILE})
+
+# A stat's signature (mode, device, inode, size, links, mtime, ctime), or (-1, errno) for a stat
+# that failed (-1 again for a name the OS cannot take).
+Outcome = tuple[int, ...]
+_FAILED = -1
+
+
+def signature(st: os.stat_result) -> Outcome:
+    return (
+        st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_nlink, st.st_mtime_ns, st.st_ctime_ns,
+    )  # fmt: skip
+
+
+def _outcome(fs: LocalFileSystem, path: str) -> Outcome:
+    try:
+        return signature(fs.stat(path))
+    except OSError as exc:
+        return (_FAILED, exc.errno if exc.errno is not None else _FAILED)
+    except ValueError:
+        return (_FAILED, _FAILED)
+
+
+class Observations:
+    """The facts one computation relied on. Filled by one thread, then only read."""
+
+    def __init__(self) -> None:
+        self.directories: dict[str, Outcome] = {}
+        self.files: dict[str, Outcome] = {}
+        # Directories found at a path: only that the path still leads to this very directory.
+        self.kinds: dict[str, tuple[int, int, int]] = {}
+        # Paths whose real path was their own, by the directory that vouches for them.
+        self.real_dirs: set[str] = set()
+        self.reals: dict[str, str] = {}  # other paths and where they led
+        self.kept = True
+        self.newest_ns = 0  # the latest modification or change time seen
+        self._leaves: tuple[str, ...] | None = None
+
+    def spoil(self) -> None:
+        """Something was seen that a later ``stat`` could not tell apart: never reuse this."""
+        self.kept = False
+
+    def _seen(self, outcome: Outcome) -> None:
+        if outcome[0] != _FAILED:
+            self.newest_ns = max(self.newest_ns, outcome[5], outcome[6])
+
+    def finish(self, now_ns: int | None = None) -> bool:
+        """Close the recording; whether it may be reused (nothing changed racily close to now)."""
+        now = time.time_ns() if now_ns is None else now_ns
+        if self.newest_ns > now - RACY_WINDOW_NS:
+            self.kept = False
+        # The deepest directories that must still be real paths (their ancestors follow).
+        ordered = sorted(self.real_dirs, key=len, reverse=True)
+        leaves: list[str] = []
+        for directory in ordered:
+            prefix = directory if directory.endswith(os.sep) else directory + os.sep
+            if not any(leaf.startswith(prefix) or leaf == directory for leaf in leaves):
+                leaves.append(directory)
+        self._leaves = tuple(leaves)
+        return self.kept
+
+    @property
+    def size(self) -> int:
+        """How many checks ``still_hold`` makes (for tests and benchmarks)."""
+        return (
+            len(self.directories) + len(self.files) + len(self.kinds) + len(self.reals)
+            + len(self._leaves or ())
+        )  # fmt: skip
+
+    def still_hold(self, fs: LocalFileSystem) -> bool:
+        """Whether every recorded fact is still true (blocking: one stat or resolve per fact;
+        under a ``OneLook`` none for a path another check of the same request looked at)."""
+        if not self.kept or self._leaves is None:
+            return False
+        for path, seen in self.directories.items():
+            if _outcome(fs, path) != seen:
+                return False
+        for path, seen in self.files.items():
+            if _outcome(fs, path) != seen:
+                return False
+        for path, kind in self.kinds.items():
+            found = _outcome(fs, path)
+            if found[0] == _FAILED or (stat.S_IFMT(found[0]), found[1], found[2]) != kind:
+                return False
+        try:
+            for directory in self._leaves:
+                if fs.resolve(directory) != directory:
+                    return False
+            return all(fs.resolve(path) == real for path, real in self.reals.items())
+        except (OSError, ValueError):
+            return False
+
+
+class ObservingFileSystem(LocalFileSystem):
+    """``base`` as it is, recording into ``observations`` what every look saw.
+
+    Reads are ``base``'s own (so its fault injection and checks apply); what they return is
+    bound to the version the probe before them recorded.
+    """
+
+    def __init__(self, base: LocalFileSystem, observations: Observations) -> None:
+        self.base = base
+        self.observations = observations
+        self._existing: dict[str, str | None] = {}  # directory -> nearest existing one
+
+    # --- primitives every probe, quick_stat, exists and is_directory go through --------------
+
+    def stat(self, path: str) -> os.stat_result:
+        obs = self.observations
+        try:
+            st = self.base.stat(path)
+        except OSError as exc:
+            if exc.errno in _ABSENT:
+                self._absent(path)
+            else:
+                obs.files[path] = (_FAILED, exc.errno if exc.errno is not None else _FAILED)
+            raise
+        except ValueError:
+            obs.files[path] = (_FAILED, _FAILED)
+            raise
+        self._directory_of(path)
+        if stat.S_ISDIR(st.st_mode):
+            # Whether it is still this directory (through a link, its holder cannot say), but
+            # not its times: a marker such as ``.git`` changes inside all the time.
+            obs.kinds[path] = (stat.S_IFMT(st.st_mode), st.st_dev, st.st_ino)
+        else:
+            outcome = signature(st)
+            obs.files[path] = outcome
+            obs._seen(outcome)
+        return st
+
+    def resolve(self, path: str) -> str:
+        real = self.base.resolve(path)
+        if real == path and os.path.isabs(path):
+            holder = self._nearest_existing(os.path.dirname(path))
+            if holder is not None:
+                self.observations.real_dirs.add(holder)
+                return real
+        self.observations.reals[path] = real
+        return real
+
+    def list_directory(self, path: str) -> tuple:  # type: ignore[type-arg]
+        try:
+            entries = self.base.list_directory(path)
+        except OSError:
+            self.observations.spoil()  # a listing error may not repeat
+            raise
+        self._record_directory(path)
+        for entry in entries:
+            if entry.link:  # what it leads to can change without this directory changing
+                linked = os.path.join(path, entry.name)
+                outcome = _outcome(self.base, linked)
+                self.observations.files[linked] = outcome
+                self.observations._seen(outcome)
+        return entries
+
+    # --- reads: base's, spoiled when a stat could not see their failure again ---------------
+
+    def read_text(
+        self,
+        probe: Probe,
+        max_source_bytes: int,
+        *,
+        allowed: Callable[[str], bool] | None = None,
+    ) -> ReadResult:
+        read = self.base.read_text(probe, max_source_bytes, allowed=allowed)
+        if read.failure in _NOT_KEPT_READS or (
+            read.ok and probe.version is not None and read.version != probe.version
+        ):
+            self.observations.spoil()
+        return read
+
+    def open_for_read(self, path: str, *, follow_final_link: bool = True) -> int:
+        try:
+            return self.base.open_for_read(path, follow_final_link=follow_final_link)
+        except (OSError, ValueError):
+            self.observations.spoil()
+            raise
+
+    def read_chunk(self, fd: int, size: int) -> bytes:
+        try:
+            return self.base.read_chunk(fd, size)
+        except OSError:
+            self.observations.spoil()
+            raise
+
+    def opened_path(self, fd: int) -> str | None:
+        return self.base.opened_path(fd)
+
+    # --- bookkeeping ----------------------------------------------------------------------
+
+    def _directory_of(self, path: str) -> None:
+        directory = os.path.dirname(path)
+        if directory and directory != path and directory not in self.observations.directories:
+            self._record_directory(directory)
+
+    def _record_directory(self, directory: str) -> None:
+        obs = self.observations
+        if directory in obs.directories:
+            return
+        outcome = _outcome(self.base, directory)
+        obs.directories[directory] = outcome
+        obs._seen(outcome)
+
+    def _absent(self, path: str) -> None:
+        """``path`` is not there: its nearest existing ancestor's entries say so."""
+        holder = self._nearest_existing(os.path.dirname(path))
+        if holder is None:
+            self.observations.files[path] = (_FAILED, errno.ENOENT)
+        else:
+            self._record_directory(holder)
+
+    def _nearest_existing(self, directory: str) -> str | None:
+        """The closest of ``directory`` and its ancestors that is a directory (recorded)."""
+        known = self._existing
+        walked = []
+        current = directory
+        while current not in known:
+            walked.append(current)
+            outcome = _outcome(self.base, current)
+            if outcome[0] != _FAILED and stat.S_ISDIR(outcome[0]):
+                self.observations.directories.setdefault(current, outcome)
+                self.observations._seen(outcome)
+                known[current] = current
+                break
+            if outcome[0] == _FAILED and outcome[1] not in _ABSENT:
+                known[current] = None  # an error that is not absence: nothing vouches
+                break
+            parent = os.path.dirname(current)
+            if not parent or parent == current:
+                known[current] = None
+                break
+            current = parent
+        found = known[current]
+        for each in walked:
+            known[each] = found
+        return found
+
+
+_O_PATH = getattr(os, "O_PATH", 0)
+_DIRECTORY_HANDLE = _O_PATH | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_PATH_MAX = 4096  # Linux: a longer path fails a walk with ENAMETOOLONG
+_HANDLES_KEPT = 256
+
+
+def _close_all(fds: OrderedDict[str, int]) -> None:
+    while fds:
+        os.close(fds.popitem()[1])
+
+
+class OneLook(LocalFileSystem):
+    """``base``, with each path's ``stat`` and real path asked once: one request's moment.
+
+    A hover checks a chain and an explanation that looked at mostly the same files, or computes
+    both, and an explanation has five agents ask about the same names in the same directories;
+    in a tree a thousand levels deep each of those looks costs the kernel a thousand-component
+    walk. Under a ``OneLook`` each path is asked once per request (a path that changes while the
+    request runs is seen as it was first seen), and ``memo`` keeps other answers for the moment
+    (explain's reads). Reads and listings go to ``base`` each time.
+
+    Over the plain local filesystem, a path is looked up from its directory, opened once per
+    request (``O_PATH``: nothing is opened for reading) from its own parent: a thousand-level
+    chain costs a thousand directory steps, not a thousand walks of a thousand components. The
+    answer is the walk's (links followed, the same errors; a name too long for one walk fails as
+    the walk fails), at the moment the directory was opened.
+    """
+
+    def __init__(self, base: LocalFileSystem) -> None:
+        self.base = base
+        self._stats: dict[str, os.stat_result | OSError | ValueError] = {}
+        self._reals: dict[str, str] = {}
+        self.memo: dict[Hashable, Any] = {}
+        # Directory handles by path, least recently used first (only over the plain filesystem:
+        # a subclass's ``stat`` is how tests inject faults, so it is always asked by path).
+        self._by_directory = type(base) is LocalFileSystem and _O_PATH != 0
+        self._fds: OrderedDict[str, int] = OrderedDict()
+        self._closer = weakref.finalize(self, _close_all, self._fds)
+
+    def close(self) -> None:
+        """Let go of the directory handles now (they go with the object otherwise)."""
+        self._closer()
+
+    def stat(self, path: str) -> os.stat_result:
+        found = self._stats.get(path)
+        if found is None:
+            try:
+                found = self._stat(path)
+            except (OSError, ValueError) as exc:
+                found = exc
+            self._stats[path] = found
+        if isinstance(found, OSError | ValueError):
+            raise found.with_traceback(None)
+        return found
+
+    def _stat(self, path: str) -> os.stat_result:
+        if (
+            not self._by_directory
+            or path == os.sep
+            or not is_plain_absolute(path)
+            or len(path) >= _PATH_MAX  # characters <= bytes: a long one is measured below
+            or len(os.fsencode(path)) >= _PATH_MAX
+        ):
+            return self.base.stat(path)
+        directory, name = path.rsplit(os.sep, 1)
+        return os.stat(name, dir_fd=self._directory(directory or os.sep))
+
+    def _directory(self, directory: str) -> int:
+        """A handle on ``directory``, opened from the nearest already-open ancestor down."""
+        fds = self._fds
+        fd = fds.get(directory)
+        if fd is not None:
+            fds.move_to_end(directory)
+            return fd
+        missing = []
+        current = directory
+        while current not in fds and current != os.sep:
+            missing.append(current)
+            current = os.path.dirname(current)
+        if current == os.sep and current not in fds:
+            self._keep(os.sep, os.open(os.sep, _DIRECTORY_HANDLE))
+        fd = fds[current]
+        for path in reversed(missing):
+            fd = os.open(os.path.basename(path), _DIRECTORY_HANDLE, dir_fd=fd)
+            self._keep(path, fd)
+        return fd
+
+    def _keep(self, directory: str, fd: int) -> None:
+        self._fds[directory] = fd
+        while len(self._fds) > _HANDLES_KEPT:
+            # Never the one just opened: the next step opens from it.
+            _, old = self._fds.popitem(last=False)
+            os.close(old)
+
+    def resolve(self, path: str) -> str:
+        real = self._reals.get(path)
+        if real is None:
+            real = self._reals[path] = self.base.resolve(path)
+        return real
+
+    def list_directory(self, path: str) -> tuple[Listed, ...]:
+        return self.base.list_directory(path)
+
+    def read_text(
+        self,
+        probe: Probe,
+        max_source_bytes: int,
+        *,
+        allowed: Callable[[str], bool] | None = None,
+    ) -> ReadResult:
+        return self.base.read_text(probe, max_source_bytes, allowed=allowed)
+
+    def open_for_read(self, path: str, *, follow_final_link: bool = True) -> int:
+        return self.base.open_for_read(path, follow_final_link=follow_final_link)
+
+    def read_chunk(self, fd: int, size: int) -> bytes:
+        return self.base.read_chunk(fd, size)
+
+    def opened_path(self, fd: int) -> str | None:
+        return self.base.opened_path(fd)
+
+
+class ObservedCache(Generic[T]):
+    """Answers kept by key with the observations they rest on; reused only while those hold.
+
+    ``get`` runs in a worker: it re-checks the kept observations (a few stats) or computes
+    afresh over an ``ObservingFileSystem``. The least recently used answers go past ``limit``.
+    """
+
+    def __init__(self, limit: int = 128) -> None:
+        self.limit = limit
+        self.built = 0  # how many answers were computed (tests check reuse and invalidation)
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[Hashable, tuple[Observations, T]] = OrderedDict()
+
+    def get(self, key: Hashable, fs: LocalFileSystem, build: Callable[[LocalFileSystem], T]) -> T:
+        with self._lock:
+            kept = self._entries.get(key)
+            if kept is not None:
+                self._entries.move_to_end(key)
+        if kept is not None and kept[0].still_hold(fs):
+            return kept[1]
+        observations = Observations()
+        value = build(ObservingFileSystem(fs, observations))
+        with self._lock:
+            self.built += 1
+            if observations.finish():
+                self._entries[key] = (observations, value)
+                self._entries.move_to_end(key)
+                while len(self._entries) > self.limit:
+                    self._entries.popitem(last=False)
+            else:
+                self._entries.pop(key, None)
+        return value

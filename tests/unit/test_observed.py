@@ -1,0 +1,350 @@
+"""Observed answers (``sources.observed``): kept while what they saw holds, never once it changed.
+
+Each test records a real computation over a real tree, changes the tree the way an editor, a
+checkout or a hostile repository would, and checks that the recording no longer holds (so the
+kept answer is not served), and that an untouched tree does hold (so the check is not trivially
+false). The racy-timestamp window is closed for most tests (``no_racy_window``): files written a
+moment ago would otherwise never be kept, and the invalidation would go untested; one test keeps
+the window and checks exactly that.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
+from dsh_sidecar.sources import observed
+from dsh_sidecar.sources.observed import Observations, ObservedCache, ObservingFileSystem
+
+
+@pytest.fixture
+def no_racy_window(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(observed, "RACY_WINDOW_NS", 0)
+    yield
+
+
+def record(
+    run: Callable[[LocalFileSystem], object], fs: LocalFileSystem = LOCAL_FS
+) -> Observations:
+    observations = Observations()
+    run(ObservingFileSystem(fs, observations))
+    observations.finish()
+    return observations
+
+
+def probe_all(*paths: Path) -> Callable[[LocalFileSystem], object]:
+    return lambda fs: [fs.probe(str(p)) for p in paths]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "AGENTS.md").write_text("root rule\n")
+    (root / "pkg" / "AGENTS.md").write_text("pkg rule\n")
+    return root
+
+
+pytestmark = pytest.mark.usefixtures("no_racy_window")
+
+
+def test_an_untouched_tree_still_holds(tree: Path) -> None:
+    seen = record(probe_all(tree / "AGENTS.md", tree / "pkg" / "AGENTS.md", tree / "CLAUDE.md"))
+    assert seen.kept
+    assert seen.still_hold(LOCAL_FS)
+    assert seen.still_hold(LOCAL_FS)  # checking changes nothing
+
+
+def test_an_edit_breaks_it(tree: Path) -> None:
+    seen = record(probe_all(tree / "pkg" / "AGENTS.md"))
+    (tree / "pkg" / "AGENTS.md").write_text("pkg rule, edited\n")
+    assert not seen.still_hold(LOCAL_FS)
+
+
+def test_a_delete_breaks_it(tree: Path) -> None:
+    seen = record(probe_all(tree / "pkg" / "AGENTS.md"))
+    (tree / "pkg" / "AGENTS.md").unlink()
+    assert not seen.still_hold(LOCAL_FS)
+
+
+def test_a_new_file_where_none_was_breaks_it(tree: Path) -> None:
+    seen = record(probe_all(tree / "pkg" / "CLAUDE.md"))
+    assert seen.still_hold(LOCAL_FS)
+    (tree / "pkg" / "CLAUDE.md").write_text("new\n")
+    assert not seen.still_hold(LOCAL_FS)
+
+
+def test_a_new_file_in_a_directory_that_did_not_exist_breaks_it(tree: Path) -> None:
+    seen = record(probe_all(tree / "a" / "b" / "AGENTS.md"))
+    assert seen.still_hold(LOCAL_FS)
+    (tree / "a" / "b").mkdir(parents=True)
+    assert not seen.still_hold(LOCAL_FS)
+
+
+def test_a_symlink_re_pointed_outside_breaks_it(tree: Path, tmp_path: Path) -> None:
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.md").write_text("secret\n")
+    (tree / "shared.md").write_text("shared\n")
+    link = tree / "pkg" / "CLAUDE.md"
+    link.symlink_to("../shared.md")
+    seen = record(probe_all(link))
+    assert seen.still_hold(LOCAL_FS)
+    link.unlink()
+    link.symlink_to(tmp_path / "outside" / "secret.md")
+    assert not seen.still_hold(LOCAL_FS)
+
+
+def test_a_link_re_pointed_to_a_hard_link_of_the_same_file_breaks_it(
+    tree: Path, tmp_path: Path
+) -> None:
+    # Same device, inode and times: only where the path leads tells the two apart.
+    (tmp_path / "outside").mkdir()
+    (tree / "shared.md").write_text("shared\n")
+    os.link(tree / "shared.md", tmp_path / "outside" / "same.md")
+    link = tree / "pkg" / "CLAUDE.md"
+    link.symlink_to(tree / "shared.md")
+    seen = record(probe_all(link))
+    assert seen.still_hold(LOCAL_FS)
+    link.unlink()
+    link.symlink_to(tmp_path / "outside" / "same.md")
+    assert not seen.still_hold(LOCAL_FS)
+
+
+def test_a_directory_of_the_path_swapped_for_a_link_breaks_it(tree: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.link(tree / "pkg" / "AGENTS.md", elsewhere / "AGENTS.md")  # same inode, other place
+    seen = record(probe_all(tree / "pkg" / "AGENTS.md"))
+    assert seen.still_hold(LOCAL_FS)
+    (tree / "pkg").rename(tree / "moved")
+    (tree / "pkg").symlink_to(elsewhere)
+    assert not seen.still_hold(LOCAL_FS)
+
+
+def test_a_directory_moved_out_and_linked_back_breaks_it(tree: Path, tmp_path: Path) -> None:
+    # The very same directory (inode, entries) is reached through a link now: only the real
+    # path of the directory tells that its files live elsewhere.
+    (tmp_path / "outside").mkdir()
+    seen = record(probe_all(tree / "pkg" / "AGENTS.md"))
+    assert seen.still_hold(LOCAL_FS)
+    (tree / "pkg").rename(tmp_path / "outside" / "pkg")
+    (tree / "pkg").symlink_to(tmp_path / "outside" / "pkg")
+    assert not seen.still_hold(LOCAL_FS)
+
+
+def test_an_ancestor_above_everything_looked_at_moved_and_linked_back_breaks_it(
+    tmp_path: Path,
+) -> None:
+    # Nothing that was looked at changed (the moved directory is above them all), but every
+    # path now really lives elsewhere: the real path of the deepest directory tells.
+    project = tmp_path / "a" / "proj"
+    project.mkdir(parents=True)
+    (project / "AGENTS.md").write_text("rule\n")
+    seen = record(probe_all(project / "AGENTS.md"))
+    assert seen.still_hold(LOCAL_FS)
+    (tmp_path / "a").rename(tmp_path / "b")
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    assert LOCAL_FS.probe(str(project / "AGENTS.md")).target == str(
+        tmp_path.resolve() / "b" / "proj" / "AGENTS.md"
+    )
+    assert not seen.still_hold(LOCAL_FS)
+
+
+def test_a_directory_link_re_pointed_breaks_a_resolve(tree: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    alias = tmp_path / "alias"
+    alias.symlink_to(tree)
+    seen = record(lambda fs: fs.resolve(str(alias / "pkg" / "AGENTS.md")))
+    assert seen.still_hold(LOCAL_FS)
+    alias.unlink()
+    alias.symlink_to(other)
+    assert not seen.still_hold(LOCAL_FS)
+
+
+def test_a_real_path_vouched_for_by_its_directory_needs_no_resolve_of_its_own(tree: Path) -> None:
+    files = [tree / "AGENTS.md", tree / "pkg" / "AGENTS.md"]
+    seen = record(probe_all(*files))
+    assert seen.reals == {}  # both were their own real paths: their directories vouch
+    assert seen.still_hold(LOCAL_FS)
+    # ... and a file that became a link is still caught, through its directory.
+    (tree / "pkg" / "AGENTS.md").unlink()
+    (tree / "pkg" / "AGENTS.md").symlink_to(tree / "AGENTS.md")
+    assert not seen.still_hold(LOCAL_FS)
+
+
+def test_a_listing_breaks_when_an_entry_comes_or_goes(tree: Path) -> None:
+    rules = tree / ".cursor" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "a.mdc").write_text("a\n")
+    seen = record(lambda fs: fs.list_directory(str(rules)))
+    assert seen.still_hold(LOCAL_FS)
+    (rules / "b.mdc").write_text("b\n")
+    assert not seen.still_hold(LOCAL_FS)
+
+
+def test_a_listed_link_whose_target_changes_kind_breaks_it(tree: Path, tmp_path: Path) -> None:
+    rules = tree / "rules"
+    rules.mkdir()
+    target = tmp_path / "target"
+    target.mkdir()
+    (rules / "x.md").symlink_to(target)
+    seen = record(lambda fs: fs.list_directory(str(rules)))
+    assert seen.still_hold(LOCAL_FS)
+    target.rmdir()
+    target.write_text("now a file\n")
+    assert not seen.still_hold(LOCAL_FS)
+
+
+class FailingStat(LocalFileSystem):
+    def __init__(self) -> None:
+        self.failing: set[str] = set()
+
+    def stat(self, path: str) -> os.stat_result:
+        if path in self.failing:
+            raise OSError(errno.EIO, "injected", path)
+        return super().stat(path)
+
+
+def test_a_fault_that_appears_or_heals_breaks_it(tree: Path) -> None:
+    fs = FailingStat()
+    target = str(tree / "pkg" / "AGENTS.md")
+    seen = record(probe_all(tree / "pkg" / "AGENTS.md"), fs)
+    fs.failing.add(target)
+    assert not seen.still_hold(fs)
+    failing = record(probe_all(tree / "pkg" / "AGENTS.md"), fs)
+    assert failing.still_hold(fs)  # the same fault, seen the same way
+    fs.failing.clear()
+    assert not failing.still_hold(fs)
+
+
+class FailingRead(LocalFileSystem):
+    def read_chunk(self, fd: int, size: int) -> bytes:
+        raise OSError(errno.EIO, "injected")
+
+
+def test_a_failed_read_is_never_kept(tree: Path) -> None:
+    fs = FailingRead()
+
+    def read(view: LocalFileSystem) -> object:
+        return view.read_text(view.probe(str(tree / "AGENTS.md")), 1024)
+
+    seen = record(read, fs)
+    assert not seen.kept
+    assert not seen.still_hold(fs)
+
+
+def test_a_cache_serves_while_it_holds_and_recomputes_after_a_change(tree: Path) -> None:
+    cache: ObservedCache[str | None] = ObservedCache()
+    path = str(tree / "pkg" / "AGENTS.md")
+
+    def content(fs: LocalFileSystem) -> str | None:
+        return fs.read_text(fs.probe(path), 1024).text
+
+    assert cache.get("k", LOCAL_FS, content) == "pkg rule\n"
+    assert cache.get("k", LOCAL_FS, content) == "pkg rule\n"
+    assert cache.built == 1
+    Path(path).write_text("pkg rule, edited\n")
+    assert cache.get("k", LOCAL_FS, content) == "pkg rule, edited\n"
+    assert cache.built == 2
+
+
+def test_a_cache_keeps_no_answer_to_an_error(tree: Path) -> None:
+    cache: ObservedCache[int] = ObservedCache()
+
+    def fails(fs: LocalFileSystem) -> int:
+        fs.probe(str(tree / "AGENTS.md"))
+        raise ValueError("no answer")
+
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            cache.get("k", LOCAL_FS, fails)
+
+
+def test_what_changed_a_moment_ago_is_not_kept(monkeypatch: pytest.MonkeyPatch, tree: Path) -> None:
+    # The real window: the tree was just written, so a timestamp could not yet tell a change
+    # made in the same tick apart. Nothing is kept; every answer is computed.
+    monkeypatch.setattr(observed, "RACY_WINDOW_NS", 2_000_000_000)
+    cache: ObservedCache[object] = ObservedCache()
+    for _ in range(3):
+        cache.get("k", LOCAL_FS, probe_all(tree / "AGENTS.md"))
+    assert cache.built == 3
+    old = 1_000_000_000
+    for path in (tree, tree / "AGENTS.md"):
+        os.utime(path, ns=(old, old))
+    # The change times are still recent (utime sets them): still not kept.
+    cache.get("k", LOCAL_FS, probe_all(tree / "AGENTS.md"))
+    assert cache.built == 4
+
+
+# --- OneLook: one request's look, from directory handles ----------------------------------------
+
+
+def stat_outcome(look: Callable[[str], os.stat_result], path: str) -> object:
+    try:
+        st = look(path)
+    except OSError as exc:
+        return ("error", exc.errno)
+    except ValueError:
+        return ("error", "value")
+    return (st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def test_one_look_stats_what_a_walk_stats(tmp_path: Path) -> None:
+    base = Path(os.path.realpath(tmp_path))
+    (base / "a/b/c").mkdir(parents=True)
+    (base / "a/b/c/f").write_text("f")
+    (base / "a/file").write_text("x")
+    (base / "lb").symlink_to("a/b")
+    (base / "a/b/up").symlink_to("../..")
+    (base / "dangling").symlink_to("nowhere")
+    (base / "loop1").symlink_to("loop2")
+    (base / "loop2").symlink_to("loop1")
+    os.mkfifo(base / "a/fifo")
+    long_name = "n" * 200
+    deep = "/".join([long_name] * 25)  # longer than one walk may be
+    paths = [
+        "a", "a/b/c/f", "lb/c/f", "a/b/up/a/file", "dangling", "dangling/x", "loop1",
+        "loop1/x", "a/file/x", "a/file/x/y", "a/fifo", "a/fifo/x", "missing/x/y", "a/b/c/f/",
+        f"a/{deep}/f", "a/nul\x00name",
+    ]  # fmt: skip
+    look = observed.OneLook(LOCAL_FS)
+    for rel in paths:
+        path = str(base / rel) if not rel.endswith("/") else str(base / rel) + "/"
+        assert stat_outcome(look.stat, path) == stat_outcome(os.stat, path), rel
+    look.close()
+
+
+def test_one_look_keeps_few_directory_handles_open(tmp_path: Path) -> None:
+    base = os.path.realpath(tmp_path)
+    deep = base
+    for _ in range(600):
+        deep = os.path.join(deep, "d")
+        os.mkdir(deep)
+    look = observed.OneLook(LOCAL_FS)
+    before = len(os.listdir("/proc/self/fd"))
+    current = base
+    for _ in range(600):
+        current = os.path.join(current, "d")
+        assert stat_outcome(look.stat, os.path.join(current, "AGENTS.md")) == (
+            "error", errno.ENOENT,
+        )  # fmt: skip
+    assert len(os.listdir("/proc/self/fd")) - before <= observed._HANDLES_KEPT
+    look.close()
+    assert len(os.listdir("/proc/self/fd")) <= before
+    subprocess.run(["rm", "-rf", os.path.join(base, "d")], check=True)
+
+
+def test_one_look_asks_a_fault_injecting_filesystem_by_path(tree: Path) -> None:
+    fs = FailingStat()
+    fs.failing.add(str(tree / "pkg" / "AGENTS.md"))
+    look = observed.OneLook(fs)
+    with pytest.raises(OSError) as caught:
+        look.stat(str(tree / "pkg" / "AGENTS.md"))
+    assert caught.value.errno == errno.EIO

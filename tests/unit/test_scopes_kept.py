@@ -1,0 +1,267 @@
+"""``dsh/scopes``, hover and ``dsh/explain`` keep their answers per directory (per file for
+explain) while the files they saw are unchanged (``sessions/scopes.py``, ``sources/observed.py``).
+
+Every test first shows the answer is kept (a second request computes nothing), then changes the
+tree as an editor, a checkout or a hostile repository would and checks the next answer is the
+fresh one, equal to what a service that never kept anything says. The racy-timestamp window is
+closed (files here are written a moment before they are looked at, which would otherwise keep
+nothing and leave the invalidation untested; tests/unit/test_observed.py checks the window).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sessionkit import Kit, opened, start
+
+from dsh_sidecar.explain import Explanation
+from dsh_sidecar.lsp.explain import explain_work
+from dsh_sidecar.protocol.types import ExplainParams
+from dsh_sidecar.sessions.service import ScopesReport, SessionService
+from dsh_sidecar.sources import observed
+
+
+@pytest.fixture(autouse=True)
+def no_racy_window(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(observed, "RACY_WINDOW_NS", 0)
+    yield
+
+
+@pytest.fixture
+async def kit(tmp_path: Path) -> Any:
+    kit = Kit(tmp_path)
+    kit.write("AGENTS.md", "root rule\n")
+    kit.write("pkg/AGENTS.md", "pkg rule\n")
+    kit.write("pkg/src/main.py", "x = 1\n")
+    yield kit
+    await kit.close()
+
+
+def states(report: ScopesReport) -> dict[str, tuple[str, int | None]]:
+    return {e.candidate.display_path: (e.state, e.bytes) for e in report.load.entries}
+
+
+def builds(svc: SessionService) -> int:
+    return svc._chains.chains.built
+
+
+async def fresh(kit: Kit, uri: str) -> ScopesReport:
+    """What a service that never kept anything says."""
+    return await kit.service().scopes(uri)
+
+
+async def kept_then(kit: Kit, uri: str) -> tuple[SessionService, ScopesReport]:
+    svc = kit.service()
+    first = await svc.scopes(uri)
+    again = await svc.scopes(uri)
+    assert states(again) == states(first)
+    assert builds(svc) == 1, "the second report should have been the kept one"
+    return svc, first
+
+
+def doc(kit: Kit) -> str:
+    return str(kit.path("pkg/src/main.py"))
+
+
+async def test_an_edit_is_seen(kit: Kit) -> None:
+    svc, _ = await kept_then(kit, doc(kit))
+    kit.write("pkg/AGENTS.md", "pkg rule, now longer\n")
+    after = await svc.scopes(doc(kit))
+    assert states(after)["pkg/AGENTS.md"] == ("included", len("pkg rule, now longer\n"))
+    assert states(after) == states(await fresh(kit, doc(kit)))
+    assert builds(svc) == 2
+
+
+async def test_a_delete_is_seen(kit: Kit) -> None:
+    svc, _ = await kept_then(kit, doc(kit))
+    kit.remove("pkg/AGENTS.md")
+    after = await svc.scopes(doc(kit))
+    assert "pkg/AGENTS.md" not in states(after)
+    assert states(after) == states(await fresh(kit, doc(kit)))
+
+
+async def test_a_new_file_is_seen(kit: Kit) -> None:
+    svc, first = await kept_then(kit, doc(kit))
+    assert "pkg/src/CLAUDE.md" not in states(first)
+    kit.write("pkg/src/CLAUDE.md", "src rule\n")
+    after = await svc.scopes(doc(kit))
+    assert states(after)["pkg/src/CLAUDE.md"] == ("included", len("src rule\n"))
+
+
+async def test_a_new_project_marker_moves_the_root(kit: Kit) -> None:
+    svc, first = await kept_then(kit, doc(kit))
+    assert first.project_root == os.path.realpath(kit.root)
+    (kit.path("pkg/.git")).mkdir()
+    after = await svc.scopes(doc(kit))
+    assert after.project_root == os.path.realpath(kit.path("pkg"))
+    assert states(after) == states(await fresh(kit, doc(kit)))
+
+
+async def test_gitignore_changes_are_seen_both_ways(kit: Kit) -> None:
+    svc, first = await kept_then(kit, doc(kit))
+    assert states(first)["pkg/AGENTS.md"][0] == "included"
+    kit.write(".gitignore", "pkg/\n")
+    ignored = await svc.scopes(doc(kit))
+    assert states(ignored)["pkg/AGENTS.md"][0] == "ignored"
+    again = await svc.scopes(doc(kit))
+    assert builds(svc) == 2 and states(again) == states(ignored)
+    kit.write(".gitignore", "build/\n")
+    assert states(await svc.scopes(doc(kit)))["pkg/AGENTS.md"][0] == "included"
+    kit.remove(".gitignore")
+    kit.write("pkg/.gitignore", "src/\n")
+    assert states(await svc.scopes(doc(kit))) == states(await fresh(kit, doc(kit)))
+
+
+async def test_a_link_re_pointed_outside_is_never_served_stale(kit: Kit) -> None:
+    outside = kit.tmp / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("secret\n")
+    kit.write("shared/rules.md", "shared rule\n")
+    link = kit.path("pkg/CLAUDE.md")
+    link.symlink_to("../shared/rules.md")
+    svc, first = await kept_then(kit, doc(kit))
+    assert states(first)["pkg/CLAUDE.md"][0] == "included"
+    link.unlink()
+    link.symlink_to(outside / "secret.md")
+    after = await svc.scopes(doc(kit))
+    assert states(after)["pkg/CLAUDE.md"][0] == "outside-project"
+    # ... and back inside again.
+    link.unlink()
+    link.symlink_to("../shared/rules.md")
+    assert states(await svc.scopes(doc(kit)))["pkg/CLAUDE.md"][0] == "included"
+
+
+async def test_a_directory_swapped_for_a_link_outside_is_never_served_stale(kit: Kit) -> None:
+    # The file outside is a hard link of the one inside: same inode, same times, same bytes.
+    elsewhere = kit.tmp / "elsewhere"
+    elsewhere.mkdir()
+    os.link(kit.path("pkg/AGENTS.md"), elsewhere / "AGENTS.md")
+    uri = str(kit.path("pkg/AGENTS.md"))
+    svc, first = await kept_then(kit, uri)
+    assert states(first)["pkg/AGENTS.md"][0] == "included"
+    kit.path("pkg").rename(kit.path("moved"))
+    kit.path("pkg").symlink_to(elsewhere)
+    after = await svc.scopes(uri)
+    assert states(after) == states(await fresh(kit, uri))
+    assert after.directory == os.path.realpath(elsewhere)
+
+
+async def test_a_directory_moved_out_of_the_project_and_linked_back_is_outside(kit: Kit) -> None:
+    # The same directory, inode and entries, now reached through a link: its files live
+    # outside the project, which only its real path tells.
+    outside = kit.tmp / "outside"
+    outside.mkdir()
+    uri = str(kit.root)
+    svc, first = await kept_then(kit, uri)
+    kit.write("pkg/CLAUDE.md", "pkg claude\n")
+    kit.path("pkg/CLAUDE.md").unlink()
+    svc, first = await kept_then(kit, doc(kit))
+    assert states(first)["pkg/AGENTS.md"][0] == "included"
+    kit.path("pkg").rename(outside / "pkg")
+    kit.path("pkg").symlink_to(outside / "pkg")
+    after = await svc.scopes(doc(kit))
+    assert states(after) == states(await fresh(kit, doc(kit)))
+    assert after.directory == os.path.realpath(outside / "pkg/src")
+
+
+async def test_the_user_global_file_is_seen(kit: Kit) -> None:
+    svc, first = await kept_then(kit, doc(kit))
+    assert "~/.dsh/AGENTS.md" not in states(first) and "$DSH_HOME/AGENTS.md" not in states(first)
+    kit.home.mkdir(parents=True, exist_ok=True)
+    (kit.home / "AGENTS.md").write_text("everywhere\n")
+    after = await svc.scopes(doc(kit))
+    assert states(after) == states(await fresh(kit, doc(kit)))
+    assert len(states(after)) == len(states(first)) + 1
+
+
+async def test_settings_changes_drop_what_was_kept(kit: Kit) -> None:
+    kit.write("pkg/NOTES.md", "notes\n")
+    svc, first = await kept_then(kit, doc(kit))
+    assert "pkg/NOTES.md" not in states(first)
+    svc.update_settings(kit.settings(instructionFileCandidates=["AGENTS.md", "NOTES.md"]))
+    after = await svc.scopes(doc(kit))
+    assert states(after)["pkg/NOTES.md"] == ("included", len("notes\n"))
+
+
+async def test_what_sessions_have_active_is_never_kept(kit: Kit) -> None:
+    svc, first = await kept_then(kit, doc(kit))
+    assert first.active == {}
+    sid = await opened(kit, svc)
+    await start(svc, sid)
+    after = await svc.scopes(doc(kit))
+    assert builds(svc) == 1  # the chain is the kept one; who has it active is not
+    assert [c.path for c in after.active[sid]] == ["AGENTS.md"]
+
+
+# --- dsh/explain (and the hover section it feeds) ----------------------------------------------
+
+
+async def explained(svc: SessionService, path: Path) -> Explanation:
+    work = explain_work(svc, ExplainParams(str(path)))
+    return await svc.workers.fs(lambda: work(None))
+
+
+def loaded_by(explanation: Explanation, agent: str) -> list[tuple[str, int | None]]:
+    return [(f.display_path, f.bytes) for f in explanation.agent(agent).files if f.loaded]
+
+
+async def test_explain_is_kept_and_sees_edits_and_new_files(kit: Kit) -> None:
+    svc = kit.service()
+    target = kit.path("pkg/src/main.py")
+    first = await explained(svc, target)
+    assert (await explained(svc, target)).to_json() == first.to_json()
+    assert svc.explained.built == 1
+    kit.write("pkg/CLAUDE.md", "claude rule for pkg\n")
+    after = await explained(svc, target)
+    assert ("pkg/CLAUDE.md", len("claude rule for pkg\n")) in loaded_by(after, "claude-code")
+    assert after.to_json() == (await explained(kit.service(), target)).to_json()
+    kit.write("pkg/CLAUDE.md", "claude rule for pkg, edited\n")
+    assert ("pkg/CLAUDE.md", len("claude rule for pkg, edited\n")) in loaded_by(
+        await explained(svc, target), "claude-code"
+    )
+
+
+async def test_explain_sees_a_new_rule_file_in_a_listed_folder(kit: Kit) -> None:
+    svc = kit.service()
+    target = kit.path("pkg/src/main.py")
+    kit.write(".cursor/rules/style.mdc", "---\nalwaysApply: true\n---\nstyle\n")
+    first = await explained(svc, target)
+    await explained(svc, target)
+    assert svc.explained.built == 1
+    kit.write(".cursor/rules/more.mdc", "---\nalwaysApply: true\n---\nmore\n")
+    after = await explained(svc, target)
+    assert after.to_json() == (await explained(kit.service(), target)).to_json()
+    assert after.to_json() != first.to_json()
+
+
+async def test_explain_sees_an_import_target_change(kit: Kit) -> None:
+    svc = kit.service()
+    target = kit.path("pkg/src/main.py")
+    kit.write("CLAUDE.md", "see @docs/extra.md\n")
+    kit.write("docs/extra.md", "extra\n")
+    first = await explained(svc, target)
+    kit.write("docs/extra.md", "extra, and more of it\n")
+    after = await explained(svc, target)
+    assert after.to_json() != first.to_json()
+    assert after.to_json() == (await explained(kit.service(), target)).to_json()
+
+
+async def test_a_rule_file_edited_in_place_is_seen(tmp_path: Path) -> None:
+    kit = Kit(tmp_path, ruleSets=["cursor"])
+    kit.write("AGENTS.md", "root rule\n")
+    kit.write("pkg/src/main.py", "x = 1\n")
+    kit.write(".cursor/rules/py.mdc", "---\nglobs: **/*.ts\n---\npython rules\n")
+    try:
+        svc, first = await kept_then(kit, doc(kit))
+        assert ".cursor/rules/py.mdc" not in states(first)
+        # Its folder does not change: only the file's own stat tells the edit.
+        kit.write(".cursor/rules/py.mdc", "---\nglobs: **/*.py\n---\npython rules\n")
+        after = await svc.scopes(doc(kit))
+        assert states(after)[".cursor/rules/py.mdc"][0] == "included"
+        assert states(after) == states(await fresh(kit, doc(kit)))
+    finally:
+        await kit.close()
