@@ -296,7 +296,13 @@ def stat_outcome(look: Callable[[str], os.stat_result], path: str) -> object:
     return (st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def test_one_look_stats_what_a_walk_stats(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shallow", [0, observed._SHALLOW_COMPONENTS], ids=["handles", "default"])
+def test_one_look_stats_what_a_walk_stats(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shallow: int
+) -> None:
+    # With no shallow paths every look goes through directory handles; by default a shallow
+    # path is asked by path and only the deep one goes through handles.
+    monkeypatch.setattr(observed, "_SHALLOW_COMPONENTS", shallow)
     base = Path(os.path.realpath(tmp_path))
     (base / "a/b/c").mkdir(parents=True)
     (base / "a/b/c/f").write_text("f")

@@ -47,7 +47,16 @@ class LiveSession:
     # Bumped whenever the visible agent-instructions messages may have changed (a step, an
     # append, a compaction): one of the inputs a kept projection rests on.
     visible_gen: int = 0
+    # The surface-visible agent-instructions messages as of generation ``[0]`` (read at resume,
+    # then extended by each step's own messages), so a step or a projection reads them from the
+    # log only after something else (an append, a compaction) may have changed them.
+    visible: tuple[int, tuple[Message, ...]] | None = None
     projection_memo: ProjectionMemo = attrs.field(factory=ProjectionMemo)
+
+    def kept_visible(self) -> tuple[Message, ...] | None:
+        """The visible instruction messages when what was kept is still current, else None."""
+        kept = self.visible
+        return kept[1] if kept is not None and kept[0] == self.visible_gen else None
 
     def view(self) -> LiveView:
         return LiveView(self.header.id, self.header.cwd, self.effective)
@@ -58,3 +67,4 @@ class LiveSession:
         self.projection_memo = ProjectionMemo()
         self.project_root = None
         self.inbox = None
+        self.visible = None

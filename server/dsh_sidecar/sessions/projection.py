@@ -189,6 +189,7 @@ class ProjectionJob:
     # session's visible instruction messages (it changes whenever they may have).
     inbox: tuple[Message, ...] | None = None
     visible_gen: int = 0
+    visible: tuple[Message, ...] | None = None  # the messages of that generation, when known
     memo: ProjectionMemo = attrs.field(factory=ProjectionMemo)  # lent like ``instructions``
     # An editor touch is the session's only when the file really lies in its project: the loop
     # queued it by its spelling, and the job drops it when its real path leads elsewhere.
@@ -279,7 +280,7 @@ def _project(
 ) -> ProjectionResult:
     """Compose through ``fs`` and sync the inbox, writing one splice when it changed."""
     env, sid, state = job.env, job.session_id, job.instructions
-    visible = visible_instructions(store, sid)
+    visible = list(job.visible) if job.visible is not None else visible_instructions(store, sid)
     pending = [m for m in inbox if m.source.get("kind") == SOURCE_KIND]
     # The session's kept ignore matcher and rule index look through this projection's eyes.
     matcher, rules = state.ignore, state.rules

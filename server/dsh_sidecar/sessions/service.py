@@ -70,6 +70,20 @@ class Prompt:
     rpc_id: str | None = None
 
 
+@attrs.frozen
+class _Opened:
+    """What opening a session read from the store (blocking part of ``open_session``)."""
+
+    header: SessionHeader
+    resumed: bool
+    open_step: tuple[int, int] | None
+    visible: tuple[Message, ...]
+    effective: Mapping[str, Change]
+    dismissed: Mapping[str, Change]
+    root: str
+    inbox: tuple[Message, ...]
+
+
 class SessionService:
     def __init__(
         self,
@@ -210,15 +224,7 @@ class SessionService:
         snapshot = self.snapshot()
         markers = snapshot.settings.instructions.project_root_markers
 
-        def work() -> tuple[
-            SessionHeader,
-            bool,
-            tuple[int, int] | None,
-            Mapping[str, Change],
-            Mapping[str, Change],
-            str,
-            tuple[Message, ...],
-        ]:
+        def work() -> _Opened:
             existing = self.store.get_session(sid)
             resumed = existing is not None
             if existing is None:
@@ -229,25 +235,28 @@ class SessionService:
                     header = self._known_header(sid)
             else:
                 header = existing
-            open_step = open_step_of(self.store, sid) if resumed else None
-            effective = effective_state(visible_instructions(self.store, sid) if resumed else [])
-            dismissed = dismissed_of(self.store, sid) if resumed else NO_CHANGES
-            root = find_project_root(header.cwd, markers, self.fs)
-            inbox = tuple(self.store.inbox(sid)) if resumed else ()
-            return header, resumed, open_step, effective, dismissed, root, inbox
+            visible = tuple(visible_instructions(self.store, sid)) if resumed else ()
+            return _Opened(
+                header, resumed,
+                open_step=open_step_of(self.store, sid) if resumed else None,
+                visible=visible,
+                effective=effective_state(list(visible)),
+                dismissed=dismissed_of(self.store, sid) if resumed else NO_CHANGES,
+                root=find_project_root(header.cwd, markers, self.fs),
+                inbox=tuple(self.store.inbox(sid)) if resumed else (),
+            )  # fmt: skip
 
-        header, resumed, open_step, effective, dismissed, root, inbox = await self.workers.store(
-            work
-        )
+        opened = await self.workers.store(work)
         live = self.live.get(sid)
         if live is not None:  # opened twice at once: the first to finish is the live one
             return live.header, True
         self.live[sid] = LiveSession(
-            header, open_step=open_step, project_root=root, effective=effective,
-            dismissed=dismissed, inbox=inbox,
+            opened.header, open_step=opened.open_step, project_root=opened.root,
+            effective=opened.effective, dismissed=opened.dismissed, inbox=opened.inbox,
+            visible=(0, opened.visible),
         )  # fmt: skip
         self._changed()
-        return header, resumed
+        return opened.header, opened.resumed
 
     async def close_session(self, session_id: str) -> None:
         live = await self._require_live(session_id)
@@ -318,7 +327,7 @@ class SessionService:
     ) -> int:
         cid = compaction_id or str(uuid.uuid4())
 
-        def work() -> tuple[int, Mapping[str, Change]]:
+        def work() -> tuple[int, tuple[Message, ...]]:
             self._known_header(session_id)
             checkpoint = Message.user(
                 [summary], {"kind": "plugin", "plugin": "compact", "compactionId": cid}
@@ -328,15 +337,16 @@ class SessionService:
             except SurfaceOpError as exc:
                 raise DshError(errors.INVALID_EVENT, str(exc)) from exc
             # A compaction can shadow agent-instructions messages: what the model sees changed.
-            return seq, effective_state(visible_instructions(self.store, session_id))
+            return seq, tuple(visible_instructions(self.store, session_id))
 
         live = self.live.get(session_id)
         if live is None:
             return (await self.workers.store(work))[0]
         async with live.lock:
-            seq, effective = await self.workers.store(work)
+            seq, visible = await self.workers.store(work)
             live.visible_gen += 1
-            live.effective = effective
+            live.visible = (live.visible_gen, visible)
+            live.effective = effective_state(list(visible))
             self._changed()
         return seq
 
@@ -373,6 +383,7 @@ class SessionService:
         live.open_step = (turn, step)
         live.inbox = outcome.inbox
         live.visible_gen += 1
+        live.visible = (live.visible_gen, outcome.visible)
         live.dismissed = still_dismissed(live.dismissed, outcome.entered)
         if outcome.effective != live.effective:
             live.effective = outcome.effective
@@ -406,7 +417,7 @@ class SessionService:
             compose_env=self._compose_env(live), instructions=live.instructions,
             now_ms=self.clock(), cancelled=cancelled, read_surface=self.read_surface,
             tmux_query=tmux_query, fallback_zone=fallback_zone, warn=self._warner(),
-            dismissed=live.dismissed,
+            dismissed=live.dismissed, visible=live.kept_visible(),
         )  # fmt: skip
 
     async def end_step(self, session_id: str, turn: int, step: int) -> None:
@@ -521,7 +532,8 @@ class SessionService:
                     job = ProjectionJob(
                         live.header.id, self._compose_env(live), live.instructions, tuple(batch),
                         live.dismissed, inbox=live.inbox, visible_gen=live.visible_gen,
-                        memo=live.projection_memo, project_root=live.project_root,
+                        visible=live.kept_visible(), memo=live.projection_memo,
+                        project_root=live.project_root,
                     )  # fmt: skip
                     result = await self.workers.store(lambda: project_touches(self.store, job))
                     live.inbox = result.inbox

@@ -28,7 +28,11 @@ from dsh_sidecar.model import (
 )
 from dsh_sidecar.sources import tmux_context
 from dsh_sidecar.sources.agent_instructions.compose import ComposeEnv, SessionInstructionState
-from dsh_sidecar.sources.agent_instructions.state import Change, is_instructions_message
+from dsh_sidecar.sources.agent_instructions.state import (
+    SOURCE_KIND,
+    Change,
+    is_instructions_message,
+)
 
 from .inbox import splice_draft
 from .instruction_log import effective_state, visible_instructions
@@ -59,6 +63,8 @@ class StepJob:
     fallback_zone: Callable[[], str]
     warn: Callable[[str], None]
     dismissed: Mapping[str, Change]
+    # The session's visible instruction messages when the loop knows them (None: read the log).
+    visible: tuple[Message, ...] | None = None
 
 
 @attrs.frozen
@@ -71,6 +77,8 @@ class StepCommit:
     effective: Mapping[str, Change]
     # The agent-instructions messages this step put in front of the model.
     entered: tuple[Message, ...]
+    # The visible agent-instructions messages once this step's are on the surface.
+    visible: tuple[Message, ...] = ()
 
 
 def prepare_step(store: Store, job: StepJob) -> StepCommit | None:
@@ -79,7 +87,7 @@ def prepare_step(store: Store, job: StepJob) -> StepCommit | None:
     settings = job.settings
     inbox = store.inbox(sid)
     claimed = (*inbox, *([job.prompt] if job.prompt is not None else []))
-    visible = visible_instructions(store, sid)
+    visible = list(job.visible) if job.visible is not None else visible_instructions(store, sid)
     inputs = StepInputs(
         session_id=sid, turn=turn, step=job.step, claimed=claimed, visible_instructions=tuple(visible),
         time_events=tuple(time_events(store, sid, turn)) if settings.time_context.enabled else (),
@@ -112,6 +120,8 @@ def prepare_step(store: Store, job: StepJob) -> StepCommit | None:
         tuple(outcome.inbox),
         effective_state(visible, entered),
         entered,
+        # Appended, so visible from now on: what the log read would say (instruction_log.py).
+        (*visible, *(m for m in outcome.batch if m.source.get("kind") == SOURCE_KIND)),
     )
 
 

@@ -303,6 +303,10 @@ _O_PATH = getattr(os, "O_PATH", 0)
 _DIRECTORY_HANDLE = _O_PATH | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _PATH_MAX = 4096  # Linux: a longer path fails a walk with ENAMETOOLONG
 _HANDLES_KEPT = 256
+# A walk of this many components costs the kernel about what a step from an open directory
+# costs in Python, so shallower paths are asked by path (most are: the handles pay off in
+# hostile depths, where a walk per look would make a chain quadratic).
+_SHALLOW_COMPONENTS = 48
 
 
 def _close_all(fds: OrderedDict[str, int]) -> None:
@@ -357,6 +361,7 @@ class OneLook(LocalFileSystem):
     def _stat(self, path: str) -> os.stat_result:
         if (
             not self._by_directory
+            or path.count(os.sep) <= _SHALLOW_COMPONENTS
             or path == os.sep
             or not is_plain_absolute(path)
             or len(path) >= _PATH_MAX  # characters <= bytes: a long one is measured below
