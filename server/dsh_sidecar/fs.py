@@ -319,6 +319,11 @@ _PROC_FD = "/proc/self/fd/"
 _DELETED = " (deleted)"
 
 
+# A path may also be too long for one call (a hostile tree's missing deep touch): the bisection
+# below then finds its longest prefix that exists and can be named, instead of realpath's walk.
+_NOT_THERE_ERRNOS = _ABSENT_ERRNOS | {errno.ENAMETOOLONG}
+
+
 def real_path(path: str) -> str:
     """``os.path.realpath(path)``, asking the kernel where it can.
 
@@ -336,17 +341,19 @@ def real_path(path: str) -> str:
     found, code = _kernel_path(path)
     if found is not None:
         return found
-    if code not in _ABSENT_ERRNOS:
+    if code not in _NOT_THERE_ERRNOS:
         return os.path.realpath(path)
     parts = path.split(os.sep)[1:]
-    # parts[:low] exists (the root always does); parts[:high] does not.
+    # parts[:low] exists and can be named (the root always does); parts[:high] does not exist or
+    # is too long to name in one call. Both hold for every longer prefix once they hold for one,
+    # so bisection finds where they start; the check below tells which of the two it was.
     low, high, low_real = 0, len(parts), os.sep
     while high - low > 1:
         middle = (low + high) // 2
         found, code = _kernel_path(os.sep + os.sep.join(parts[:middle]))
         if found is not None:
             low, low_real = middle, found
-        elif code in _ABSENT_ERRNOS:
+        elif code in _NOT_THERE_ERRNOS:
             high = middle
         else:
             return os.path.realpath(path)
@@ -357,7 +364,9 @@ def real_path(path: str) -> str:
             return os.path.realpath(path)
     else:  # there but not openable: a dangling link, which realpath follows textually
         return os.path.realpath(path)
-    return os.path.join(low_real, *parts[low:])
+    # One join of the tail: os.path.join appends part after part, quadratic in a deep tail.
+    tail = os.sep.join(parts[low:])
+    return low_real + tail if low_real.endswith(os.sep) else low_real + os.sep + tail
 
 
 def is_plain_absolute(path: str) -> bool:

@@ -118,12 +118,12 @@ def test_ancestor_chain_is_root_first_cwd_last() -> None:
 
 
 def test_descendant_dirs_between() -> None:
-    assert descendant_dirs_between("/c", "/c/a/b/f.py") == ["/c/a", "/c/a/b"]
-    assert descendant_dirs_between("/c", "a/f.py") == ["/c/a"]  # relative to the session cwd
-    assert descendant_dirs_between("/c", "/c/f.py") == []
-    assert descendant_dirs_between("/c", "/elsewhere/f.py") == []
+    assert list(descendant_dirs_between("/c", "/c/a/b/f.py")) == ["/c/a", "/c/a/b"]
+    assert list(descendant_dirs_between("/c", "a/f.py")) == ["/c/a"]  # relative to the session cwd
+    assert list(descendant_dirs_between("/c", "/c/f.py")) == []
+    assert list(descendant_dirs_between("/c", "/elsewhere/f.py")) == []
     # Upstream's prefix test also drops a child literally named "..foo"; kept for fidelity.
-    assert descendant_dirs_between("/c", "/c/..foo/f.py") == []
+    assert list(descendant_dirs_between("/c", "/c/..foo/f.py")) == []
 
 
 def test_candidate_order_user_global_then_base_then_local_per_directory(tmp_path: Path) -> None:

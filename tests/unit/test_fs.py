@@ -126,6 +126,31 @@ def test_resolve_answers_what_realpath_answers_for_unnormalized_paths(odd_tree: 
         assert LOCAL_FS.resolve(path) == os.path.realpath(path)
 
 
+def test_resolve_of_paths_too_long_for_one_call(tmp_path: Path) -> None:
+    """Longer than PATH_MAX: a missing tail below an existing directory (found by bisection, in
+    time linear in depth), and a directory chain that really exists beyond PATH_MAX (realpath's
+    own walk answers), each with what realpath says."""
+    base = os.path.realpath(tmp_path)
+    (Path(base) / "link").symlink_to(".")
+    missing = os.path.join(base, "link", *["m"] * 3000, "x.py")  # 6,000 bytes
+    assert len(os.fsencode(missing)) > 4096
+    assert LOCAL_FS.resolve(missing) == os.path.realpath(missing)
+    # A chain deeper than PATH_MAX, made one relative step at a time.
+    fd = os.open(base, os.O_RDONLY)
+    try:
+        for _ in range(2100):
+            os.mkdir("d", dir_fd=fd)
+            step = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = step
+    finally:
+        os.close(fd)
+    chain = os.path.join(base, *["d"] * 2100)
+    for path in (chain, os.path.join(chain, "m", "n"), os.path.join(base, "d", "d", "gone")):
+        assert LOCAL_FS.resolve(path) == os.path.realpath(path)
+    subprocess.run(["rm", "-rf", os.path.join(base, "d")], check=True)
+
+
 def test_resolve_of_a_deep_existing_path_with_a_missing_tail(tmp_path: Path) -> None:
     base = os.path.realpath(tmp_path)
     deep = base

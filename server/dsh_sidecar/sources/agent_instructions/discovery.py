@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import attrs
 
@@ -72,22 +73,23 @@ def ancestor_chain(root: str, cwd: str) -> list[str]:
     return chain
 
 
-def descendant_dirs_between(cwd: str, path: str) -> list[str]:
+def descendant_dirs_between(cwd: str, path: str) -> Iterator[str]:
     """Directories strictly below ``cwd`` down to ``dirname(path)``, shallowest first (docs/reference/agent-instructions.md, Reconcile).
 
     ``path`` is resolved against ``cwd`` when relative. Upstream's prefix test on ``..`` also
     excludes a child literally named ``..foo``; we keep that quirk for fidelity.
+
+    Yielded one by one: a touch stops at the first directory that is not there, and the whole
+    list for a path thousands of components deep would hold the square of its length.
     """
     target_dir = os.path.dirname(os.path.join(cwd, path))
     rel = relative_path(target_dir, cwd)
     if rel == "." or rel.startswith("..") or os.path.isabs(rel):
-        return []
-    out: list[str] = []
+        return
     current = cwd
     for part in rel.split(os.sep):
         current = os.path.join(current, part)
-        out.append(current)
-    return out
+        yield current
 
 
 @attrs.frozen
