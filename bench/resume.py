@@ -8,6 +8,11 @@ process and interleaved, each round starts a *new* ``SessionService`` over the s
 restarted sidecar is: no caches), and times ``open`` (resume) plus the first ``dsh/step/prepare``
 of a new turn, for each session.
 
+A third session, ``large_few``, has the large one's 100,000 events but its instruction updates
+only as long as the small one has them (the same three visible instruction messages): what a
+resume costs for the log's length alone, apart from how many instruction messages are visible
+(each is read and compared at the first step, so that part grows with their number).
+
 Target: the 100,000-event resume within 1.5x of the 1,000-event one.
 
     .venv/bin/python bench/resume.py [--small 1000] [--large 100000] [--rounds 15]
@@ -44,15 +49,16 @@ def _message(role: str, text: str, source: dict[str, object]) -> dict[str, objec
     }
 
 
-def turn_drafts(turn: int) -> list[EventDraft]:
-    """One turn of ten events: what an agent loop with one tool call writes."""
+def turn_drafts(turn: int, updates_until: int | None = None) -> list[EventDraft]:
+    """One turn of ten events: what an agent loop with one tool call writes. An instruction
+    update comes every 50 turns (up to turn ``updates_until``, when given)."""
     prompt = _message("user", f"please fix bug #{turn}", {"kind": "user", "rpcId": f"r{turn}"})
     drafts = [
         EventDraft("turn/start", {"turn": turn}),
         EventDraft("step/start", {"turn": turn, "step": 1}),
         EventDraft("user/message", prompt, "append"),
     ]
-    if turn == 1 or turn % 50 == 0:
+    if turn == 1 or (turn % 50 == 0 and (updates_until is None or turn <= updates_until)):
         text = f"<system-reminder>\n{BASELINE_INTRO}\n\nInstructions from: AGENTS.md\n\nrule\n</system-reminder>"
         source = {
             "kind": "agent-instructions",
@@ -102,13 +108,15 @@ def turn_drafts(turn: int) -> list[EventDraft]:
     return drafts[:EVENTS_PER_TURN] if len(drafts) > EVENTS_PER_TURN else drafts
 
 
-def build_session(store: Store, cwd: str, events: int) -> tuple[str, int]:
+def build_session(
+    store: Store, cwd: str, events: int, updates_until: int | None = None
+) -> tuple[str, int]:
     sid = str(uuid.uuid4())
     store.create_session(SessionHeader(sid, int(time.time() * 1000), cwd, f"{events} events"))
     turns = events // EVENTS_PER_TURN
     batch: list[EventDraft] = []
     for turn in range(1, turns + 1):
-        batch.extend(turn_drafts(turn))
+        batch.extend(turn_drafts(turn, updates_until))
         if len(batch) >= 2000:
             store.append(sid, batch)
             batch = []
@@ -144,22 +152,23 @@ async def run(args: argparse.Namespace) -> None:
         build_start = time.perf_counter()
         small, small_turns = build_session(store, root, args.small)
         large, large_turns = build_session(store, root, args.large)
+        few, few_turns = build_session(store, root, args.large, updates_until=small_turns)
         build = time.perf_counter() - build_start
         sizes = {s: store.last_seq(s) for s in (small, large)}
         store.close()
         settings = Settings.from_json(
             {"store": {"path": store_path}, "instructions": {"dshHome": os.path.join(base, "home")}}
         )
-        turns = {small: small_turns, large: large_turns}
-        times: dict[str, list[float]] = {small: [], large: []}
+        turns = {small: small_turns, large: large_turns, few: few_turns}
+        times: dict[str, list[float]] = {small: [], large: [], few: []}
         for round_ in range(args.rounds + 2):
-            for sid in (small, large):
+            for sid in (small, large, few):
                 turns[sid] += 1
                 elapsed = await resume(settings, sid, root, turns[sid])
                 if round_ >= 2:  # two warm-up rounds: page cache, imports, the allocator
                     times[sid].append(elapsed)
-    t_small, t_large = median(times[small]), median(times[large])
-    ratio = t_large / t_small
+    t_small, t_large, t_few = median(times[small]), median(times[large]), median(times[few])
+    ratio, few_ratio = t_large / t_small, t_few / t_small
     report(
         "resume",
         [
@@ -169,7 +178,9 @@ async def run(args: argparse.Namespace) -> None:
             ),
             ("open + first prepare, small", ms(t_small)),
             ("open + first prepare, large", ms(t_large)),
+            ("open + first prepare, large_few", ms(t_few)),
             ("large / small", f"{ratio:.2f}x  (target <= 1.5)"),
+            ("large_few / small", f"{few_ratio:.2f}x  (the log's length alone)"),
         ],
         {
             "small_events": args.small,
@@ -177,6 +188,8 @@ async def run(args: argparse.Namespace) -> None:
             "small_s": t_small,
             "large_s": t_large,
             "ratio": ratio,
+            "large_few_s": t_few,
+            "large_few_ratio": few_ratio,
             "rounds": args.rounds,
         },
     )

@@ -47,9 +47,10 @@ class LiveSession:
     # Bumped whenever the visible agent-instructions messages may have changed (a step, an
     # append, a compaction): one of the inputs a kept projection rests on.
     visible_gen: int = 0
-    # The surface-visible agent-instructions messages as of generation ``[0]`` (read at resume,
-    # then extended by each step's own messages), so a step or a projection reads them from the
-    # log only after something else (an append, a compaction) may have changed them.
+    # The surface-visible agent-instructions messages as of generation ``[0]``, when a resume
+    # or a compaction has just read them: the next step or projection uses them instead of
+    # reading them again. Dropped by the next step (which changes them): kept for good, every
+    # live session would hold all its instruction text (docs/benchmarks.md, Memory).
     visible: tuple[int, tuple[Message, ...]] | None = None
     projection_memo: ProjectionMemo = attrs.field(factory=ProjectionMemo)
 

@@ -383,7 +383,7 @@ class SessionService:
         live.open_step = (turn, step)
         live.inbox = outcome.inbox
         live.visible_gen += 1
-        live.visible = (live.visible_gen, outcome.visible)
+        live.visible = None
         live.dismissed = still_dismissed(live.dismissed, outcome.entered)
         if outcome.effective != live.effective:
             live.effective = outcome.effective

@@ -28,11 +28,7 @@ from dsh_sidecar.model import (
 )
 from dsh_sidecar.sources import tmux_context
 from dsh_sidecar.sources.agent_instructions.compose import ComposeEnv, SessionInstructionState
-from dsh_sidecar.sources.agent_instructions.state import (
-    SOURCE_KIND,
-    Change,
-    is_instructions_message,
-)
+from dsh_sidecar.sources.agent_instructions.state import Change, is_instructions_message
 
 from .inbox import splice_draft
 from .instruction_log import effective_state, visible_instructions
@@ -77,8 +73,6 @@ class StepCommit:
     effective: Mapping[str, Change]
     # The agent-instructions messages this step put in front of the model.
     entered: tuple[Message, ...]
-    # The visible agent-instructions messages once this step's are on the surface.
-    visible: tuple[Message, ...] = ()
 
 
 def prepare_step(store: Store, job: StepJob) -> StepCommit | None:
@@ -120,8 +114,6 @@ def prepare_step(store: Store, job: StepJob) -> StepCommit | None:
         tuple(outcome.inbox),
         effective_state(visible, entered),
         entered,
-        # Appended, so visible from now on: what the log read would say (instruction_log.py).
-        (*visible, *(m for m in outcome.batch if m.source.get("kind") == SOURCE_KIND)),
     )
 
 
