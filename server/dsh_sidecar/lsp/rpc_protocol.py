@@ -21,6 +21,7 @@ What this class changes in pygls' JSON-RPC handling, and why:
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import json
 import logging
@@ -173,7 +174,18 @@ class DshProtocol(LanguageServerProtocol):
             return
         if method == types.INITIALIZE:
             self._initialize_received = True
-        super().handle_message(message)
+        # pygls' handle_message tells a request from a notification with isinstance checks
+        # against runtime-checkable Protocols, which cost more than a whole no-op round trip's
+        # Python; here the transport has classified the message already (a request has an id),
+        # so it goes straight to pygls' handler, in a context of its own as pygls runs each.
+        if method is None:  # not a request or notification: whatever pygls makes of it
+            super().handle_message(message)
+            return
+        context = contextvars.copy_context()
+        if is_request:
+            context.run(self._handle_request, message.id, method, message.params)
+        else:
+            context.run(self._handle_notification, method, message.params)
 
     # --- handler futures --------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ def camel(name: str) -> str:
 
 
 _PLAIN = (str, int, float, bool, type(None))
+_PLAIN_TYPES = frozenset(_PLAIN)  # exact types: one set look-up instead of an isinstance
 # Per attrs class: (attribute, wire key, whether a missing value is left out), in order.
 _PLANS: dict[type, tuple[tuple[str, str, bool], ...]] = {}
 
@@ -33,21 +34,29 @@ def _plan(cls: type) -> tuple[tuple[str, str, bool], ...]:
 
 
 def to_json(value: Any) -> Any:
-    # Every result goes through here on the event loop, so the common cases come first and a
-    # class's field list is worked out once.
-    if isinstance(value, _PLAIN):
-        return value
+    # Every result goes through here on the event loop, so the common cases come first, a
+    # class's field list is worked out once, and plain values are never a call of their own.
     cls = type(value)
-    if cls in _PLANS or attrs.has(cls):
+    if cls in _PLAIN_TYPES or isinstance(value, _PLAIN):
+        return value
+    plan = _PLANS.get(cls)
+    if plan is None and attrs.has(cls):
+        plan = _plan(cls)
+    if plan is not None:
         out: dict[str, Any] = {}
-        for name, key, optional in _plan(cls):
+        for name, key, optional in plan:
             item = getattr(value, name)
-            if item is None and optional:
+            if item is None:
+                if not optional:
+                    out[key] = None
                 continue
-            out[key] = to_json(item)
+            out[key] = item if type(item) in _PLAIN_TYPES else to_json(item)
         return out
     if isinstance(value, list | tuple):
-        return [to_json(item) for item in value]
+        return [item if type(item) in _PLAIN_TYPES else to_json(item) for item in value]
     if isinstance(value, dict):
-        return {key: to_json(item) for key, item in value.items()}
+        return {
+            key: item if type(item) in _PLAIN_TYPES else to_json(item)
+            for key, item in value.items()
+        }
     return value
