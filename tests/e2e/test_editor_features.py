@@ -170,3 +170,33 @@ async def test_scopes_reports_states_and_active_changes(
     dep = [f for f in ignored["files"] if f["displayPath"] == "node_modules/dep/AGENTS.md"]
     assert dep and dep[0]["state"] == "ignored"
     assert "'node_modules/'" in dep[0]["reason"] and ".gitignore" in dep[0]["reason"]
+
+
+async def test_a_kept_hover_follows_edits_and_sessions(
+    client: LanguageClient, ws: Workspace
+) -> None:
+    """A warm hover is kept with what it rested on: a session's step, an edited file and a new
+    file in the chain each give the next hover the fresh answer."""
+    ws.write({"AGENTS.md": "root rules\n", "pkg/AGENTS.md": "pkg rules\n"})
+    await start(client, ws)  # which may create directories a hover looks into ($DSH_HOME)
+    # What changed within two seconds of a look is never kept (a timestamp could miss a
+    # change): wait so that these hovers are kept and the changes below must be noticed.
+    await asyncio.sleep(2.2)
+    first = await hover_text(client, ws, "pkg/AGENTS.md")
+    assert first == await hover_text(client, ws, "pkg/AGENTS.md")
+    assert "Size: 10 bytes" in first and "Place in the chain: 2 of 2" in first
+
+    opened = as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project / "pkg")}))
+    sid = opened["session"]["id"]
+    assert f"- `{sid}`: not active" in await hover_text(client, ws, "pkg/AGENTS.md")
+    await call(
+        client,
+        methods.STEP_PREPARE,
+        {"sessionId": sid, "turn": 1, "step": 1, "prompt": {"text": "hi"}},
+    )
+    assert f"- `{sid}`: active via set" in await hover_text(client, ws, "pkg/AGENTS.md")
+
+    ws.write({"pkg/AGENTS.md": "pkg rules, now longer\n"})
+    assert "Size: 22 bytes" in await hover_text(client, ws, "pkg/AGENTS.md")
+    ws.write({"pkg/CLAUDE.md": "claude rules\n"})
+    assert "Place in the chain: 2 of 3" in await hover_text(client, ws, "pkg/AGENTS.md")

@@ -19,6 +19,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from dsh_sidecar.config import OVERRIDE_NAME
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.explain.hover import hover_section
+from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.protocol.types import ExplainParams
 from dsh_sidecar.sources.agent_instructions.confinement import confinement_for
 from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS
@@ -209,11 +210,18 @@ class DocumentTracker:
             except DshError:
                 return None
 
+            service = ls.service
+            # The text depends on the files both halves looked at and on the live sessions (the
+            # snapshot): kept with what rebuilding it re-checked of the files, which is what
+            # both halves' own kept answers rest on, so a warm hover is one pass of stats.
+            key = (path, instruction_file, max_bytes, service.snapshot().generation)
+
             def answer() -> str:
-                # One worker hop for the whole answer: both halves are kept and re-checked by
-                # stat (no filesystem call on the loop), through one look at the filesystem
-                # (each path asked once), and the text is formatted there too.
-                look = OneLook(ls.service.fs)
+                # One worker hop for the whole answer: nothing here looks at the filesystem on
+                # the loop, and one look at it serves the request (each path asked once).
+                return service.hovers.get(key, OneLook(service.fs), text_of)
+
+            def text_of(look: LocalFileSystem) -> str:
                 report, explanation = report_of(look), explanation_of(look)
                 text = instruction_file_hover(report, path, max_bytes) if instruction_file else None
                 rule = report.facts.rule
@@ -227,7 +235,7 @@ class DocumentTracker:
                 return text + "\n\n---\n\n" + hover_section(explanation)
 
             try:
-                text = await ls.service.workers.fs(answer)
+                text = await service.workers.fs(answer)
             except DshError:
                 return None
             return types.Hover(

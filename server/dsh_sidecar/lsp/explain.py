@@ -32,7 +32,7 @@ async def explain(service: SessionService, params: wt.ExplainParams) -> Explanat
 
 def explain_work(
     service: SessionService, params: wt.ExplainParams
-) -> Callable[[OneLook | None], Explanation]:
+) -> Callable[[LocalFileSystem | None], Explanation]:
     """The params checked now (on the loop); the explanation for a worker to produce (through
     the ``OneLook`` of the rest of a hover, when it is one)."""
     path = parse_file_uri(params.uri)

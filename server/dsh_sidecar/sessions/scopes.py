@@ -69,7 +69,12 @@ class ScopeChains:
         self.chains: ObservedCache[DocumentChain] = ObservedCache(REPORTS_KEPT)
 
     def chain(
-        self, directory: str, document: str | None, dsh_home: str, home: str, look: OneLook
+        self,
+        directory: str,
+        document: str | None,
+        dsh_home: str,
+        home: str,
+        look: LocalFileSystem,
     ) -> DocumentChain:
         """The chain of ``directory``; with ``document`` (a file in it), also the rules whose
         globs match it and what the document itself is (``DocumentFacts``). Blocking."""
@@ -92,7 +97,9 @@ class ScopeChains:
 
         return self.chains.get((directory, document, dsh_home, home), look, build)
 
-    def report(self, snapshot: Snapshot, path: str, look: OneLook | None = None) -> ScopesReport:
+    def report(
+        self, snapshot: Snapshot, path: str, look: LocalFileSystem | None = None
+    ) -> ScopesReport:
         """The report for the document at ``path``, a file or a directory (blocking). ``look``
         is the request's view of the filesystem when it asks more than this (hover)."""
         look = look if look is not None else OneLook(self._fs)

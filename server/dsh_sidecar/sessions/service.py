@@ -34,7 +34,7 @@ from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 from dsh_sidecar.sources.agent_instructions.git_excludes import GitUser
 from dsh_sidecar.sources.agent_instructions.paths import is_within
 from dsh_sidecar.sources.agent_instructions.state import Change
-from dsh_sidecar.sources.observed import ObservedCache, OneLook
+from dsh_sidecar.sources.observed import ObservedCache
 from dsh_sidecar.sources.session_reference import resolver
 from dsh_sidecar.zones import validate_client_time_zone
 
@@ -56,6 +56,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 DEFAULT_EVENTS_LIMIT = 1000
 EXPLANATIONS_KEPT = 64
+HOVERS_KEPT = 64
 REFRESH_FAILED = "workspace instruction refresh failed: %s"
 
 __all__ = ["PreparedStep", "Prompt", "ScopesReport", "SessionService"]
@@ -112,6 +113,8 @@ class SessionService:
         # Answers computed over files and kept while the files they saw are unchanged (the
         # LSP layer keeps ``dsh/explain`` answers here); dropped with the settings they used.
         self.explained: ObservedCache[Any] = ObservedCache(EXPLANATIONS_KEPT)
+        self.hovers: ObservedCache[str] = ObservedCache(HOVERS_KEPT)  # hover texts, by snapshot
+        self._generation = 0  # of the snapshot: bumped whenever it is rebuilt
         self._snapshot: Snapshot | None = None
         self._dsh_home: tuple[Settings, str] | None = None
         self._closed = False
@@ -142,9 +145,10 @@ class SessionService:
     def snapshot(self) -> Snapshot:
         """Frozen settings and live sessions for a worker; rebuilt only after they change."""
         if self._snapshot is None:
+            self._generation += 1
             self._snapshot = Snapshot(
                 self.settings, self.env, self.dsh_home, self.fs,
-                tuple(live.view() for live in self.live.values()),
+                tuple(live.view() for live in self.live.values()), self._generation,
             )  # fmt: skip
         return self._snapshot
 
@@ -156,6 +160,7 @@ class SessionService:
         self.settings = settings
         self._chains = self._scope_chains()
         self.explained = ObservedCache(EXPLANATIONS_KEPT)
+        self.hovers = ObservedCache(HOVERS_KEPT)
         for live in self.live.values():
             live.forget_caches()
         self._changed()
@@ -593,7 +598,7 @@ class SessionService:
         work = self.scopes_work(uri)
         return await self.workers.fs(lambda: work(None))
 
-    def scopes_work(self, uri: str) -> Callable[[OneLook | None], ScopesReport]:
+    def scopes_work(self, uri: str) -> Callable[[LocalFileSystem | None], ScopesReport]:
         """``uri`` checked now (on the loop); its report for a worker to produce. Hover runs it
         in the same worker hop as the rest of its answer, through the same ``OneLook``."""
         path = parse_file_uri(uri)

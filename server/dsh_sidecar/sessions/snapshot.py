@@ -42,3 +42,5 @@ class Snapshot:
     dsh_home: str
     fs: LocalFileSystem
     sessions: tuple[LiveView, ...] = ()
+    # Which snapshot of its service this is: answers built from one may be kept by it.
+    generation: int = 0
