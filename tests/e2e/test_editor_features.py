@@ -185,6 +185,7 @@ async def test_a_kept_hover_follows_edits_and_sessions(
     first = await hover_text(client, ws, "pkg/AGENTS.md")
     assert first == await hover_text(client, ws, "pkg/AGENTS.md")
     assert "Size: 10 bytes" in first and "Place in the chain: 2 of 2" in first
+    assert await scopes_of(client, ws) == ({"AGENTS.md": 11, "pkg/AGENTS.md": 10}, {})
 
     opened = as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project / "pkg")}))
     sid = opened["session"]["id"]
@@ -195,8 +196,22 @@ async def test_a_kept_hover_follows_edits_and_sessions(
         {"sessionId": sid, "turn": 1, "step": 1, "prompt": {"text": "hi"}},
     )
     assert f"- `{sid}`: active via set" in await hover_text(client, ws, "pkg/AGENTS.md")
+    active = ["AGENTS.md", "pkg/AGENTS.md"]
+    assert await scopes_of(client, ws) == ({"AGENTS.md": 11, "pkg/AGENTS.md": 10}, {sid: active})
 
     ws.write({"pkg/AGENTS.md": "pkg rules, now longer\n"})
     assert "Size: 22 bytes" in await hover_text(client, ws, "pkg/AGENTS.md")
+    assert (await scopes_of(client, ws))[0]["pkg/AGENTS.md"] == 22
     ws.write({"pkg/CLAUDE.md": "claude rules\n"})
     assert "Place in the chain: 2 of 3" in await hover_text(client, ws, "pkg/AGENTS.md")
+    assert "pkg/CLAUDE.md" in (await scopes_of(client, ws))[0]
+
+
+async def scopes_of(
+    client: LanguageClient, ws: Workspace
+) -> tuple[dict[str, int], dict[str, list[str]]]:
+    """``dsh/scopes`` of pkg/AGENTS.md: each file's bytes, and each session's active paths."""
+    found = as_dict(await call(client, methods.SCOPES, {"uri": ws.uri("pkg/AGENTS.md")}))
+    files = {f["displayPath"]: f["bytes"] for f in found["files"]}
+    sessions = {s["sessionId"]: [c["path"] for c in s["active"]] for s in found["sessions"]}
+    return files, sessions

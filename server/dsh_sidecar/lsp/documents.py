@@ -214,12 +214,13 @@ class DocumentTracker:
             # The text depends on the files both halves looked at and on the live sessions (the
             # snapshot): kept with what rebuilding it re-checked of the files, which is what
             # both halves' own kept answers rest on, so a warm hover is one pass of stats.
-            key = (path, instruction_file, max_bytes, service.snapshot().generation)
+            key = ("hover", path, instruction_file, max_bytes, service.snapshot().generation)
 
             def answer() -> str:
                 # One worker hop for the whole answer: nothing here looks at the filesystem on
                 # the loop, and one look at it serves the request (each path asked once).
-                return service.hovers.get(key, OneLook(service.fs), text_of)
+                text: str = service.answers.get(key, OneLook(service.fs), text_of)
+                return text
 
             def text_of(look: LocalFileSystem) -> str:
                 report, explanation = report_of(look), explanation_of(look)

@@ -27,10 +27,12 @@ import dsh_sidecar
 from dsh_sidecar import errors
 from dsh_sidecar.config import Settings
 from dsh_sidecar.errors import DshError
+from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.protocol import mapping as wire
 from dsh_sidecar.protocol import methods
 from dsh_sidecar.protocol import types as wt
 from dsh_sidecar.sessions.service import Prompt, SessionService
+from dsh_sidecar.sources.observed import OneLook
 
 from . import explain, transport_serve
 from .converter import describe_structure_error, make_converter
@@ -265,8 +267,20 @@ def _register_context(server: DshServer) -> None:
         return wire.preview_result(await server.service.preview(p.cwd))
 
     async def scopes(p: wt.ScopesParams) -> wt.ScopesResult:
-        report = await server.service.scopes(p.uri)
-        return wire.scopes_result(report.project_root, report.directory, report.load, report.active)
+        service = server.service
+        report_of = service.scopes_work(p.uri)
+        # Kept whole, like a hover's text: a warm request is one pass of stats in the worker.
+        key = ("scopes", p.uri, service.snapshot().generation)
+
+        def result_of(look: LocalFileSystem) -> wt.ScopesResult:
+            r = report_of(look)
+            return wire.scopes_result(r.project_root, r.directory, r.load, r.active)
+
+        def answer() -> wt.ScopesResult:
+            found: wt.ScopesResult = service.answers.get(key, OneLook(service.fs), result_of)
+            return found
+
+        return await service.workers.fs(answer)
 
     async def explain_(p: wt.ExplainParams) -> wt.ExplainResult:
         found = await explain.explain(server.service, p)

@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 DEFAULT_EVENTS_LIMIT = 1000
 EXPLANATIONS_KEPT = 64
-HOVERS_KEPT = 64
+ANSWERS_KEPT = 128
 REFRESH_FAILED = "workspace instruction refresh failed: %s"
 
 __all__ = ["PreparedStep", "Prompt", "ScopesReport", "SessionService"]
@@ -113,7 +113,9 @@ class SessionService:
         # Answers computed over files and kept while the files they saw are unchanged (the
         # LSP layer keeps ``dsh/explain`` answers here); dropped with the settings they used.
         self.explained: ObservedCache[Any] = ObservedCache(EXPLANATIONS_KEPT)
-        self.hovers: ObservedCache[str] = ObservedCache(HOVERS_KEPT)  # hover texts, by snapshot
+        # Whole answers of the LSP layer (a hover's text, a dsh/scopes result) built from one
+        # snapshot, keyed by its generation with what they looked at.
+        self.answers: ObservedCache[Any] = ObservedCache(ANSWERS_KEPT)
         self._generation = 0  # of the snapshot: bumped whenever it is rebuilt
         self._snapshot: Snapshot | None = None
         self._dsh_home: tuple[Settings, str] | None = None
@@ -160,7 +162,7 @@ class SessionService:
         self.settings = settings
         self._chains = self._scope_chains()
         self.explained = ObservedCache(EXPLANATIONS_KEPT)
-        self.hovers = ObservedCache(HOVERS_KEPT)
+        self.answers = ObservedCache(ANSWERS_KEPT)
         for live in self.live.values():
             live.forget_caches()
         self._changed()
