@@ -111,6 +111,10 @@ class Observations:
         now = time.time_ns() if now_ns is None else now_ns
         if self.newest_ns > now - RACY_WINDOW_NS:
             self.kept = False
+        # A directory whose whole signature is checked is the same directory (kind, device,
+        # inode) whenever that check holds: one stat for both.
+        for path in self.directories.keys() & self.kinds.keys():
+            del self.kinds[path]
         # The deepest directories that must still be real paths (their ancestors follow).
         ordered = sorted(self.real_dirs, key=len, reverse=True)
         leaves: list[str] = []
