@@ -296,13 +296,24 @@ def stat_outcome(look: Callable[[str], os.stat_result], path: str) -> object:
     return (st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-@pytest.mark.parametrize("shallow", [0, observed._SHALLOW_COMPONENTS], ids=["handles", "default"])
+@pytest.mark.parametrize(
+    ("shallow", "step"),
+    [
+        (0, 1),
+        (0, 2),
+        (0, observed._ANCHOR_STEP),
+        (observed._SHALLOW_COMPONENTS, observed._ANCHOR_STEP),
+    ],
+    ids=["a-handle-per-directory", "a-handle-every-second", "anchors", "default"],
+)
 def test_one_look_stats_what_a_walk_stats(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shallow: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shallow: int, step: int
 ) -> None:
-    # With no shallow paths every look goes through directory handles; by default a shallow
-    # path is asked by path and only the deep one goes through handles.
+    # With no shallow paths every look goes through directory handles (one per directory, one
+    # every second directory, or the anchors a deep chain gets); by default a shallow path is
+    # asked by path and only the deep one goes through handles.
     monkeypatch.setattr(observed, "_SHALLOW_COMPONENTS", shallow)
+    monkeypatch.setattr(observed, "_ANCHOR_STEP", step)
     base = Path(os.path.realpath(tmp_path))
     (base / "a/b/c").mkdir(parents=True)
     (base / "a/b/c/f").write_text("f")

@@ -23,8 +23,8 @@ from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.protocol.types import ExplainParams
 from dsh_sidecar.sources.agent_instructions.confinement import confinement_for
 from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS
-from dsh_sidecar.sources.observed import OneLook
 
+from .answers import kept_answer
 from .diagnostics import diagnostic_text, instruction_diagnostics
 from .explain import explain_work
 from .hover import chain_hover, conventions_hover, instruction_file_hover, rule_file_hover
@@ -219,8 +219,7 @@ class DocumentTracker:
             def answer() -> str:
                 # One worker hop for the whole answer: nothing here looks at the filesystem on
                 # the loop, and one look at it serves the request (each path asked once).
-                text: str = service.answers.get(key, OneLook(service.fs), text_of)
-                return text
+                return kept_answer(service, key, text_of)
 
             def text_of(look: LocalFileSystem) -> str:
                 report, explanation = report_of(look), explanation_of(look)

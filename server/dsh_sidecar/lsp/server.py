@@ -32,9 +32,9 @@ from dsh_sidecar.protocol import mapping as wire
 from dsh_sidecar.protocol import methods
 from dsh_sidecar.protocol import types as wt
 from dsh_sidecar.sessions.service import Prompt, SessionService
-from dsh_sidecar.sources.observed import OneLook
 
 from . import explain, transport_serve
+from .answers import kept_answer
 from .converter import describe_structure_error, make_converter
 from .documents import DocumentTracker
 from .error_mapping import invalid_params, to_jsonrpc
@@ -276,11 +276,7 @@ def _register_context(server: DshServer) -> None:
             r = report_of(look)
             return wire.scopes_result(r.project_root, r.directory, r.load, r.active)
 
-        def answer() -> wt.ScopesResult:
-            found: wt.ScopesResult = service.answers.get(key, OneLook(service.fs), result_of)
-            return found
-
-        return await service.workers.fs(answer)
+        return await service.workers.fs(lambda: kept_answer(service, key, result_of))
 
     async def explain_(p: wt.ExplainParams) -> wt.ExplainResult:
         found = await explain.explain(server.service, p)

@@ -167,6 +167,10 @@ class SessionService:
             live.forget_caches()
         self._changed()
 
+    def parts_built(self) -> int:
+        """How many chains and explanations were computed rather than reused (lsp/answers.py)."""
+        return self._chains.chains.built + self.explained.built
+
     def _scope_chains(self) -> ScopeChains:
         return ScopeChains(self.settings.instructions, self.fs, self._git_user())
 

@@ -311,6 +311,7 @@ _HANDLES_KEPT = 256
 # costs in Python, so shallower paths are asked by path (most are: the handles pay off in
 # hostile depths, where a walk per look would make a chain quadratic).
 _SHALLOW_COMPONENTS = 48
+_ANCHOR_STEP = 32  # directories between two open handles of a deep chain
 
 
 def _close_all(fds: OrderedDict[str, int]) -> None:
@@ -340,10 +341,12 @@ class OneLook(LocalFileSystem):
         self._stats: dict[str, os.stat_result | OSError | ValueError] = {}
         self._reals: dict[str, str] = {}
         self.memo: dict[Hashable, Any] = {}
-        # Directory handles by path, least recently used first (only over the plain filesystem:
-        # a subclass's ``stat`` is how tests inject faults, so it is always asked by path).
+        # Directory handles by path (only over the plain filesystem: a subclass's ``stat`` is
+        # how tests inject faults, so it is always asked by path), and for each directory seen
+        # the handle to look from and the way down from it (``_anchor``).
         self._by_directory = type(base) is LocalFileSystem and _O_PATH != 0
         self._fds: OrderedDict[str, int] = OrderedDict()
+        self._anchors: dict[str, tuple[int, str, int]] = {}  # directory -> (fd, way down, depth)
         self._closer = weakref.finalize(self, _close_all, self._fds)
 
     def close(self) -> None:
@@ -373,34 +376,50 @@ class OneLook(LocalFileSystem):
         ):
             return self.base.stat(path)
         directory, name = path.rsplit(os.sep, 1)
-        return os.stat(name, dir_fd=self._directory(directory or os.sep))
+        try:
+            anchor = self._anchor(directory or os.sep)
+        except OSError:
+            anchor = None  # the walk says what is wrong on the way, as it would have
+        if anchor is None:
+            return self.base.stat(path)
+        fd, below = anchor
+        return os.stat(below + name, dir_fd=fd)
 
-    def _directory(self, directory: str) -> int:
-        """A handle on ``directory``, opened from the nearest already-open ancestor down."""
-        fds = self._fds
-        fd = fds.get(directory)
-        if fd is not None:
-            fds.move_to_end(directory)
-            return fd
+    def _anchor(self, directory: str) -> tuple[int, str] | None:
+        """An open ancestor of ``directory`` (itself, or fewer than ``_ANCHOR_STEP`` levels up)
+        and the way down from it ("" or ending in a separator); None once no handle is left.
+
+        Every ``_ANCHOR_STEP``-th directory of a chain is opened, from the anchor above it, so a
+        look costs the kernel a walk of at most that many names and a thousand-level chain keeps
+        a few dozen handles, which every pass down the chain (there are many in a request)
+        reuses instead of reopening.
+        """
+        known = self._anchors
+        found = known.get(directory)
+        if found is not None:
+            return found[0], found[1]
         missing = []
         current = directory
-        while current not in fds and current != os.sep:
+        while current not in known and current != os.sep:
             missing.append(current)
             current = os.path.dirname(current)
-        if current == os.sep and current not in fds:
-            self._keep(os.sep, os.open(os.sep, _DIRECTORY_HANDLE))
-        fd = fds[current]
+        if current not in known:  # the root
+            fd = os.open(os.sep, _DIRECTORY_HANDLE)
+            self._fds[os.sep] = fd
+            known[os.sep] = (fd, "", 0)
+        fd, below, steps = known[current]
         for path in reversed(missing):
-            fd = os.open(os.path.basename(path), _DIRECTORY_HANDLE, dir_fd=fd)
-            self._keep(path, fd)
-        return fd
-
-    def _keep(self, directory: str, fd: int) -> None:
-        self._fds[directory] = fd
-        while len(self._fds) > _HANDLES_KEPT:
-            # Never the one just opened: the next step opens from it.
-            _, old = self._fds.popitem(last=False)
-            os.close(old)
+            name = path.rsplit(os.sep, 1)[1]
+            if steps + 1 < _ANCHOR_STEP:
+                fd, below, steps = fd, below + name + os.sep, steps + 1
+            else:
+                if len(self._fds) >= _HANDLES_KEPT:
+                    return None
+                fd = os.open(below + name, _DIRECTORY_HANDLE, dir_fd=fd)
+                self._fds[path] = fd
+                below, steps = "", 0
+            known[path] = (fd, below, steps)
+        return fd, below
 
     def resolve(self, path: str) -> str:
         real = self._reals.get(path)
@@ -443,13 +462,20 @@ class ObservedCache(Generic[T]):
         self._lock = threading.Lock()
         self._entries: OrderedDict[Hashable, tuple[Observations, T]] = OrderedDict()
 
-    def get(self, key: Hashable, fs: LocalFileSystem, build: Callable[[LocalFileSystem], T]) -> T:
+    def lookup(self, key: Hashable, fs: LocalFileSystem) -> tuple[T] | None:
+        """The kept answer (in a 1-tuple, as it may be None itself) if it still holds."""
         with self._lock:
             kept = self._entries.get(key)
             if kept is not None:
                 self._entries.move_to_end(key)
         if kept is not None and kept[0].still_hold(fs):
-            return kept[1]
+            return (kept[1],)
+        return None
+
+    def get(self, key: Hashable, fs: LocalFileSystem, build: Callable[[LocalFileSystem], T]) -> T:
+        found = self.lookup(key, fs)
+        if found is not None:
+            return found[0]
         observations = Observations()
         value = build(ObservingFileSystem(fs, observations))
         with self._lock:
