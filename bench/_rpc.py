@@ -86,6 +86,17 @@ class Client:
         self._next_id += 1
         return {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params}
 
+    def exchange(self, messages: Sequence[tuple[str, Any]]) -> float:
+        """Write ``messages`` at once (notifications, then the one request last) and wait for
+        the request's answer; the seconds that took."""
+        framed = [{"jsonrpc": "2.0", "method": m, "params": p} for m, p in messages[:-1]]
+        method, params = messages[-1]
+        request = self.request_message(method, params)
+        start = time.perf_counter()
+        self.send_many([*framed, request])
+        self.wait_response(request["id"])
+        return time.perf_counter() - start
+
     def request(self, method: str, params: Any = None) -> Any:
         message = self.request_message(method, params)
         self.send(message)

@@ -81,17 +81,6 @@ def build_small(base: str) -> str:
     return source
 
 
-def timed(client: Client, messages: list[tuple[str, object]]) -> float:
-    """Write ``messages`` at once; the seconds until the last one (a request) is answered."""
-    framed = [{"jsonrpc": "2.0", "method": m, "params": p} for m, p in messages[:-1]]
-    method, params = messages[-1]
-    request = client.request_message(method, params)
-    start = time.perf_counter()
-    client.send_many([*framed, request])
-    client.wait_response(request["id"])
-    return time.perf_counter() - start
-
-
 def behind(client: Client, first: tuple[str, object], second: tuple[str, object]) -> float:
     """Send ``first``, give the server a moment to start on it, then send ``second``: the
     seconds from sending ``second`` until it is answered (the first may still be running)."""
@@ -138,30 +127,30 @@ def main() -> None:
                     "store": {"path": os.path.join(base, f"s{run}.sqlite3")},
                     "instructions": {"maxBytes": BUDGET},
                 }, root)  # fmt: skip
-                noop = [timed(client, [("bench/noop", None)]) for _ in range(50)]
+                noop = [client.exchange([("bench/noop", None)]) for _ in range(50)]
                 add("noop", statistics.median(noop))
                 deep = client.request("dsh/session/open", {"cwd": bottom})["session"]["id"]
                 top = client.request("dsh/session/open", {"cwd": root})["session"]["id"]
                 step = {"sessionId": deep, "turn": 1, "step": 1}
-                add("first_prepare", timed(client, [
+                add("first_prepare", client.exchange([
                     ("dsh/step/prepare", {**step, "prompt": {"text": "hi"}})]))  # fmt: skip
                 client.request("dsh/step/end", step)
                 step = {"sessionId": top, "turn": 1, "step": 1}
                 client.request("dsh/step/prepare", {**step, "prompt": {"text": "hi"}})
                 client.request("dsh/step/end", step)
-                add("preview", timed(client, [("dsh/context/preview", {"cwd": bottom})]))
+                add("preview", client.exchange([("dsh/context/preview", {"cwd": bottom})]))
                 scopes = ("dsh/scopes", {"uri": file_uri(source)})
-                add("scopes", timed(client, [scopes]))
+                add("scopes", client.exchange([scopes]))
                 hover = ("textDocument/hover", {
                     "textDocument": {"uri": file_uri(agents)},
                     "position": {"line": 0, "character": 0},
                 })  # fmt: skip
-                add("hover", timed(client, [hover]))
+                add("hover", client.exchange([hover]))
                 opened = ("textDocument/didOpen", {"textDocument": {
                     "uri": file_uri(source), "languageId": "python", "version": 1,
                     "text": "x = 1\n",
                 }})  # fmt: skip
-                add("did_open", timed(client, [
+                add("did_open", client.exchange([
                     opened, ("dsh/context/pending", {"sessionId": deep}),
                     ("dsh/context/pending", {"sessionId": top}),
                 ]))  # fmt: skip
@@ -172,14 +161,14 @@ def main() -> None:
                 assert len(changes) == args.depth - 1, len(changes)
                 small_scopes = ("dsh/scopes", {"uri": file_uri(small)})
                 add("unrelated_alone", statistics.median(
-                    [timed(client, [small_scopes]) for _ in range(5)]))  # fmt: skip
+                    [client.exchange([small_scopes]) for _ in range(5)]))  # fmt: skip
                 cold = os.path.join(root, "AGENTS.md")  # an edit: the deep hover computes afresh
                 with open(cold, "a", encoding="utf-8") as fh:
                     fh.write("edited\n")
                 add("unrelated", behind(client, hover, small_scopes))
                 shallow = ("dsh/scopes", {"uri": file_uri(os.path.join(root, "AGENTS.md"))})
                 add("same_project_alone", statistics.median(
-                    [timed(client, [shallow]) for _ in range(5)]))  # fmt: skip
+                    [client.exchange([shallow]) for _ in range(5)]))  # fmt: skip
                 with open(cold, "a", encoding="utf-8") as fh:
                     fh.write("edited again\n")
                 add("same_project", behind(client, hover, shallow))
@@ -194,7 +183,7 @@ def main() -> None:
                         "sessionId": lone, "token": f"t{n}", "name": "read",
                         "arguments": {"file_path": missing}, "isError": False,
                     })  # fmt: skip
-                    add(f"touch_missing_{n}", timed(client, [
+                    add(f"touch_missing_{n}", client.exchange([
                         result, ("dsh/context/pending", {"sessionId": lone})]))  # fmt: skip
             finally:
                 client.close()

@@ -72,16 +72,6 @@ def build_project(base: str) -> tuple[str, str, str]:
     return root, source, os.path.join(directory, "AGENTS.md")
 
 
-def timed(client: Client, messages: list[tuple[str, object]]) -> float:
-    framed = [{"jsonrpc": "2.0", "method": m, "params": p} for m, p in messages[:-1]]
-    method, params = messages[-1]
-    request = client.request_message(method, params)
-    start = time.perf_counter()
-    client.send_many([*framed, request])
-    client.wait_response(request["id"])
-    return time.perf_counter() - start
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--patterns", type=int, default=40_000)
@@ -121,12 +111,12 @@ def main() -> None:
                 spec = pathspec.GitIgnoreSpec.from_lines(text.split("\n"))
                 add("parse", time.perf_counter() - start)
                 assert len(spec.patterns) > args.patterns
-                add("first_touch", timed(client, [opened, pending]))
+                add("first_touch", client.exchange([opened, pending]))
                 found = client.request(*pending)["messages"]
                 assert len(found) == 1 and len(found[0]["source"]["changes"]) == DEPTH, found
-                add("again_touch", timed(client, [opened, pending]))
-                add("scopes", timed(client, [("dsh/scopes", {"uri": file_uri(source)})]))
-                add("hover", timed(client, [hover]))
+                add("again_touch", client.exchange([opened, pending]))
+                add("scopes", client.exchange([("dsh/scopes", {"uri": file_uri(source)})]))
+                add("hover", client.exchange([hover]))
         finally:
             client.close()
     t = {name: statistics.median(values) for name, values in samples.items()}

@@ -41,7 +41,6 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import time
 
 from _common import ms, percentile, report
 from _rpc import Client, bench_server, file_uri
@@ -138,15 +137,13 @@ def main() -> None:
             samples: dict[str, list[float]] = {name: [] for name in calls}
             samples["pygls_noop"] = []
             for round_ in range(args.rounds + WARM_UP_ROUNDS):
-                start = time.perf_counter()
-                _send(pygls, [("bench/noop", None)])
+                took = pygls.exchange([("bench/noop", None)])
                 if round_ >= WARM_UP_ROUNDS:
-                    samples["pygls_noop"].append(time.perf_counter() - start)
+                    samples["pygls_noop"].append(took)
                 for name, messages in calls.items():
-                    start = time.perf_counter()
-                    _send(client, messages)
+                    took = client.exchange(messages)
                     if round_ >= WARM_UP_ROUNDS:  # caches, the allocator, the page cache
-                        samples[name].append(time.perf_counter() - start)
+                        samples[name].append(took)
                     if name == "touch_pending":
                         # The touch reached the second session too: let it settle, untimed.
                         client.request("dsh/context/pending", {"sessionId": sids[1]})
@@ -183,17 +180,6 @@ def main() -> None:
         result_json[f"{name}_p50_over_noop"] = own50
         result_json[f"{name}_p99_over_noop"] = own99
     report("roundtrip", rows, result_json)
-
-
-def _send(client: Client, messages: list[tuple[str, object]]) -> None:
-    """Write ``messages`` at once (notifications, then the one request) and await the answer."""
-    framed = []
-    for method, params in messages[:-1]:
-        framed.append({"jsonrpc": "2.0", "method": method, "params": params})
-    method, params = messages[-1]
-    request = client.request_message(method, params)
-    client.send_many([*framed, request])
-    client.wait_response(request["id"])
 
 
 if __name__ == "__main__":

@@ -69,13 +69,7 @@ def import_spans(text: str, importer_dir: str, home: str) -> list[ImportSpan]:
         raw = match["path"].rstrip(_TRAILING)
         if not raw:
             continue
-        if raw == "~" or raw.startswith("~/"):
-            path = os.path.join(home, raw[2:])
-        elif os.path.isabs(raw):
-            path = raw
-        else:
-            path = os.path.join(importer_dir, raw)
-        path = os.path.normpath(path)
+        path = _import_target(raw, importer_dir, home)
         if path not in distinct:
             if len(distinct) >= MAX_IMPORTS_PER_FILE:
                 break
@@ -91,15 +85,21 @@ def import_paths(text: str, importer_dir: str, home: str) -> list[str]:
         raw = match["path"].rstrip(_TRAILING)
         if not raw:
             continue
-        if raw == "~" or raw.startswith("~/"):
-            path = os.path.join(home, raw[2:])
-        elif os.path.isabs(raw):
-            path = raw
-        else:
-            path = os.path.join(importer_dir, raw)
-        path = os.path.normpath(path)
+        path = _import_target(raw, importer_dir, home)
         if path not in out:
             out.append(path)
         if len(out) >= MAX_IMPORTS_PER_FILE:
             break
     return out
+
+
+def _import_target(raw: str, importer_dir: str, home: str) -> str:
+    """Where an import written ``raw`` leads: ``~/`` from the home directory, an absolute path
+    as it is, anything else from the importing file's directory; normalized."""
+    if raw == "~" or raw.startswith("~/"):
+        path = os.path.join(home, raw[2:])
+    elif os.path.isabs(raw):
+        path = raw
+    else:
+        path = os.path.join(importer_dir, raw)
+    return os.path.normpath(path)
