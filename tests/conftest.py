@@ -2,6 +2,8 @@
 
 - Tests under tests/editors get the ``editors`` marker by path, so ``-m "not editors"`` runs
   everything but the real-editor tests (README, Development).
+- ``DSH_TEST_FORKED_SERVERS=1`` (the dev loop only) starts the e2e and golden-example servers
+  by forking them from one process that imported the server once (tests/forked_servers.py).
 - ``DSH_HYPOTHESIS_PROFILE`` picks the Hypothesis profile: ``full`` (the default, what CI runs)
   or ``dev`` (a tenth of the examples; see tests/property_budget.py).
 - Every test that leaves a session store in its temp directory has every logged message checked
@@ -22,6 +24,7 @@ from hypothesis import settings
 
 from dsh_sidecar.invariants import InvariantError, validate_event
 from dsh_sidecar.model import Event
+from tests import forked_servers
 from tests.property_budget import FULL_MAX_EXAMPLES
 
 # Stores that tests corrupt or fill on purpose are not the sidecar's own writes.
@@ -35,8 +38,28 @@ settings.register_profile("dev", max_examples=FULL_MAX_EXAMPLES // 10)
 settings.load_profile(os.environ.get(HYPOTHESIS_PROFILE_ENV) or "full")
 
 
+_zygote: forked_servers.Zygote | None = None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{UNCHECKED_MARK}: skip the store invariant sweep")
+    global _zygote
+    # Under pytest-xdist only the workers run tests; the controller needs no zygote.
+    distributing = bool(getattr(config.option, "numprocesses", None))
+    runs_tests = os.environ.get("PYTEST_XDIST_WORKER") is not None or not distributing
+    if forked_servers.enabled() and runs_tests and _zygote is None:
+        # Before the test modules are imported: their server commands read the socket's path.
+        _zygote = forked_servers.Zygote()
+        _zygote.wait_ready()
+        os.environ[forked_servers.SOCKET_ENV] = _zygote.socket_path
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _zygote
+    if _zygote is not None:
+        _zygote.stop()
+        _zygote = None
+        os.environ.pop(forked_servers.SOCKET_ENV, None)
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker

@@ -4,7 +4,6 @@ capabilities (VS Code and Neovim), isolated in a temp project, DSH_HOME and stor
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,9 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from dsh_sidecar.sessions.store import NO_FSYNC_ENV
 
-SERVER_COMMAND = [sys.executable, "-m", "dsh_sidecar", "serve"]
+from ..forked_servers import server_command
+
+SERVER_COMMAND = server_command("serve")
 CLIENTS = ["visual-studio-code", "neovim"]
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,9 +20,8 @@ from dsh_sidecar.explain import explain_file
 from dsh_sidecar.fs import LOCAL_FS
 from dsh_sidecar.protocol import methods
 
-from .conftest import CLIENTS, Workspace, as_dict, call, start, write_tree
+from .conftest import CLIENTS, SERVER_COMMAND, Workspace, as_dict, call, start, write_tree
 
-SERVER_COMMAND = [sys.executable, "-m", "dsh_sidecar", "serve"]
 # The server looks for the agents' user-global files in its HOME.
 AGENT_HOME = Path(tempfile.mkdtemp(prefix="dsh-explain-home-"))
 atexit.register(shutil.rmtree, AGENT_HOME, True)

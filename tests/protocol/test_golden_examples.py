@@ -35,9 +35,10 @@ from pytest_lsp.protocol import LanguageClientProtocol
 from dsh_sidecar.protocol import methods
 from dsh_sidecar.sessions.store import NO_FSYNC_ENV
 
+from ..forked_servers import server_command
 from . import _docs
 
-SERVER_COMMAND = [sys.executable, "-m", "dsh_sidecar", "serve"]
+SERVER_COMMAND = server_command("serve")
 # The same server, with the work of the cancellable methods slowed down so that a
 # $/cancelRequest reliably arrives while the request is running.
 SLOW_SECONDS = 2.0
