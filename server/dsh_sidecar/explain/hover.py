@@ -4,7 +4,6 @@ sidecar. The lead wires it into ``textDocument/hover``; it only formats an ``Exp
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -19,27 +18,6 @@ _BACKTICKS = re.compile("`+")
 def hover_section(explanation: Explanation) -> str:
     """One line for this sidecar's files, then one per agent: the files it loads (a cut one with
     its kept bytes) and the files this sidecar loads that it misses."""
-    # A kept explanation comes back as the same object while its files are unchanged, and hover
-    # asks on every cursor rest: its section is formatted once. By identity, since hashing an
-    # explanation walks all of it.
-    found = _FORMATTED.get(id(explanation))
-    if found is not None and found[0] is explanation:
-        return found[1]
-    text = _format(explanation)
-    _FORMATTED[id(explanation)] = (explanation, text)
-    while len(_FORMATTED) > _FORMATTED_KEPT:
-        try:  # popitem is one step under the GIL: hover workers may race here, harmlessly
-            _FORMATTED.popitem(last=False)
-        except KeyError:
-            break
-    return text
-
-
-_FORMATTED_KEPT = 64
-_FORMATTED: OrderedDict[int, tuple[Explanation, str]] = OrderedDict()
-
-
-def _format(explanation: Explanation) -> str:
     lines = [TITLE, ""]
     mine = [f.display_path for f in explanation.sidecar if f.loaded]
     lines.append("- **dsh-sidecar**: " + (_listed(mine, code) if mine else "no instruction files"))

@@ -306,7 +306,7 @@ class ObservingFileSystem(LocalFileSystem):
 _O_PATH = getattr(os, "O_PATH", 0)
 _DIRECTORY_HANDLE = _O_PATH | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _PATH_MAX = 4096  # Linux: a longer path fails a walk with ENAMETOOLONG
-_HANDLES_KEPT = 256
+_HANDLES_KEPT = 256  # past this many open directory handles in one request, looks are walks
 # A walk of this many components costs the kernel about what a step from an open directory
 # costs in Python, so shallower paths are asked by path (most are: the handles pay off in
 # hostile depths, where a walk per look would make a chain quadratic).
@@ -314,7 +314,7 @@ _SHALLOW_COMPONENTS = 48
 _ANCHOR_STEP = 32  # directories between two open handles of a deep chain
 
 
-def _close_all(fds: OrderedDict[str, int]) -> None:
+def _close_all(fds: dict[str, int]) -> None:
     while fds:
         os.close(fds.popitem()[1])
 
@@ -329,11 +329,12 @@ class OneLook(LocalFileSystem):
     request runs is seen as it was first seen), and ``memo`` keeps other answers for the moment
     (explain's reads). Reads and listings go to ``base`` each time.
 
-    Over the plain local filesystem, a path is looked up from its directory, opened once per
-    request (``O_PATH``: nothing is opened for reading) from its own parent: a thousand-level
-    chain costs a thousand directory steps, not a thousand walks of a thousand components. The
+    Over the plain local filesystem, a path deeper than ``_SHALLOW_COMPONENTS`` is looked up
+    from an open ancestor (``O_PATH``: nothing is opened for reading) at most ``_ANCHOR_STEP``
+    directories above it, each such anchor opened once per request from the one above it: a
+    thousand-level chain costs a walk of a few dozen names per look, not of a thousand. The
     answer is the walk's (links followed, the same errors; a name too long for one walk fails as
-    the walk fails), at the moment the directory was opened.
+    the walk fails), at the moment the anchors were opened.
     """
 
     def __init__(self, base: LocalFileSystem) -> None:
@@ -345,7 +346,7 @@ class OneLook(LocalFileSystem):
         # how tests inject faults, so it is always asked by path), and for each directory seen
         # the handle to look from and the way down from it (``_anchor``).
         self._by_directory = type(base) is LocalFileSystem and _O_PATH != 0
-        self._fds: OrderedDict[str, int] = OrderedDict()
+        self._fds: dict[str, int] = {}
         self._anchors: dict[str, tuple[int, str, int]] = {}  # directory -> (fd, way down, depth)
         self._closer = weakref.finalize(self, _close_all, self._fds)
 
