@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from odd_tree import make_odd_tree
 
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
 from dsh_sidecar.sources import observed
@@ -314,16 +315,7 @@ def test_one_look_stats_what_a_walk_stats(
     # asked by path and only the deep one goes through handles.
     monkeypatch.setattr(observed, "_SHALLOW_COMPONENTS", shallow)
     monkeypatch.setattr(observed, "_ANCHOR_STEP", step)
-    base = Path(os.path.realpath(tmp_path))
-    (base / "a/b/c").mkdir(parents=True)
-    (base / "a/b/c/f").write_text("f")
-    (base / "a/file").write_text("x")
-    (base / "lb").symlink_to("a/b")
-    (base / "a/b/up").symlink_to("../..")
-    (base / "dangling").symlink_to("nowhere")
-    (base / "loop1").symlink_to("loop2")
-    (base / "loop2").symlink_to("loop1")
-    os.mkfifo(base / "a/fifo")
+    base = make_odd_tree(tmp_path)
     long_name = "n" * 200
     deep = "/".join([long_name] * 25)  # longer than one walk may be
     paths = [
