@@ -68,7 +68,7 @@ class ProjectionQueue:
         self._batch: list[Touched] | None = None
         self._joined_at = 0.0  # loop time the latest touch joined the batch not started yet
         self._waiters = 0
-        self._hurry: asyncio.Event | None = None
+        self._hurry = asyncio.Event()  # set while somebody waits (binds to a loop on first use)
 
     def add(self, touched: Touched, run: Callable[[list[Touched]], Awaitable[None]]) -> None:
         """Queue ``touched``; ``run(batch)`` is awaited when its batch's turn comes."""
@@ -97,18 +97,12 @@ class ProjectionQueue:
     async def _gather(self, started: float) -> None:
         """Let the touches of a burst join, unless somebody waits for this queue."""
         loop = asyncio.get_running_loop()
-        hurry = self._hurry_event()
         while not self._waiters:
             pause = min(self._joined_at + QUIET_SECONDS, started + GATHER_SECONDS) - loop.time()
             if pause <= 0:
                 return
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(hurry.wait(), pause)
-
-    def _hurry_event(self) -> asyncio.Event:
-        if self._hurry is None:
-            self._hurry = asyncio.Event()
-        return self._hurry
+                await asyncio.wait_for(self._hurry.wait(), pause)
 
     async def drain(self) -> None:
         """Wait until every projection queued so far has run (they start without a pause)."""
@@ -125,13 +119,13 @@ class ProjectionQueue:
     @contextlib.asynccontextmanager
     async def _waiting(self) -> AsyncIterator[None]:
         self._waiters += 1
-        self._hurry_event().set()
+        self._hurry.set()
         try:
             yield
         finally:
             self._waiters -= 1
             if not self._waiters:
-                self._hurry_event().clear()
+                self._hurry.clear()
 
 
 @attrs.define(eq=False)

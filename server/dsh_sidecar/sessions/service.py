@@ -338,7 +338,7 @@ class SessionService:
     ) -> int:
         cid = compaction_id or str(uuid.uuid4())
 
-        def work() -> tuple[int, tuple[Message, ...]]:
+        def work() -> tuple[int, tuple[Message, ...], Mapping[str, Change]]:
             self._known_header(session_id)
             checkpoint = Message.user(
                 [summary], {"kind": "plugin", "plugin": "compact", "compactionId": cid}
@@ -348,16 +348,17 @@ class SessionService:
             except SurfaceOpError as exc:
                 raise DshError(errors.INVALID_EVENT, str(exc)) from exc
             # A compaction can shadow agent-instructions messages: what the model sees changed.
-            return seq, tuple(visible_instructions(self.store, session_id))
+            visible = tuple(visible_instructions(self.store, session_id))
+            return seq, visible, effective_state(list(visible))
 
         live = self.live.get(session_id)
         if live is None:
             return (await self.workers.store(work))[0]
         async with live.lock:
-            seq, visible = await self.workers.store(work)
+            seq, visible, effective = await self.workers.store(work)
             live.visible_gen += 1
             live.visible = (live.visible_gen, visible)
-            live.effective = effective_state(list(visible))
+            live.effective = effective
             self._changed()
         return seq
 
