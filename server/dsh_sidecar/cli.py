@@ -159,7 +159,22 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="check the installation and the environment")
     _settings_option(doctor)
     doctor.set_defaults(run=_cmd_doctor)
+
+    # Parsed by dsh_sidecar.hooks.main (the console script sends ``hook`` there directly); listed
+    # here so ``dsh-sidecar --help`` names it and ``python -m dsh_sidecar hook`` works too.
+    hook = sub.add_parser(
+        "hook", help="answer one Claude Code, Codex or Gemini CLI hook event (JSON on stdin)",
+        add_help=False, prefix_chars="\0",
+    )  # fmt: skip
+    hook.add_argument("rest", nargs=argparse.REMAINDER)
+    hook.set_defaults(run=_cmd_hook)
     return parser
+
+
+def _cmd_hook(args: argparse.Namespace) -> int:
+    from dsh_sidecar.hooks.main import main as hook_main
+
+    return hook_main(args.rest)
 
 
 def _settings_option(parser: argparse.ArgumentParser) -> None:

@@ -598,7 +598,7 @@ def test_doctor_healthy(env: Path, capsysbinary: Capture) -> None:
     assert rows["lsprotocol"] == "2025.0.0"
     assert rows["DSH_HOME"] == f"{env / 'home'} (environment DSH_HOME)"
     assert rows["store"] == f"{env / 'home' / 'sessions.sqlite3'} (writable, will be created)"
-    assert rows["schema"] == "2 (the store is created with it on first use)"
+    assert rows["schema"] == "3 (the store is created with it on first use)"
     assert rows["status"] == "ok"
     assert not (env / "home").exists()  # the check created nothing
 

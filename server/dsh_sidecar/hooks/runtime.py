@@ -1,0 +1,358 @@
+"""One hook event, start to end: map the session, project touches, compose a step, print, commit.
+
+Ordering: every write of the event happens inside one ``BEGIN IMMEDIATE`` transaction that stays
+open while the answer is printed and flushed; it commits only after the print succeeded, and a
+failed print rolls everything back. So only what was printed is recorded as delivered, and two
+hook processes of one session never interleave. (Holding the write lock for one short write to a
+pipe is cheap; the reverse order, commit then print, would need an undo in an append-only log.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal
+
+import attrs
+
+from dsh_sidecar.config import InstructionSettings, Settings, os_home
+from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
+from dsh_sidecar.model import STEP_END, STEP_START, TURN_END, TURN_START, USER_MESSAGE, Message
+from dsh_sidecar.sessions.discard import dismissed_of
+from dsh_sidecar.sessions.inbox import splice_draft
+from dsh_sidecar.sessions.instruction_log import effective_state, visible_instructions
+from dsh_sidecar.sessions.projection import ProjectionJob, Touched, project_touches
+from dsh_sidecar.sessions.store import EventDraft, Store, now_ms
+from dsh_sidecar.sources.agent_instructions.baseline import load_baseline
+from dsh_sidecar.sources.agent_instructions.compose import ComposeEnv, SessionInstructionState
+from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
+from dsh_sidecar.sources.agent_instructions.git_excludes import GitUser
+from dsh_sidecar.sources.agent_instructions.paths import USER_GLOBAL, scope_abs_path, split_scope
+from dsh_sidecar.sources.agent_instructions.render import BASELINE_INTRO, RenderItem, render
+from dsh_sidecar.sources.agent_instructions.state import (
+    Change,
+    changes_of,
+    is_instructions_message,
+    make_source,
+    visible_baseline,
+)
+
+from .complement import native_paths
+from .event import HookEvent
+from .mapping import open_session
+from .output import CAPPED_INSTRUCTION_BYTES, CAPS, Shaped, envelope, shape
+from .spool import Spool
+
+Mode = Literal["complement", "all"]
+# The agent said it loaded these files itself (the model saw them), so they are recorded as seen.
+NATIVE_NOTE = "Loaded by {agent} itself (not sent by the sidecar): {paths}"
+
+
+@attrs.frozen
+class HookConfig:
+    settings: Settings
+    env: Mapping[str, str]
+    mode: Mode = "complement"
+    fs: LocalFileSystem = LOCAL_FS
+    clock: Callable[[], int] = now_ms
+
+    @property
+    def dsh_home(self) -> str:
+        return self.settings.instructions.home(self.env)
+
+    @property
+    def os_home(self) -> str:
+        return self.env.get("HOME") or os_home()
+
+    def spool(self) -> Spool:
+        return Spool(os.path.join(self.dsh_home, "hooks", "spool"))
+
+
+def handle(
+    store: Store, event: HookEvent, config: HookConfig, emit: Callable[[bytes], None]
+) -> bool:
+    """Answer ``event``; True when something was printed. Raises ``StoreBusy`` having written
+    nothing when another process holds the store's write lock past its busy timeout."""
+    spool = config.spool()
+    with store.transaction():
+        run = _Run(store, event, config)
+        if run.already_answered():
+            return False
+        spooled_file, spooled = spool.taken(run.sid)
+        try:
+            shaped = run.answer(spooled)
+            if shaped is not None and shaped.text:
+                emit(envelope(event.name, shaped.text))
+        except BaseException:
+            spool.keep(run.sid, spooled)  # not delivered: the next event tries again
+            raise
+    if spooled:
+        _remove(spooled_file)
+    return shaped is not None and bool(shaped.text)
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+class _Run:
+    """The work of one event, inside the event's transaction."""
+
+    def __init__(self, store: Store, event: HookEvent, config: HookConfig) -> None:
+        self.store, self.event, self.config = store, event, config
+        self.now = config.clock()
+        real_cwd = config.fs.resolve(event.cwd)
+        self.header, self.resumed = open_session(store, event, real_cwd, self.now)
+        self.sid = self.header.id
+        instructions = config.settings.instructions
+        if CAPS[event.agent] is not None and instructions.max_bytes > CAPPED_INSTRUCTION_BYTES:
+            instructions = attrs.evolve(instructions, max_bytes=CAPPED_INSTRUCTION_BYTES)
+        self.instructions: InstructionSettings = instructions
+        self.env = ComposeEnv(
+            self.header.cwd, instructions, config.dsh_home, config.fs, config.os_home,
+            GitUser.from_env(config.env, config.os_home),
+        )  # fmt: skip
+        self.root = find_project_root(self.header.cwd, instructions.project_root_markers, config.fs)
+        self.state = SessionInstructionState()
+        # Delivered by this event ahead of everything else (the baseline): projections see it
+        # as visible already, and the step appends it.
+        self.forced: list[Message] = []
+
+    @property
+    def key(self) -> str | None:
+        event = self.event
+        return f"{event.kind}:{event.tool_use_id}" if event.tool_use_id else None
+
+    def already_answered(self) -> bool:
+        key = self.key
+        return key is not None and self.store.hook_event_seen(self.sid, key)
+
+    # --- the event ---------------------------------------------------------------------------
+
+    def answer(self, spooled: Sequence[str]) -> Shaped | None:
+        event = self.event
+        if event.kind == "other":
+            return None
+        rearm: list[str] = []
+        if event.kind == "start" and event.source in ("compact", "clear"):
+            rearm = self._forget_what_the_agent_lost(keep_nested=event.source == "compact")
+        touched = [*spooled, *rearm]
+        if event.kind in ("after-tool", "pre-tool", "loaded"):
+            touched.extend(event.touched)
+        forced = self.forced
+        if event.kind != "loaded" and visible_baseline(self._visible(), ()) is None:
+            baseline = self._baseline()
+            if baseline is not None:
+                forced.append(baseline)
+        if touched:
+            self._project(touched, native_only=event.kind == "loaded")
+        if event.kind == "loaded":
+            self._record_hook_event(None)
+            return None
+        return self._step(forced)
+
+    def _visible(self) -> list[Message]:
+        return visible_instructions(self.store, self.sid)
+
+    def _forget_what_the_agent_lost(self, *, keep_nested: bool) -> list[str]:
+        """After the agent compacted or cleared its context, shadow everything the sidecar had
+        told it (the seed's compaction re-arm); return the nested files to send again."""
+        visible = self._visible()
+        nested = [
+            self._abs(c)
+            for c in effective_state(visible).values()
+            if c.active and split_scope(c.scope)[0] not in (USER_GLOBAL, ".")
+        ]
+        size = self.store.surface_size(self.sid)
+        if size:
+            checkpoint = Message.user(
+                [f"The agent's context was reset ({self.event.source}); earlier context is gone."],
+                {"kind": "plugin", "plugin": "compact", "compactionId": str(uuid.uuid4())},
+            )
+            self.store.compact(self.sid, checkpoint, 0, size - 1)
+        return nested if keep_nested else []
+
+    def _abs(self, change: Change) -> str:
+        return scope_abs_path(change.scope, self.root, self.config.dsh_home)
+
+    # --- the baseline, minus what the agent loads itself -----------------------------------------
+
+    def _native(self, files: Sequence[str | None]) -> frozenset[str]:
+        if self.config.mode == "all":
+            return frozenset()
+        config = self.config
+        return native_paths(
+            self.event.agent, files, cwd=self.header.cwd, workspace=self.root,
+            home=config.os_home, env=config.env, fs=config.fs,
+        )  # fmt: skip
+
+    def _baseline(self) -> Message | None:
+        load = load_baseline(
+            self.header.cwd, self.instructions, self.config.fs, dsh_home=self.config.dsh_home,
+            os_home=self.config.os_home,
+        )  # fmt: skip
+        if not load.retained and not load.kept:
+            return None
+        native = self._native([None])
+        own = [f for f in load.kept if self._real(f.candidate.abs_path) not in native]
+        items = [RenderItem("baseline", f.candidate.display_path, f.content) for f in own]
+        result = render(items, self.instructions.max_bytes, BASELINE_INTRO) if items else None
+        represented = {own[i].candidate.scope for i in result.represented} if result else set()
+        seen = [
+            f for f in load.kept
+            if f.candidate.scope in represented or self._real(f.candidate.abs_path) in native
+        ]  # fmt: skip
+        changes = [
+            Change("set", f.candidate.scope, f.candidate.display_path, f.digest) for f in seen
+        ]
+        if not changes:
+            return None
+        text = result.text if result is not None else ""
+        return Message.user([text], make_source(changes, baseline=True, identity=load.identity))
+
+    def _real(self, path: str) -> str:
+        fs = self.config.fs
+        try:
+            return os.path.join(fs.resolve(os.path.dirname(path)), os.path.basename(path))
+        except (OSError, ValueError):
+            return path
+
+    # --- touches ----------------------------------------------------------------------------
+
+    def _project(self, touched: Sequence[str], *, native_only: bool) -> None:
+        """Reconcile the touched paths into the pending message; record (not send) what the
+        agent loads itself for them."""
+        self._project_once(touched)
+        if self.config.mode == "all":
+            return
+        pending = [m for m in self.store.inbox(self.sid) if is_instructions_message(m)]
+        if not pending:
+            return
+        native = (
+            frozenset(self._real(p) for p in touched) if native_only
+            else self._native(list(dict.fromkeys(touched)))
+        )  # fmt: skip
+        loaded = [
+            c for c in changes_of(pending[0])
+            if c.action == "set" and self._real(self._abs(c)) in native
+        ]  # fmt: skip
+        if not loaded:
+            return
+        paths = ", ".join(c.path for c in loaded)
+        note = Message.user(
+            [NATIVE_NOTE.format(agent=self.event.agent, paths=paths)],
+            {**make_source(loaded), "loadedBy": self.event.agent},
+        )
+        self.store.append(self.sid, [EventDraft(USER_MESSAGE, note.to_json(), "append")])
+        self._project_once(touched)  # the same touches again: what is left is ours to send
+
+    def _project_once(self, touched: Sequence[str]) -> None:
+        job = ProjectionJob(
+            self.sid, self.env, self.state, tuple(Touched(p) for p in touched),
+            dismissed_of(self.store, self.sid), project_root=self.root,
+            visible=(*self._visible(), *self.forced),
+        )  # fmt: skip
+        project_touches(self.store, job)
+
+    # --- the step: what is delivered now --------------------------------------------------------
+
+    def _step(self, forced: list[Message]) -> Shaped | None:
+        from dsh_sidecar.sessions.pipeline import StepInputs, run_pre_step
+        from dsh_sidecar.sessions.stepping import time_events, tmux_events
+
+        store, sid, event = self.store, self.sid, self.event
+        turn, step, turn_open = self._position()
+        prompt = None
+        if event.kind == "prompt":
+            prompt = Message.user(
+                [event.prompt or ""], {"kind": "user", "rpcId": str(uuid.uuid4())}
+            )
+        settings = self._event_settings(prompt is not None)
+        inbox = store.inbox(sid)
+        claimed = (*inbox, *([prompt] if prompt is not None else []))
+        visible = [*self._visible(), *forced]
+        inputs = StepInputs(
+            session_id=sid, turn=turn, step=step, claimed=claimed,
+            visible_instructions=tuple(visible),
+            time_events=tuple(time_events(store, sid, turn)) if settings.time_context.enabled else (),
+            tmux_events=tuple(tmux_events(store, sid)) if settings.tmux_context.enabled else (),
+            now_ms=self.now,
+        )  # fmt: skip
+        outcome = run_pre_step(inputs, settings, self._source_hooks(settings))
+        candidates = [m for m in outcome.batch if m is not prompt]
+        shaped = shape(event.agent, forced, candidates)
+        printed_ids = {m.id for m in shaped.printed}
+        entering = [m for m in outcome.batch if m is prompt or m.id in printed_ids]
+        new_inbox = [*shaped.held, *outcome.inbox]
+        if not forced and not entering and list(new_inbox) == list(inbox):
+            self._record_hook_event(None)
+            return shaped
+        drafts: list[EventDraft] = []
+        if event.kind == "prompt" and turn_open is not None:
+            drafts.append(EventDraft(TURN_END, {"turn": turn_open, "reason": "completed"}))
+        if step == 1:
+            drafts.append(EventDraft(TURN_START, {"turn": turn}))
+        drafts.append(EventDraft(STEP_START, {"turn": turn, "step": step}))
+        drafts.extend(EventDraft(USER_MESSAGE, m.to_json(), "append") for m in forced)
+        drafts.extend(EventDraft(USER_MESSAGE, m.to_json(), "append") for m in entering)
+        drafts.append(EventDraft(STEP_END, {"turn": turn, "step": step}))
+        splice = splice_draft(inbox, new_inbox)
+        if splice is not None:
+            drafts.append(splice)
+        events = store.append(sid, drafts, inbox=new_inbox if splice is not None else None)
+        self._record_hook_event(events[-1].seq)
+        return shaped
+
+    def _position(self) -> tuple[int, int, int | None]:
+        """(turn, step) of this event's step, and the turn a prompt closes (None: none open)."""
+        latest = self.store.latest_of_types(self.sid, (TURN_START, TURN_END))
+        current = int(latest.data.get("turn", 0)) if latest is not None else 0
+        is_open = latest is not None and latest.type == TURN_START
+        if self.event.kind == "prompt":
+            return current + 1, 1, current if is_open else None
+        if not is_open:
+            return current + 1, 1, None
+        last = self.store.latest_of_types(self.sid, (STEP_START,))
+        step = int(last.data.get("step", 0)) + 1 if last is not None else 1
+        return current, max(step, 2), None
+
+    def _event_settings(self, prompt_time: bool) -> Settings:
+        settings = attrs.evolve(self.config.settings, instructions=self.instructions)
+        if prompt_time:
+            return settings
+        # Between tool calls only the pending batch goes: readings belong to prompt time.
+        return attrs.evolve(
+            settings,
+            time_context=attrs.evolve(settings.time_context, enabled=False),
+            tmux_context=attrs.evolve(settings.tmux_context, enabled=False),
+            session_reference=attrs.evolve(settings.session_reference, enabled=False),
+        )
+
+    def _source_hooks(self, settings: Settings):  # type: ignore[no-untyped-def]
+        from dsh_sidecar.sessions.pipeline import SourceHooks
+        from dsh_sidecar.sources import time_context, tmux_context
+
+        env = self.config.env
+        store = self.store
+
+        def read_surface(session_id: str):  # type: ignore[no-untyped-def]
+            snapshot = store.surface_snapshot(session_id)
+            if snapshot is None:
+                raise KeyError(session_id)
+            return snapshot
+
+        return SourceHooks(
+            compose_env=self.env, instruction_state=self.state, read_surface=read_surface,
+            tmux_query=lambda: tmux_context.query_tmux(os.getppid(), env=env),
+            fallback_zone=lambda: settings.time_context.time_zone
+            or time_context.system_time_zone(env),
+            warn=lambda message: None, dismissed=dismissed_of(store, self.sid),
+        )  # fmt: skip
+
+    def _record_hook_event(self, seq: int | None) -> None:
+        key = self.key
+        if key is not None:
+            self.store.record_hook_event(self.sid, key, seq)
