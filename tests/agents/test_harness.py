@@ -43,3 +43,18 @@ def test_the_model_reads_a_file_and_answers(agent: Agent, tmp_path: Path) -> Non
     results = [p.text for p in parts_of(second) if p.kind == "tool_result"]
     assert any(FILE_MARKER in text for text in results), results
     assert ANSWER in run.stdout  # the CLI reported the model's final answer
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_nothing_leaves_the_machine(agent: Agent, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    run = run_agent(agent, repo, "Say hello.", [Text("Hello.")], home=tmp_path / "home")
+    assert run.exit_code == 0, run.describe()
+    assert run.outside_attempts == []
+    assert {r.path.split(":")[0] for r in run.requests} <= {
+        "/v1/messages",
+        "/v1/responses",
+        "/v1beta/models/gemini-3.5-flash-lite",
+        "/v1beta/models/gemini-3.8-flash",
+    }

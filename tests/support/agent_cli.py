@@ -3,8 +3,8 @@
 Each run gets a throwaway HOME (Codex's ``CODEX_HOME`` and Gemini's ``~/.gemini`` inside it), an
 environment built from scratch (nothing of the caller's leaks in but PATH and the locale), the
 CLI pointed at a :class:`FakeModel` on 127.0.0.1, telemetry and updaters off, and every proxy
-variable pointing at a closed local port with only 127.0.0.1/localhost exempt: a request to
-any other address fails instead of leaving the machine.
+variable pointing at a :class:`ProxyTrap` with only 127.0.0.1/localhost exempt: a request to
+any other address is refused there, and recorded (``AgentRun.outside_attempts``).
 
     run = run_agent("codex", cwd=repo, prompt="read x.py", script=[ReadFile("x.py")],
                     home=tmp_path / "home")
@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from tests.support.fake_model import FakeModel
 from tests.support.hooks import HookConfig, install_hooks
+from tests.support.proxy_trap import ProxyTrap
 from tests.support.recorded import RecordedRequest
 from tests.support.steps import Policy, Step
 
@@ -38,8 +39,6 @@ VERSIONS: dict[Agent, str] = {"claude": "2.1.332", "codex": "0.171.0", "gemini":
 REPO = Path(__file__).resolve().parents[2]
 CLI_BIN = REPO / ".tools" / "agent-clis" / "node_modules" / ".bin"
 INSTALL_HINT = "run scripts/install-agent-clis (installs the pinned CLIs into .tools/agent-clis/)"
-# Nothing listens on the discard port: a request sent through this "proxy" fails at once.
-CLOSED_PROXY = "http://127.0.0.1:9"
 FAKE_KEY = "dummy-key-for-the-fake-model"
 
 
@@ -62,6 +61,8 @@ class AgentRun:
     home: Path
     cwd: Path
     command: list[str] = field(default_factory=list)
+    # Requests for any address but 127.0.0.1/localhost, as the proxy trap saw them.
+    outside_attempts: list[str] = field(default_factory=list)
 
     @property
     def timed_out(self) -> bool:
@@ -91,7 +92,7 @@ class AgentRun:
         )
 
 
-def base_env(home: Path) -> dict[str, str]:
+def base_env(home: Path, proxy: str) -> dict[str, str]:
     env = {
         "HOME": str(home),
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -112,7 +113,7 @@ def base_env(home: Path) -> dict[str, str]:
         "http_proxy",
         "all_proxy",
     ):
-        env[name] = CLOSED_PROXY
+        env[name] = proxy
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
     return env
 
@@ -122,11 +123,11 @@ def _write_json(path: Path, value: Any) -> None:
     path.write_text(json.dumps(value, indent=2) + "\n")
 
 
-def prepare(agent: Agent, home: Path, model: FakeModel) -> dict[str, str]:
+def prepare(agent: Agent, home: Path, model: FakeModel, proxy: str) -> dict[str, str]:
     """Write the agent's config into ``home`` and return its environment."""
     home.mkdir(parents=True, exist_ok=True)
     (home / "tmp").mkdir(exist_ok=True)
-    env = base_env(home)
+    env = base_env(home, proxy)
     if agent == "claude":
         env |= {
             "ANTHROPIC_BASE_URL": model.base_url,
@@ -160,6 +161,8 @@ def codex_config(base_url: str) -> str:
         "check_for_update_on_startup = false\n"
         "[analytics]\nenabled = false\n"
         "[feedback]\nenabled = false\n"
+        # Otherwise every start syncs the curated plugins from github.com / chatgpt.com.
+        "[features]\nplugins = false\n"
         "[model_providers.fake]\n"
         'name = "fake"\n'
         f'base_url = "{base_url}/v1"\n'
@@ -215,10 +218,11 @@ def run_agent(
     home = Path(tempfile.mkdtemp(prefix=f"dsh-{agent}-home-")) if home is None else home
     own_model = model is None
     fake = FakeModel().start() if model is None else model
+    trap = ProxyTrap().start()
     try:
         if own_model:
             fake.script(script)
-        env = prepare(agent, home, fake)
+        env = prepare(agent, home, fake, trap.url)
         if hooks is not None:
             env |= install_hooks(agent, hooks, home=home, cwd=cwd)
         env |= dict(extra_env or {})
@@ -226,9 +230,10 @@ def run_agent(
         exit_code, stdout, stderr = _run(argv, cwd, env, timeout)
         requests = fake.requests
     finally:
+        trap.stop()
         if own_model:
             fake.stop()
-    return AgentRun(agent, exit_code, stdout, stderr, requests, home, cwd, argv)
+    return AgentRun(agent, exit_code, stdout, stderr, requests, home, cwd, argv, trap.attempts)
 
 
 def _run(
