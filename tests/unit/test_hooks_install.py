@@ -434,10 +434,13 @@ def test_cli_install_status_uninstall(env: Path, capsysbinary: Capture, monkeypa
         " (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse)"
     )
     assert lines[1].startswith("  command: /") and lines[1].endswith(" hook --agent codex")
-    assert lines[2] == (
-        f"Codex CLI runs hooks only for a trusted project. Add to {env}/os-home/.codex/config.toml:"
-    )
-    assert lines[3:5] == [f'  [projects."{project}"]', '  trust_level = "trusted"']
+    assert lines[2:] == [
+        "Codex CLI runs a project's hooks only in a trusted project. Add to ~/.codex/config.toml:",
+        f'  [projects."{project}"]',
+        '  trust_level = "trusted"',
+        "(or run `codex exec --trust` there once). Then `codex exec` needs"
+        " --dangerously-bypass-hook-trust, and interactive Codex asks you to review the new hooks.",
+    ]
     code, out, _ = run(capsysbinary, "hooks", "install", "--agent", "codex")
     assert code == 0 and "already installed" in out
     code, out, _ = run(capsysbinary, "hooks", "status", "--agent", "codex")

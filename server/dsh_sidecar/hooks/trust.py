@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .install import shown_path
 from .settings_file import SettingsFileError, first_comment_line, read_regular_file
 
 
@@ -39,33 +40,34 @@ def gemini_home(env: Mapping[str, str], home: str) -> str:
 
 def trust_here(agent: str, scope: str, root: str, env: Mapping[str, str], home: str) -> Trust:
     if agent == "codex":
-        return _codex_trust(root, env, home)
+        return _codex_trust(scope, root, env, home)
     if agent == "gemini":
         return _gemini_trust(scope, root, env, home)
     return Trust(True, "no trust step")
 
 
 def trust_step(agent: str, scope: str, root: str, env: Mapping[str, str], home: str) -> str:
-    """What to do once so that the agent runs the hooks just installed (one paragraph)."""
+    """What to do once so that the agent runs the hooks just installed (a few lines)."""
     if agent == "codex":
-        config = os.path.join(codex_home(env, home), "config.toml")
-        text = (
-            f"Codex CLI runs hooks only for a trusted project. Add to {config}:\n"
-            f'  [projects."{root}"]\n'
-            '  trust_level = "trusted"\n'
-        )
+        config = shown_path(os.path.join(codex_home(env, home), "config.toml"), home)
+        trusted = f'  [projects."{root}"]\n  trust_level = "trusted"\n'
         if scope == "project":
-            text += (
-                "Codex also asks you to review new project hooks when it starts;"
-                " `codex exec` runs them only with --dangerously-bypass-hook-trust."
+            return (
+                f"Codex CLI runs a project's hooks only in a trusted project. Add to {config}:\n"
+                f"{trusted}"
+                "(or run `codex exec --trust` there once). Then `codex exec` needs"
+                " --dangerously-bypass-hook-trust, and interactive Codex asks you to review the"
+                " new hooks."
             )
-        else:
-            text += "Or run `codex exec --dangerously-bypass-hook-trust` (it trusts every hook)."
-        return text
+        return (
+            f"Codex CLI runs these hooks in a trusted project. Add to {config}:\n"
+            f"{trusted}"
+            "or run `codex exec --dangerously-bypass-hook-trust`."
+        )
     if agent == "gemini":
         if scope == "user":
-            return "Gemini CLI runs user hooks in any folder it works in: no trust step."
-        folders = os.path.join(gemini_home(env, home), "trustedFolders.json")
+            return "Gemini CLI runs user hooks in any folder: no trust step."
+        folders = shown_path(os.path.join(gemini_home(env, home), "trustedFolders.json"), home)
         return (
             "Gemini CLI runs a project's hooks only in a trusted folder: answer its trust"
             f' prompt, or add "{root}": "TRUST_FOLDER" to {folders};'
@@ -74,10 +76,10 @@ def trust_step(agent: str, scope: str, root: str, env: Mapping[str, str], home: 
     return "Claude Code runs them in every session started after this: no trust step."
 
 
-def _codex_trust(root: str, env: Mapping[str, str], home: str) -> Trust:
-    config = os.path.join(codex_home(env, home), "config.toml")
+def _codex_trust(scope: str, root: str, env: Mapping[str, str], home: str) -> Trust:
+    config = shown_path(os.path.join(codex_home(env, home), "config.toml"), home)
     try:
-        read = read_regular_file(config)
+        read = read_regular_file(os.path.join(codex_home(env, home), "config.toml"))
         document = tomllib.loads(read[0].decode("utf-8")) if read is not None else {}
     except (SettingsFileError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         return Trust(False, f"{config} does not parse ({exc})")
@@ -87,13 +89,23 @@ def _codex_trust(root: str, env: Mapping[str, str], home: str) -> Trust:
         for key, value in projects.items():
             if key in candidates and isinstance(value, dict):
                 level = value.get("trust_level")
+                if level == "trusted" and scope == "project":
+                    return Trust(
+                        True,
+                        f"{root} is a trusted project in {config}; new hooks need Codex's review"
+                        " (codex exec: --dangerously-bypass-hook-trust)",
+                    )
                 if level == "trusted":
                     return Trust(True, f"{root} is a trusted project in {config}")
                 return Trust(False, f"{root} has trust_level {level!r} in {config}")
     return Trust(
         False,
         f"{root} is not a trusted project in {config}"
-        " (only `codex exec --dangerously-bypass-hook-trust` runs them)",
+        + (
+            ""
+            if scope == "project"
+            else " (only `codex exec --dangerously-bypass-hook-trust` runs them)"
+        ),
     )
 
 
@@ -110,10 +122,10 @@ def _gemini_trust(scope: str, root: str, env: Mapping[str, str], home: str) -> T
     folder_trust = security.get("folderTrust") if isinstance(security, dict) else None
     if isinstance(folder_trust, dict) and folder_trust.get("enabled") is False:
         return Trust(True, "folder trust is turned off (security.folderTrust.enabled)")
-    path = env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or os.path.join(
+    real = env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or os.path.join(
         gemini_home(env, home), "trustedFolders.json"
     )
-    rules = _json_file(path)
+    rules, path = _json_file(real), shown_path(real, home)
     verdict = _longest_rule(rules if isinstance(rules, dict) else {}, root)
     if verdict == "DO_NOT_TRUST":
         return Trust(False, f"{root} is marked DO_NOT_TRUST in {path}")
