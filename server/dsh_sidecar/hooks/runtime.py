@@ -30,7 +30,7 @@ from dsh_sidecar.sources.agent_instructions.compose import ComposeEnv, SessionIn
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 from dsh_sidecar.sources.agent_instructions.git_excludes import GitUser
 from dsh_sidecar.sources.agent_instructions.paths import USER_GLOBAL, scope_abs_path, split_scope
-from dsh_sidecar.sources.agent_instructions.render import BASELINE_INTRO, RenderItem, render
+from dsh_sidecar.sources.agent_instructions.render import BASELINE_INTRO, RenderItem, frame, render
 from dsh_sidecar.sources.agent_instructions.state import (
     Change,
     changes_of,
@@ -120,6 +120,7 @@ class _Run:
         # Delivered by this event ahead of everything else (the baseline): projections see it
         # as visible already, and the step appends it.
         self.forced: list[Message] = []
+        self.silent: set[str] = set()  # recorded, not printed (what the agent loaded itself)
 
     @property
     def key(self) -> str | None:
@@ -210,8 +211,16 @@ class _Run:
         ]
         if not changes:
             return None
-        text = result.text if result is not None else ""
-        return Message.user([text], make_source(changes, baseline=True, identity=load.identity))
+        source = make_source(changes, baseline=True, identity=load.identity)
+        if result is not None and result.text:
+            return Message.user([result.text], source)
+        # All of it loaded by the agent itself: recorded as seen, never printed.
+        paths = ", ".join(c.path for c in changes)
+        note = Message.user(
+            [frame(NATIVE_NOTE.format(agent=self.event.agent, paths=paths))], source
+        )
+        self.silent.add(note.id)
+        return note
 
     def _real(self, path: str) -> str:
         fs = self.config.fs
@@ -243,8 +252,8 @@ class _Run:
             return
         paths = ", ".join(c.path for c in loaded)
         note = Message.user(
-            [NATIVE_NOTE.format(agent=self.event.agent, paths=paths)],
-            {**make_source(loaded), "loadedBy": self.event.agent},
+            [frame(NATIVE_NOTE.format(agent=self.event.agent, paths=paths))],
+            make_source(loaded),  # upstream's exact source shape: the text says who loaded them
         )
         self.store.append(self.sid, [EventDraft(USER_MESSAGE, note.to_json(), "append")])
         self._project_once(touched)  # the same touches again: what is left is ours to send
@@ -283,7 +292,7 @@ class _Run:
         )  # fmt: skip
         outcome = run_pre_step(inputs, settings, self._source_hooks(settings))
         candidates = [m for m in outcome.batch if m is not prompt]
-        shaped = shape(event.agent, forced, candidates)
+        shaped = shape(event.agent, [m for m in forced if m.id not in self.silent], candidates)
         printed_ids = {m.id for m in shaped.printed}
         entering = [m for m in outcome.batch if m is prompt or m.id in printed_ids]
         new_inbox = [*shaped.held, *outcome.inbox]
