@@ -72,6 +72,8 @@ class AgentFile:
     bytes: int | None
     kept_bytes: int | None = None
     reason: str | None = None
+    when: str | None = None
+    sent_bytes: int | None = None
 
     @property
     def loaded(self) -> bool:
@@ -86,6 +88,8 @@ class AgentFile:
         }
         _put(out, "bytes", self.bytes)
         _put(out, "keptBytes", self.kept_bytes)
+        _put(out, "sentBytes", self.sent_bytes)
+        _put(out, "when", self.when)
         _put(out, "reason", self.reason)
         return out
 
