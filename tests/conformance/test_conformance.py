@@ -39,7 +39,7 @@ def test_every_tree_matches_the_model(cli: str, tmp_path: Path) -> None:
             expected = predicted(rules, built, where(built, home, scratch / "codex-home"))
             found.extend(f"{tree.name}: {d}" for d in disagreements(expected, seen, built))
     print(f"{cli}: {len(TREES)} trees, {sent} markers sent, {len(found)} disagreements")
-    assert sent > len(TREES), "the CLI sent almost nothing: the fake model run is broken"
+    assert sent >= 10, "the CLI sent almost nothing: the fake model run is broken"
     assert not found, "\n".join(found)
 
 

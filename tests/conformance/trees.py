@@ -268,8 +268,12 @@ TREES: tuple[Tree, ...] = (
     ),
     Tree(
         "user-claude-md-and-agents-md",
-        {"home/.claude/CLAUDE.md": "{m}\n", "repo/AGENTS.md": "{m}\n",
-         "repo/pkg/sub/AGENTS.md": "{m}\n", "repo/pkg/sub/x.py": X},
+        {
+            "home/.claude/CLAUDE.md": "{m}\n",
+            "repo/AGENTS.md": "{m}\n",
+            "repo/pkg/sub/AGENTS.md": "{m}\n",
+            "repo/pkg/sub/x.py": X,
+        },
         note="the user's ~/.claude/CLAUDE.md does not turn the project's AGENTS.md off",
     ),
     Tree(

@@ -440,20 +440,14 @@ class _Run:
             if self._unreadable(target):
                 out.append(_Found(path, IMPORT, "unreadable", target.error or "", target))
                 continue
-            if self.rules.imports is not None and self.rules.imports.outside_cwd == "asks":
-                if not _inside(self._key(path), self._key(self.working)):
-                    out.append(
-                        _Found(
-                            path,
-                            IMPORT,
-                            "not-read",
-                            f"imported by {shown} from outside the working directory: "
-                            f"{self.name} asks before loading such an import, and a session "
-                            "that cannot ask (headless) does not load it",
-                            target,
-                        )
-                    )
-                    continue
+            if self._needs_approval(path):
+                why = (
+                    f"imported by {shown} from outside the working directory: {self.name} asks "
+                    "before loading such an import, and a session that cannot ask (headless) "
+                    "does not load it"
+                )
+                out.append(_Found(path, IMPORT, "not-read", why, target))
+                continue
             found = _Found(
                 path, IMPORT, "loaded", f"imported by {shown}", target, when=importer.when
             )
@@ -461,6 +455,12 @@ class _Run:
             out.append(found)
             out.extend(self._imports_of(found, depth + 1, max_depth))
         return out
+
+    def _needs_approval(self, path: str) -> bool:
+        spec = self.rules.imports
+        if spec is None or spec.outside_cwd != "asks":
+            return False
+        return not _inside(self._key(path), self._key(self.working))
 
     def empty(self) -> None:
         """Blank files the agent does not send at all (not even a header)."""
