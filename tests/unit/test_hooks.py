@@ -183,9 +183,8 @@ def test_output_stays_within_the_cap_and_the_rest_waits(project: Project) -> Non
         "tool_use_id": "p1",
     }  # fmt: skip
     text = project.hook("codex", read)
-    if text is not None:  # only once the shell parser is merged does Codex see this touch
-        assert len(text) <= INLINE_CAP
-        assert "Workspace instruction budget" in text
+    assert text is not None and len(text) <= INLINE_CAP
+    assert "Workspace instruction budget" in text
 
 
 def test_a_forty_kilobyte_nested_file_stays_within_claudes_cap(project: Project) -> None:

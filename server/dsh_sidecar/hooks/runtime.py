@@ -141,8 +141,10 @@ class _Run:
         if event.kind == "start" and event.source in ("compact", "clear"):
             rearm = self._forget_what_the_agent_lost(keep_nested=event.source == "compact")
         touched = [*spooled, *rearm]
-        if event.kind in ("after-tool", "pre-tool", "loaded"):
+        if event.kind in ("after-tool", "pre-tool"):
             touched.extend(event.touched)
+        elif event.kind == "loaded":
+            touched.extend(self._reported(event.touched))
         forced = self.forced
         if event.kind != "loaded" and visible_baseline(self._visible(), ()) is None:
             baseline = self._baseline()
@@ -154,6 +156,14 @@ class _Run:
             self._record_hook_event(None)
             return None
         return self._step(forced)
+
+    def _reported(self, paths: Sequence[str]) -> list[str]:
+        """Files Claude Code says it loaded that the sidecar's chain also holds, once its
+        baseline is out (the start-up load is the baseline's business: its model)."""
+        names = set(self.instructions.all_candidates)
+        if visible_baseline(self._visible(), ()) is None:
+            return []
+        return [p for p in paths if os.path.basename(p) in names]
 
     def _visible(self) -> list[Message]:
         return visible_instructions(self.store, self.sid)
