@@ -261,3 +261,19 @@ def test_a_print_that_fails_records_nothing(project: Project) -> None:
     finally:
         db.close()
     assert project.hook("claude", start("c10")) is not None  # so the next event sends it
+
+
+def test_a_pre_tool_event_keeps_the_targets_instructions_for_the_after_tool_event(
+    project: Project,
+) -> None:
+    project.hook("claude", start("c11"))
+    target = project.root / "other" / "new.py"
+    pre = {
+        "hook_event_name": "PreToolUse", "session_id": "c11", "tool_name": "Write",
+        "tool_input": {"file_path": str(target), "content": "y = 2\n"}, "tool_use_id": "w1",
+    }  # fmt: skip
+    assert project.hook("claude", pre) is None
+    target.write_text("y = 2\n")
+    post = {**pre, "hook_event_name": "PostToolUse"}
+    text = project.hook("claude", post)
+    assert text is not None and text.count("SIBLING-AGENTS") == 1

@@ -146,13 +146,17 @@ class _Run:
         elif event.kind == "loaded":
             touched.extend(self._reported(event.touched))
         forced = self.forced
-        if event.kind != "loaded" and visible_baseline(self._visible(), ()) is None:
+        quiet = event.kind in ("loaded", "pre-tool")  # never printed: see below
+        if not quiet and visible_baseline(self._visible(), ()) is None:
             baseline = self._baseline()
             if baseline is not None:
                 forced.append(baseline)
         if touched:
             self._project(touched, native_only=event.kind == "loaded")
-        if event.kind == "loaded":
+        if quiet:
+            # Pre-tool: none of the three CLIs shows a pre-tool hook's text to the model before
+            # the tool has run (Claude Code and Codex put it after the result, Gemini CLI drops
+            # it), so the target's instructions wait in the inbox for the after-tool event.
             self._record_hook_event(None)
             return None
         return self._step(forced)
