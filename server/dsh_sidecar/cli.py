@@ -43,7 +43,7 @@ from dsh_sidecar.sources.agent_instructions.baseline import (
 from dsh_sidecar.sources.agent_instructions.confinement import confinement_once
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 from dsh_sidecar.sources.agent_instructions.escaping import one_line
-from dsh_sidecar.sources.agent_instructions.usage import project_conventions
+from dsh_sidecar.sources.agent_instructions.usage import OffConvention, project_conventions
 
 PROG = "dsh-sidecar"
 EXIT_OK = 0
@@ -255,6 +255,7 @@ def _cmd_preview(args: argparse.Namespace) -> int:
         # The notes go first, so a terminal shows them above the text rather than glued to its
         # last line (the text ends without a newline).
         notes = "".join(f"{PROG}: {note}\n" for note in preview_notes(load, settings))
+        notes += "".join(f"{PROG}: {note}\n" for note in unread_notes(load.cwd, settings))
         _write_bytes(notes.encode("utf-8", "surrogateescape"), sys.stderr.buffer)
         # Exactly the baseline bytes, with no newline added: the output can be compared with
         # (or counted against) the budget as it is.
@@ -291,6 +292,13 @@ def preview_notes(load: BaselineLoad, settings: InstructionSettings) -> list[str
     return notes
 
 
+def unread_notes(directory: str, settings: InstructionSettings) -> list[str]:
+    """The repository's instruction files that the current settings do not read, each with what
+    would read it: so an empty or thin baseline never looks like all there is."""
+    found = [c for c in conventions_here(settings, directory) if c.in_project]
+    return [f"not read: {terminal_safe(c.describe())}" for c in found]
+
+
 def _inactive_reason(settings: InstructionSettings) -> str:
     if not settings.enabled:
         return "instructions.enabled is false"
@@ -315,6 +323,8 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
         _write_json(scopes_json(load))
     else:
         _write_text("".join(_entry_lines(e) for e in load.entries))
+        notes = "".join(f"{PROG}: {note}\n" for note in unread_notes(directory, settings))
+        _write_bytes(notes.encode("utf-8", "surrogateescape"), sys.stderr.buffer)
     return EXIT_OK
 
 
@@ -371,7 +381,18 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         problems.append(schema_detail)
     tmux, tmux_detail = _tmux_status()
     rows.append(("tmux", tmux_detail))
-    rows.extend(("convention", terminal_safe(c)) for c in conventions_here(settings.instructions))
+    conventions = conventions_here(settings.instructions)
+    rows.extend(
+        ("convention", terminal_safe(f"off, but used here: {c.describe()}")) for c in conventions
+    )
+    ignored = [c for c in conventions if c.in_project]
+    if ignored:
+        # A repository whose instructions the sidecar ignores is never "ok": the baseline would
+        # be silently poorer than what the repository's agents read.
+        problems.append(
+            f"this repository's instructions are not all read ({len(ignored)} convention"
+            f"{'s' if len(ignored) != 1 else ''} off; see the convention lines)"
+        )
     rows.extend(("hooks", terminal_safe(h)) for h in hooks_here(settings.instructions))
     if tmux is None and settings.tmux_context.enabled:
         problems.append("tmuxContext is enabled but tmux is not available")
@@ -381,20 +402,23 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return EXIT_OK if not problems else EXIT_UNHEALTHY
 
 
-def conventions_here(settings: InstructionSettings) -> list[str]:
+def conventions_here(
+    settings: InstructionSettings, directory: str | None = None
+) -> list[OffConvention]:
     """Conventions of other agents that the project of the current directory (and the user's
     home) uses while their setting is off: each says which setting reads it."""
-    try:
-        directory = os.getcwd()
-    except FileNotFoundError:
-        return []
+    if directory is None:
+        try:
+            directory = os.getcwd()
+        except FileNotFoundError:
+            return []
     home = os_home()
     root = find_project_root(directory, settings.project_root_markers, LOCAL_FS)
     found = project_conventions(
         LOCAL_FS.resolve(directory), root, settings, LOCAL_FS, home,
         confinement_once(root, settings, LOCAL_FS, home),
     )  # fmt: skip
-    return [f"off, but used here: {c.describe()}" for c in found]
+    return found
 
 
 def hooks_here(settings: InstructionSettings) -> list[str]:

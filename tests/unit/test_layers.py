@@ -142,6 +142,7 @@ def test_the_hook_path_loads_neither_the_server_nor_the_wire_libraries(tmp_path:
     project = tmp_path / "p"
     (project / ".git").mkdir(parents=True)
     (project / "AGENTS.md").write_text("rule\n")
+    (project / "CLAUDE.md").write_text("claude rule\n")  # so Claude Code leaves AGENTS.md to us
     event = {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(project)}
     script = (
         "import io, sys\n"

@@ -307,6 +307,8 @@ export interface ExplainAgentFile {
   state: string;
   bytes?: number;
   keptBytes?: number;
+  sentBytes?: number;
+  when?: 'start' | 'after-read';
   reason?: string;
 }
 export interface ExplainDifference {
@@ -325,6 +327,7 @@ export interface ExplainAgent {
   sources: { url: string; checked: string }[];
   undocumented: string[];
   sizeLimit?: { setting: string; bytes: number; cut: 'root-first' };
+  verified?: { version: string; package: string };
 }
 export interface ExplainResult {
   file: string;

@@ -19,7 +19,7 @@ WalkKind = Literal["root-to-cwd", "cwd-to-filesystem-root", "project-root"]
 NestedWhen = Literal["working-on-file", "never"]
 NestedFrom = Literal["cwd", "project-root"]
 WorkingDirectory = Literal["session", "workspace"]
-RuleAnchor = Literal["project-root", "cwd", "home", "each-directory"]
+RuleAnchor = Literal["project-root", "cwd", "home", "each-directory", "walk-and-nested"]
 WithoutGlobs = Literal["always", "description"]
 
 
@@ -114,6 +114,9 @@ class Imports:
     syntax: str
     max_depth: int
     skips_code: bool
+    # "asks": an import from outside the working directory needs the user's approval, so a
+    # headless session does not load it (Claude Code, observed).
+    outside_cwd: Literal["loaded", "asks"] = "loaded"
 
 
 @attrs.frozen
@@ -125,6 +128,27 @@ class SizeLimit:
     bytes: int
     applies_to: Literal["project"]
     cut: Literal["root-first"]
+
+
+@attrs.frozen
+class Verified:
+    """The release of the agent whose real CLI the rules were checked against, file by file
+    (tests/conformance), and the npm package it comes from."""
+
+    version: str
+    package: str
+
+
+@attrs.frozen
+class Fallback:
+    """Names that load like the walk's own only when the start walk finds none of ``unless``:
+    Claude Code's ``instructionFiles`` setting at its default reads AGENTS.md (and
+    ``.claude/AGENTS.md``) in a tree without CLAUDE.md, on the walk and below it alike."""
+
+    names: tuple[str, ...]
+    unless: tuple[str, ...]
+    setting: str
+    default: str
 
 
 @attrs.frozen
@@ -143,3 +167,6 @@ class AgentRules:
     order: str
     sources: tuple[Source, ...]
     undocumented: tuple[str, ...]
+    verified: Verified | None = None
+    frontmatter: Literal["stripped", "sent"] = "sent"
+    fallback: Fallback | None = None

@@ -72,6 +72,8 @@ class AgentFile:
     bytes: int | None
     kept_bytes: int | None = None
     reason: str | None = None
+    when: str | None = None
+    sent_bytes: int | None = None
 
     @property
     def loaded(self) -> bool:
@@ -86,6 +88,8 @@ class AgentFile:
         }
         _put(out, "bytes", self.bytes)
         _put(out, "keptBytes", self.kept_bytes)
+        _put(out, "sentBytes", self.sent_bytes)
+        _put(out, "when", self.when)
         _put(out, "reason", self.reason)
         return out
 
@@ -122,6 +126,17 @@ class SourceRef:
 
 
 @attrs.frozen
+class VerifiedRef:
+    """The agent release the model was checked against with the real CLI (tests/conformance)."""
+
+    version: str
+    package: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "package": self.package}
+
+
+@attrs.frozen
 class AgentExplanation:
     id: str
     name: str
@@ -133,6 +148,7 @@ class AgentExplanation:
     sources: tuple[SourceRef, ...]
     undocumented: tuple[str, ...]
     size_limit: LimitInfo | None = None
+    verified: VerifiedRef | None = None
 
     @property
     def loaded(self) -> tuple[AgentFile, ...]:
@@ -152,6 +168,8 @@ class AgentExplanation:
         }
         if self.size_limit is not None:
             out["sizeLimit"] = self.size_limit.to_json()
+        if self.verified is not None:
+            out["verified"] = self.verified.to_json()
         return out
 
 

@@ -21,6 +21,8 @@ WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 
 KINDS: dict[str, Kind] = {
     "SessionStart": "start",
+    # A subagent starting (its events carry agent_id): its own session's start.
+    "SubagentStart": "start",
     "UserPromptSubmit": "prompt",
     "PostToolUse": "after-tool",
     "PreToolUse": "pre-tool",

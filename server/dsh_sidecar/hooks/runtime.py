@@ -30,7 +30,7 @@ from dsh_sidecar.sources.agent_instructions.compose import ComposeEnv, SessionIn
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 from dsh_sidecar.sources.agent_instructions.git_excludes import GitUser
 from dsh_sidecar.sources.agent_instructions.paths import USER_GLOBAL, scope_abs_path, split_scope
-from dsh_sidecar.sources.agent_instructions.render import BASELINE_INTRO, RenderItem, render
+from dsh_sidecar.sources.agent_instructions.render import BASELINE_INTRO, RenderItem, frame, render
 from dsh_sidecar.sources.agent_instructions.state import (
     Change,
     changes_of,
@@ -98,6 +98,16 @@ def _remove(path: str) -> None:
         os.unlink(path)
 
 
+def _is_prompt(message: Message) -> bool:
+    return message.source.get("kind") == "user"
+
+
+@attrs.frozen
+class _Outcome:
+    batch: tuple[Message, ...]
+    inbox: tuple[Message, ...]
+
+
 class _Run:
     """The work of one event, inside the event's transaction."""
 
@@ -120,6 +130,7 @@ class _Run:
         # Delivered by this event ahead of everything else (the baseline): projections see it
         # as visible already, and the step appends it.
         self.forced: list[Message] = []
+        self.silent: set[str] = set()  # recorded, not printed (what the agent loaded itself)
 
     @property
     def key(self) -> str | None:
@@ -140,19 +151,33 @@ class _Run:
         if event.kind == "start" and event.source in ("compact", "clear"):
             rearm = self._forget_what_the_agent_lost(keep_nested=event.source == "compact")
         touched = [*spooled, *rearm]
-        if event.kind in ("after-tool", "pre-tool", "loaded"):
+        if event.kind in ("after-tool", "pre-tool"):
             touched.extend(event.touched)
+        elif event.kind == "loaded":
+            touched.extend(self._reported(event.touched))
         forced = self.forced
-        if event.kind != "loaded" and visible_baseline(self._visible(), ()) is None:
+        quiet = event.kind in ("loaded", "pre-tool")  # never printed: see below
+        if not quiet and visible_baseline(self._visible(), ()) is None:
             baseline = self._baseline()
             if baseline is not None:
                 forced.append(baseline)
         if touched:
             self._project(touched, native_only=event.kind == "loaded")
-        if event.kind == "loaded":
+        if quiet:
+            # Pre-tool: none of the three CLIs shows a pre-tool hook's text to the model before
+            # the tool has run (Claude Code and Codex put it after the result, Gemini CLI drops
+            # it), so the target's instructions wait in the inbox for the after-tool event.
             self._record_hook_event(None)
             return None
         return self._step(forced)
+
+    def _reported(self, paths: Sequence[str]) -> list[str]:
+        """Files Claude Code says it loaded that the sidecar's chain also holds, once its
+        baseline is out (the start-up load is the baseline's business: its model)."""
+        names = set(self.instructions.all_candidates)
+        if visible_baseline(self._visible(), ()) is None:
+            return []
+        return [p for p in paths if os.path.basename(p) in names]
 
     def _visible(self) -> list[Message]:
         return visible_instructions(self.store, self.sid)
@@ -210,8 +235,16 @@ class _Run:
         ]
         if not changes:
             return None
-        text = result.text if result is not None else ""
-        return Message.user([text], make_source(changes, baseline=True, identity=load.identity))
+        source = make_source(changes, baseline=True, identity=load.identity)
+        if result is not None and result.text:
+            return Message.user([result.text], source)
+        # All of it loaded by the agent itself: recorded as seen, never printed.
+        paths = ", ".join(c.path for c in changes)
+        note = Message.user(
+            [frame(NATIVE_NOTE.format(agent=self.event.agent, paths=paths))], source
+        )
+        self.silent.add(note.id)
+        return note
 
     def _real(self, path: str) -> str:
         fs = self.config.fs
@@ -243,8 +276,8 @@ class _Run:
             return
         paths = ", ".join(c.path for c in loaded)
         note = Message.user(
-            [NATIVE_NOTE.format(agent=self.event.agent, paths=paths)],
-            {**make_source(loaded), "loadedBy": self.event.agent},
+            [frame(NATIVE_NOTE.format(agent=self.event.agent, paths=paths))],
+            make_source(loaded),  # upstream's exact source shape: the text says who loaded them
         )
         self.store.append(self.sid, [EventDraft(USER_MESSAGE, note.to_json(), "append")])
         self._project_once(touched)  # the same touches again: what is left is ours to send
@@ -260,9 +293,6 @@ class _Run:
     # --- the step: what is delivered now --------------------------------------------------------
 
     def _step(self, forced: list[Message]) -> Shaped | None:
-        from dsh_sidecar.sessions.pipeline import StepInputs, run_pre_step
-        from dsh_sidecar.sessions.stepping import time_events, tmux_events
-
         store, sid, event = self.store, self.sid, self.event
         turn, step, turn_open = self._position()
         prompt = None
@@ -270,22 +300,19 @@ class _Run:
             prompt = Message.user(
                 [event.prompt or ""], {"kind": "user", "rpcId": str(uuid.uuid4())}
             )
-        settings = self._event_settings(prompt is not None)
         inbox = store.inbox(sid)
         claimed = (*inbox, *([prompt] if prompt is not None else []))
         visible = [*self._visible(), *forced]
-        inputs = StepInputs(
-            session_id=sid, turn=turn, step=step, claimed=claimed,
-            visible_instructions=tuple(visible),
-            time_events=tuple(time_events(store, sid, turn)) if settings.time_context.enabled else (),
-            tmux_events=tuple(tmux_events(store, sid)) if settings.tmux_context.enabled else (),
-            now_ms=self.now,
-        )  # fmt: skip
-        outcome = run_pre_step(inputs, settings, self._source_hooks(settings))
-        candidates = [m for m in outcome.batch if m is not prompt]
-        shaped = shape(event.agent, forced, candidates)
+        if prompt is not None:
+            batch, left = self._prompt_time(turn, step, claimed, visible)
+        else:
+            batch, left = self._pending_batch(claimed, visible)
+        outcome = _Outcome(tuple(batch), tuple(left))
+        # The prompt (session references may have rewritten its mentions) is the agent's own.
+        candidates = [m for m in outcome.batch if not _is_prompt(m)]
+        shaped = shape(event.agent, [m for m in forced if m.id not in self.silent], candidates)
         printed_ids = {m.id for m in shaped.printed}
-        entering = [m for m in outcome.batch if m is prompt or m.id in printed_ids]
+        entering = [m for m in outcome.batch if _is_prompt(m) or m.id in printed_ids]
         new_inbox = [*shaped.held, *outcome.inbox]
         if not forced and not entering and list(new_inbox) == list(inbox):
             self._record_hook_event(None)
@@ -306,6 +333,42 @@ class _Run:
         self._record_hook_event(events[-1].seq)
         return shaped
 
+    def _pending_batch(
+        self, claimed: Sequence[Message], visible: Sequence[Message]
+    ) -> tuple[list[Message], list[Message]]:
+        """Between tool calls: the inbox, and what is due beyond it (a change seen without a
+        touch of its own). The agent-instructions part of the pre-step pipeline, without the
+        readings and the session references, so their modules are not even loaded."""
+        from dsh_sidecar.sources.agent_instructions.compose import compose
+
+        desired = compose(
+            self.env, self.state, visible=visible, claimed=claimed, pending=(), touched=(),
+            dismissed=dismissed_of(self.store, self.sid),
+        )  # fmt: skip
+        batch = list(claimed)
+        if desired is not None and not any(m.same_payload(desired) for m in batch):
+            batch.append(desired)
+        return batch, []
+
+    def _prompt_time(
+        self, turn: int, step: int, claimed: Sequence[Message], visible: Sequence[Message]
+    ) -> tuple[list[Message], list[Message]]:
+        """The whole pre-step pipeline: readings and session references the user enabled."""
+        from dsh_sidecar.sessions.pipeline import StepInputs, run_pre_step
+        from dsh_sidecar.sessions.stepping import time_events, tmux_events
+
+        store, sid = self.store, self.sid
+        settings = attrs.evolve(self.config.settings, instructions=self.instructions)
+        inputs = StepInputs(
+            session_id=sid, turn=turn, step=step, claimed=tuple(claimed),
+            visible_instructions=tuple(visible),
+            time_events=tuple(time_events(store, sid, turn)) if settings.time_context.enabled else (),
+            tmux_events=tuple(tmux_events(store, sid)) if settings.tmux_context.enabled else (),
+            now_ms=self.now,
+        )  # fmt: skip
+        outcome = run_pre_step(inputs, settings, self._source_hooks(settings))
+        return list(outcome.batch), list(outcome.inbox)
+
     def _position(self) -> tuple[int, int, int | None]:
         """(turn, step) of this event's step, and the turn a prompt closes (None: none open)."""
         latest = self.store.latest_of_types(self.sid, (TURN_START, TURN_END))
@@ -318,18 +381,6 @@ class _Run:
         last = self.store.latest_of_types(self.sid, (STEP_START,))
         step = int(last.data.get("step", 0)) + 1 if last is not None else 1
         return current, max(step, 2), None
-
-    def _event_settings(self, prompt_time: bool) -> Settings:
-        settings = attrs.evolve(self.config.settings, instructions=self.instructions)
-        if prompt_time:
-            return settings
-        # Between tool calls only the pending batch goes: readings belong to prompt time.
-        return attrs.evolve(
-            settings,
-            time_context=attrs.evolve(settings.time_context, enabled=False),
-            tmux_context=attrs.evolve(settings.tmux_context, enabled=False),
-            session_reference=attrs.evolve(settings.session_reference, enabled=False),
-        )
 
     def _source_hooks(self, settings: Settings):  # type: ignore[no-untyped-def]
         from dsh_sidecar.sessions.pipeline import SourceHooks

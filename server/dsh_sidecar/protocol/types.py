@@ -310,6 +310,8 @@ class ExplainAgentFile:
     state: str
     bytes: int | None = None
     kept_bytes: int | None = None
+    sent_bytes: int | None = None
+    when: str | None = None
     reason: str | None = None
 
 
@@ -325,6 +327,12 @@ class ExplainSizeLimit:
     setting: str
     bytes: int
     cut: str
+
+
+@attrs.define
+class ExplainVerified:
+    version: str
+    package: str
 
 
 @attrs.define
@@ -345,6 +353,7 @@ class ExplainAgent:
     sources: list[ExplainSource]
     undocumented: list[str]
     size_limit: ExplainSizeLimit | None = None
+    verified: ExplainVerified | None = None
 
 
 @attrs.define

@@ -1,0 +1,96 @@
+"""Latency of ``dsh-sidecar hook`` per event kind on a 1,000-file repository (docs/benchmarks.md).
+
+Runs the installed console script as the agents do (one process per event, JSON on stdin) and
+prints the median and p95 wall time per event kind, and the import time of the hook path.
+
+    .venv/bin/python bench/hook_latency.py [--runs 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent / "dsh-sidecar"
+
+
+def repository(root: Path) -> list[Path]:
+    (root / ".git").mkdir(parents=True)
+    (root / "AGENTS.md").write_text("root rules\n")
+    (root / "CLAUDE.md").write_text("claude rules\n")
+    files = []
+    for d in range(40):
+        directory = root / f"pkg{d}" / "src"
+        directory.mkdir(parents=True)
+        if d % 4 == 0:
+            (root / f"pkg{d}" / "AGENTS.md").write_text(f"pkg{d} rules\n")
+        for f in range(25):
+            path = directory / f"m{f}.py"
+            path.write_text(f"x = {f}\n")
+            files.append(path)
+    return files
+
+
+def once(event: dict[str, object], env: dict[str, str]) -> float:
+    began = time.perf_counter()
+    subprocess.run(
+        [str(BIN), "hook", "--agent", "claude"], input=json.dumps(event).encode(),
+        capture_output=True, env=env, check=True,
+    )  # fmt: skip
+    return time.perf_counter() - began
+
+
+def summary(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"median {statistics.median(ordered) * 1000:6.1f} ms  p95 {p95 * 1000:6.1f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        files = repository(root)
+        env = {**os.environ, "DSH_HOME": f"{tmp}/dsh", "HOME": tmp}
+        kinds: dict[str, list[float]] = {"start": [], "prompt": [], "after-tool": [], "repeat": []}
+        for run in range(args.runs):
+            sid = f"s{run}"
+            base = {"session_id": sid, "cwd": str(root)}
+            kinds["start"].append(once({**base, "hook_event_name": "SessionStart"}, env))
+            kinds["prompt"].append(
+                once({**base, "hook_event_name": "UserPromptSubmit", "prompt": "go"}, env)
+            )
+            read = {
+                **base, "hook_event_name": "PostToolUse", "tool_name": "Read",
+                "tool_input": {"file_path": str(files[(run * 37) % len(files)])},
+                "tool_use_id": f"t{run}",
+            }  # fmt: skip
+            kinds["after-tool"].append(once(read, env))
+            kinds["repeat"].append(once(read, env))
+        print(f"{len(files)} files, {args.runs} sessions, one process per event")
+        for kind, samples in kinds.items():
+            print(f"{kind:11} {summary(samples)}")
+        imports = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c",
+             "import dsh_sidecar.hooks.main, dsh_sidecar.hooks.runtime, dsh_sidecar.hooks.claude"],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        total = sum(
+            int(line.split("|")[1]) for line in imports.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line and line.split("|")[1].strip().isdigit()
+            and not line.split("|")[2].startswith("  ")
+        )  # fmt: skip
+        print(f"hook-path imports (top-level, cumulative) {total / 1000:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

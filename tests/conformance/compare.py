@@ -1,0 +1,152 @@
+"""Build a conformance tree, see what a CLI sent, predict what the model says it sends, and list
+the disagreements: every marker, and when it arrived (with the first request, or only after the
+file read)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import attrs
+
+from dsh_sidecar.agents import AGENTS
+from dsh_sidecar.agents.rules import AgentRules
+from dsh_sidecar.explain.simulate import Where, simulate
+from dsh_sidecar.fs import LocalFileSystem
+
+from .clis import Run
+from .trees import Tree
+
+CLI_AGENT = {"claude": "claude-code", "codex": "codex", "gemini": "gemini-cli"}
+MARKER = re.compile(r"MK[0-9a-z]+_[0-9]+_[HTF]")
+START = "start"
+AFTER_READ = "after-read"
+
+
+@attrs.frozen
+class Built:
+    base: Path
+    tree: Tree
+    empty: tuple[Path, ...]  # blank instruction files (no marker can show them)
+    labels: dict[str, str]  # marker stem -> the file's path in the tree
+
+    def path(self, rel: str) -> Path:
+        return self.base / rel
+
+
+def build(tree: Tree, base: Path, tag: str) -> Built:
+    """Write ``tree`` under ``base`` with markers tagged ``tag`` (unique per tree)."""
+    empty: list[Path] = []
+    labels: dict[str, str] = {}
+    (base / "home").mkdir(parents=True, exist_ok=True)
+    for n, (rel, text) in enumerate(sorted(tree.files.items())):
+        target = base / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        stem = f"MK{tag}_{n}"
+        labels[stem] = rel
+        body = text.replace("{m}", stem + "_H").replace("{tail}", stem + "_T")
+        body = body.replace("{fm}", stem + "_F")
+        body = re.sub(r"\{pad:(\d+)\}", lambda m: _pad(int(m.group(1))), body)
+        target.write_text(body)
+        if not body.strip() and rel.endswith(".md"):
+            empty.append(target)
+    for link, to in tree.symlinks.items():
+        (base / link).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(to, base / link)
+    for root in tree.git:
+        subprocess.run(["git", "init", "-q", str(base / root)], check=True)
+    return Built(base, tree, tuple(empty), labels)
+
+
+def _pad(n: int) -> str:
+    line = "filler text that carries no marker at all.\n"
+    return (line * (n // len(line) + 1))[:n]
+
+
+def main_bodies(cli: str, paths: tuple[str, ...], bodies: tuple[str, ...]) -> list[str]:
+    """The agent's own model requests (not Gemini's routing call)."""
+    wanted = {"claude": "/messages", "codex": "/responses", "gemini": ":streamGenerateContent"}
+    return [b for p, b in zip(paths, bodies, strict=True) if wanted[cli] in p]
+
+
+def observed(cli: str, built: Built, run: Run) -> dict[str, str]:
+    bodies = main_bodies(cli, run.paths, run.bodies)
+    if not bodies:
+        raise AssertionError(f"{cli} sent no request: {run.output}")
+    seen: dict[str, str] = {}
+    for index, body in enumerate(bodies):
+        for marker in _markers(body):
+            seen.setdefault(marker, START if index == 0 else AFTER_READ)
+        for path in built.empty:
+            if _header(cli, str(path)) in body:
+                seen.setdefault(f"EMPTY:{path}", START if index == 0 else AFTER_READ)
+    return seen
+
+
+def _markers(text: str) -> set[str]:
+    return set(MARKER.findall(text))
+
+
+def _header(cli: str, path: str) -> str:
+    return {"claude": f"Contents of {path}", "gemini": f"Context from: {path}"}.get(
+        cli, f"\x00{path}"
+    )
+
+
+def where(built: Built, home: Path, codex_home: Path) -> Where:
+    tree = built.tree
+    fs = LocalFileSystem()
+    cwd = fs.resolve(str(built.path(tree.cwd)))
+    git_roots = [fs.resolve(str(built.path(g))) for g in tree.git]
+    read = fs.resolve(str(built.path(tree.read)))
+    workspace = next((g for g in git_roots if read.startswith(g + os.sep)), cwd)
+    return Where(
+        file=read,
+        cwd=cwd,
+        workspace=workspace,
+        home=str(home),
+        env={"CODEX_HOME": str(codex_home)},
+        read_cap=1 << 20,
+    )
+
+
+def predicted(rules: AgentRules, built: Built, here: Where) -> dict[str, str]:
+    fs = LocalFileSystem()
+    out: dict[str, str] = {}
+    for found in simulate(rules, here, fs).files:
+        if not found.loaded:
+            continue
+        when = found.when or START
+        real = Path(fs.resolve(found.path))
+        if real in {Path(fs.resolve(str(p))) for p in built.empty}:
+            out.setdefault(f"EMPTY:{found.path}", when)
+            continue
+        for marker in _markers(real.read_text(errors="replace")):
+            role = marker[-1]
+            if role == "T" and found.state == "truncated":
+                continue
+            if role == "F" and rules.frontmatter == "stripped" and found.kind == "rule":
+                continue
+            out.setdefault(marker, when)
+    return out
+
+
+def disagreements(expected: dict[str, str], seen: dict[str, str], built: Built) -> list[str]:
+    out = []
+    for marker in sorted(set(expected) | set(seen)):
+        want, got = expected.get(marker), seen.get(marker)
+        if want != got:
+            stem, _, role = marker.rpartition("_")
+            shown = built.labels.get(stem, marker) + {
+                "H": "",
+                "T": " (its end)",
+                "F": " (its frontmatter)",
+            }.get(role, "")
+            out.append(f"{shown}: model {want or 'not sent'}, CLI {got or 'not sent'}")
+    return out
+
+
+def rules_of(cli: str) -> AgentRules:
+    return next(r for r in AGENTS if r.id == CLI_AGENT[cli])
