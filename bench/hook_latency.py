@@ -61,8 +61,14 @@ def main() -> None:
         root = Path(tmp) / "repo"
         files = repository(root)
         env = {**os.environ, "DSH_HOME": f"{tmp}/dsh", "HOME": tmp}
-        kinds: dict[str, list[float]] = {"start": [], "prompt": [], "after-tool": [], "repeat": []}
+        kinds: dict[str, list[float]] = {
+            "start": [], "prompt": [], "after-tool": [], "repeat": [], "python -c pass": [],
+        }  # fmt: skip
         for run in range(args.runs):
+            # The floor on this machine now: an interpreter that starts and exits.
+            began = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], check=True)
+            kinds["python -c pass"].append(time.perf_counter() - began)
             sid = f"s{run}"
             base = {"session_id": sid, "cwd": str(root)}
             kinds["start"].append(once({**base, "hook_event_name": "SessionStart"}, env))
@@ -76,9 +82,10 @@ def main() -> None:
             }  # fmt: skip
             kinds["after-tool"].append(once(read, env))
             kinds["repeat"].append(once(read, env))
-        print(f"{len(files)} files, {args.runs} sessions, one process per event")
+        load = os.getloadavg()[0]
+        print(f"{len(files)} files, {args.runs} sessions, one process per event, load {load:.1f}")
         for kind, samples in kinds.items():
-            print(f"{kind:11} {summary(samples)}")
+            print(f"{kind:14} {summary(samples)}")
         imports = subprocess.run(
             [sys.executable, "-X", "importtime", "-c",
              "import dsh_sidecar.hooks.main, dsh_sidecar.hooks.runtime, dsh_sidecar.hooks.claude"],

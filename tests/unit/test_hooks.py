@@ -277,3 +277,9 @@ def test_a_pre_tool_event_keeps_the_targets_instructions_for_the_after_tool_even
     post = {**pre, "hook_event_name": "PostToolUse"}
     text = project.hook("claude", post)
     assert text is not None and text.count("SIBLING-AGENTS") == 1
+
+
+def test_usage_errors_exit_1_never_2_which_agents_read_as_block(project: Project) -> None:
+    for argv in (["--agent", "nope"], [], ["--agent", "claude", "--frob"]):
+        assert main(argv, io.BytesIO(b"{}"), io.BytesIO()) == 1
+    assert main(["--agent=claude", "--mode=all"], io.BytesIO(b"{}"), io.BytesIO()) == 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
@@ -19,7 +18,15 @@ import attrs
 
 from dsh_sidecar.config import InstructionSettings, Settings, os_home
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
-from dsh_sidecar.model import STEP_END, STEP_START, TURN_END, TURN_START, USER_MESSAGE, Message
+from dsh_sidecar.model import (
+    STEP_END,
+    STEP_START,
+    TURN_END,
+    TURN_START,
+    USER_MESSAGE,
+    Message,
+    new_message_id,
+)
 from dsh_sidecar.sessions.discard import dismissed_of
 from dsh_sidecar.sessions.inbox import splice_draft
 from dsh_sidecar.sessions.instruction_log import effective_state, visible_instructions
@@ -195,7 +202,7 @@ class _Run:
         if size:
             checkpoint = Message.user(
                 [f"The agent's context was reset ({self.event.source}); earlier context is gone."],
-                {"kind": "plugin", "plugin": "compact", "compactionId": str(uuid.uuid4())},
+                {"kind": "plugin", "plugin": "compact", "compactionId": new_message_id()},
             )
             self.store.compact(self.sid, checkpoint, 0, size - 1)
         return nested if keep_nested else []
@@ -297,9 +304,7 @@ class _Run:
         turn, step, turn_open = self._position()
         prompt = None
         if event.kind == "prompt":
-            prompt = Message.user(
-                [event.prompt or ""], {"kind": "user", "rpcId": str(uuid.uuid4())}
-            )
+            prompt = Message.user([event.prompt or ""], {"kind": "user", "rpcId": new_message_id()})
         inbox = store.inbox(sid)
         claimed = (*inbox, *([prompt] if prompt is not None else []))
         visible = [*self._visible(), *forced]
