@@ -283,3 +283,15 @@ def test_usage_errors_exit_1_never_2_which_agents_read_as_block(project: Project
     for argv in (["--agent", "nope"], [], ["--agent", "claude", "--frob"]):
         assert main(argv, io.BytesIO(b"{}"), io.BytesIO()) == 1
     assert main(["--agent=claude", "--mode=all"], io.BytesIO(b"{}"), io.BytesIO()) == 0
+
+
+def test_a_twin_of_a_file_the_agent_loads_is_not_sent_again(project: Project) -> None:
+    project.write("CLAUDE.md", "ROOT-AGENTS\n")  # the same text as AGENTS.md
+    project.write("pkg/CLAUDE.md", "  PKG-AGENTS\n\n")  # the same, trimmed
+    text = project.hook("claude", start("c12"))
+    assert text is not None and "USER-GLOBAL" in text and "ROOT-AGENTS" not in text
+    read = project.hook("claude", claude_read("c12", project.root / "pkg/sub/x.py", "t1"))
+    assert read is None
+    project.write("pkg/AGENTS.md", "PKG-AGENTS-CHANGED\n")
+    changed = project.hook("claude", claude_read("c12", project.root / "pkg/sub/x.py", "t2"))
+    assert changed is not None and "PKG-AGENTS-CHANGED" in changed
