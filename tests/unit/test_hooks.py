@@ -295,3 +295,28 @@ def test_a_twin_of_a_file_the_agent_loads_is_not_sent_again(project: Project) ->
     project.write("pkg/AGENTS.md", "PKG-AGENTS-CHANGED\n")
     changed = project.hook("claude", claude_read("c12", project.root / "pkg/sub/x.py", "t2"))
     assert changed is not None and "PKG-AGENTS-CHANGED" in changed
+
+
+def test_gemini_prompts_lose_the_hook_context_and_retries_are_recognised(project: Project) -> None:
+    baseline = project.hook("gemini", start("g2"))
+    assert baseline is not None
+    before = {
+        "hook_event_name": "BeforeAgent", "session_id": "g2", "timestamp": "2026-12-04T04:50:00Z",
+        "prompt": f"<hook_context>{baseline}</hook_context>\n\nRead it.",
+    }  # fmt: skip
+    assert project.hook("gemini", before) is None
+    after = {
+        "hook_event_name": "AfterTool", "session_id": "g2", "timestamp": "2026-12-04T04:50:01Z",
+        "tool_name": "read_file", "tool_input": {"file_path": "pkg/sub/x.py"},
+    }  # fmt: skip
+    first = project.hook("gemini", after)
+    assert first is not None and "PKG-AGENTS" in first
+    project.write("pkg/AGENTS.md", "PKG-AGENTS-V2\n")
+    assert project.hook("gemini", after) is None  # the same call's hook again
+    store = Store(str(project.home / "sessions.sqlite3"))
+    prompts = [
+        e.data["content"][0]["text"] for e in store.surface_events("gemini:g2")
+        if e.data.get("source", {}).get("kind") == "user"
+    ]  # fmt: skip
+    assert prompts == ["Read it."]
+    store.close()
