@@ -182,16 +182,20 @@ def gemini_settings() -> dict[str, Any]:
     }
 
 
-def command(agent: Agent, prompt: str, hooks: HookConfig | None) -> list[str]:
+def command(agent: Agent, prompt: str, hooks: HookConfig | None, resume: bool) -> list[str]:
+    """The headless command line; ``resume`` continues the latest session of this HOME."""
     cli = str(cli_path(agent))
     if agent == "claude":
+        again = ["--continue"] if resume else []
         return [cli, "-p", prompt, "--output-format", "stream-json", "--verbose",
-                "--dangerously-skip-permissions"]  # fmt: skip
+                "--dangerously-skip-permissions", *again]  # fmt: skip
     if agent == "codex":
         trust = ["--dangerously-bypass-hook-trust"] if hooks is not None else []
+        again = ["resume", "--last"] if resume else []
         return [cli, "exec", "--json", "--skip-git-repo-check",
-                "--dangerously-bypass-approvals-and-sandbox", *trust, prompt]  # fmt: skip
-    return [cli, "-p", prompt, "--output-format", "stream-json", "--skip-trust", "--yolo"]
+                "--dangerously-bypass-approvals-and-sandbox", *trust, *again, prompt]  # fmt: skip
+    again = ["--resume", "latest"] if resume else []
+    return [cli, "-p", prompt, "--output-format", "stream-json", "--skip-trust", "--yolo", *again]
 
 
 def run_agent(
@@ -205,13 +209,16 @@ def run_agent(
     model: FakeModel | None = None,
     extra_env: Mapping[str, str] | None = None,
     extra_args: Sequence[str] = (),
+    resume: bool = False,
     timeout: float = 180,
 ) -> AgentRun:
     """Run one headless turn of ``agent`` in ``cwd`` and return what happened.
 
     ``script`` drives the fake model (ignored when you pass your own ``model``: script that one
     yourself). ``home`` is the throwaway HOME (a fresh temp dir by default, kept for
-    inspection). ``hooks`` are installed in the agent's documented place first.
+    inspection). ``hooks`` are installed in the agent's documented place first. ``resume``
+    continues the latest session in ``home`` (Claude ``--continue``, Codex ``exec resume
+    --last``, Gemini ``--resume latest``); pass the same ``home`` and ``hooks`` as the first run.
     """
     missing = missing_clis()
     assert not missing, f"agent CLIs not installed ({', '.join(missing)}): {INSTALL_HINT}"
@@ -226,7 +233,7 @@ def run_agent(
         if hooks is not None:
             env |= install_hooks(agent, hooks, home=home, cwd=cwd)
         env |= dict(extra_env or {})
-        argv = [*command(agent, prompt, hooks), *extra_args]
+        argv = [*command(agent, prompt, hooks, resume), *extra_args]
         exit_code, stdout, stderr = _run(argv, cwd, env, timeout)
         requests = fake.requests
     finally:

@@ -30,50 +30,28 @@ from typing import Any, Literal
 AgentName = Literal["claude", "codex", "gemini"]
 Scope = Literal["user", "project"]
 
-# Every event each CLI documents (what the capture runs register for).
+# Every hook event each CLI knows (from its own event list: Claude Code 2.1.332's binary,
+# Gemini CLI 0.61.0's HookEventName enum, Codex CLI 0.171.0's hook names); the capture runs
+# register all of them.
 EVENTS: dict[AgentName, tuple[str, ...]] = {
     "claude": (
-        "SessionStart",
-        "InstructionsLoaded",
-        "UserPromptSubmit",
-        "PreToolUse",
-        "PostToolUse",
-        "PostToolUseFailure",
-        "PostToolBatch",
-        "Notification",
-        "PermissionRequest",
-        "SubagentStart",
-        "SubagentStop",
-        "Stop",
-        "StopFailure",
-        "PreCompact",
-        "PostCompact",
-        "FileChanged",
-        "CwdChanged",
-        "SessionEnd",
+        "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification",
+        "UserPromptSubmit", "UserPromptExpansion", "SessionStart", "SessionEnd", "Stop",
+        "StopFailure", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact",
+        "PreModelSwitch", "PostModelSwitch", "PermissionRequest", "PermissionDenied", "Setup",
+        "TeammateIdle", "TaskCreated", "TaskCompleted", "Elicitation", "ElicitationResult",
+        "ConfigChange", "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged",
+        "FileChanged", "DirectoryAdded", "MessageDisplay", "PreSkillShellCommand",
     ),
     "codex": (
-        "SessionStart",
-        "UserPromptSubmit",
-        "PreToolUse",
-        "PermissionRequest",
-        "PostToolUse",
-        "Stop",
+        "SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
+        "PreCompact", "PostCompact", "SubagentStart", "SubagentStop", "Stop", "SessionEnd",
     ),
     "gemini": (
-        "SessionStart",
-        "BeforeAgent",
-        "BeforeModel",
-        "AfterModel",
-        "BeforeToolSelection",
-        "BeforeTool",
-        "AfterTool",
-        "AfterAgent",
-        "PreCompress",
-        "Notification",
-        "SessionEnd",
+        "SessionStart", "BeforeAgent", "BeforeModel", "AfterModel", "BeforeToolSelection",
+        "BeforeTool", "AfterTool", "AfterAgent", "PreCompress", "Notification", "SessionEnd",
     ),
-}
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -152,3 +130,59 @@ def python_hook_command(script: Path, *args: str) -> str:
     """A shell command line running ``script`` with this interpreter (for hooks written in
     Python by a test)."""
     return shlex.join([sys.executable, str(script), *args])
+
+
+CAPTURE_HOOK = Path(__file__).with_name("capture_hook.py")
+
+
+def capture_command(
+    directory: Path,
+    event: str,
+    *,
+    context: str | None = None,
+    plain: str | None = None,
+    garbage: bool = False,
+    exit_code: int = 0,
+    sleep_s: float = 0,
+) -> str:
+    """The capture hook (tests/support/capture_hook.py) for one event: it saves its input
+    under ``directory`` and answers as asked (see that module)."""
+    args = ["--dir", str(directory), "--event", event]
+    if context is not None:
+        args += ["--context", context]
+    if plain is not None:
+        args += ["--plain", plain]
+    if garbage:
+        args.append("--garbage")
+    if exit_code:
+        args += ["--exit", str(exit_code)]
+    if sleep_s:
+        args += ["--sleep", str(sleep_s)]
+    return python_hook_command(CAPTURE_HOOK, *args)
+
+
+def capture_all(
+    agent: AgentName, directory: Path, *, scope: Scope = "user", timeout_s: float = 10
+) -> HookConfig:
+    """The capture hook on every event ``agent`` knows, answering nothing."""
+    return HookConfig(
+        tuple(Hook(e, capture_command(directory, e), None, timeout_s) for e in EVENTS[agent]),
+        scope,
+    )
+
+
+def captured(directory: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(event, payload) for every capture in ``directory``, in call order."""
+    out = []
+    for path in sorted(directory.glob("*.json")):
+        event = path.stem.split("-", 1)[1]
+        out.append((event, json.loads(path.read_text())))
+    return out
+
+
+def sidecar_hook_command(agent: AgentName, *, env: dict[str, str] | None = None) -> str:
+    """``dsh-sidecar hook --agent AGENT`` as this test environment runs it (the venv's
+    interpreter, so the worktree's code), with ``env`` (e.g. ``DSH_HOME``) set for it."""
+    assignments = [f"{k}={v}" for k, v in (env or {}).items()]
+    prefix = ["env", *assignments] if assignments else []
+    return shlex.join([*prefix, sys.executable, "-m", "dsh_sidecar", "hook", "--agent", agent])
