@@ -168,7 +168,64 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     hook.add_argument("rest", nargs=argparse.REMAINDER)
     hook.set_defaults(run=_cmd_hook)
+    _hooks_parser(sub)
     return parser
+
+
+AGENT_CHOICES = ("claude", "codex", "gemini")
+
+
+def _hooks_parser(sub: Any) -> None:
+    hooks = sub.add_parser(
+        "hooks", help="install, remove or show this sidecar's hooks in an agent's settings"
+    )
+    actions = hooks.add_subparsers(
+        title="actions", metavar="ACTION", parser_class=_SubcommandParser
+    )
+    for action, text in (
+        ("install", "add the hooks to the agent's settings file (merged; other entries kept)"),
+        ("uninstall", "remove only this sidecar's hooks from the agent's settings file"),
+        ("status", "show, per agent and scope, whether the hooks are installed"),
+    ):
+        parser = actions.add_parser(action, help=text)
+        parser.add_argument(
+            "--agent", choices=AGENT_CHOICES, required=action != "status",
+            help="the agent (status: every agent when left out)",
+        )  # fmt: skip
+        if action != "status":
+            parser.add_argument(
+                "--scope", choices=("project", "user"), default="project",
+                help="the project's settings (default) or the user's",
+            )  # fmt: skip
+        parser.add_argument(
+            "--root", metavar="DIR",
+            help="the project directory (default: the current directory's project root)",
+        )  # fmt: skip
+        parser.set_defaults(run=_cmd_hooks, action=action)
+
+
+def _cmd_hooks(args: argparse.Namespace) -> int:
+    from dsh_sidecar.hooks import manage
+    from dsh_sidecar.hooks.install import default_executable
+
+    settings = Settings().instructions
+    root = manage.project_root(
+        None if args.root is None else _existing_directory(args.root),
+        settings.project_root_markers,
+    )
+    env, home = dict(os.environ), os_home()
+    if args.action == "install":
+        report = manage.install_hooks(args.agent, args.scope, root, env, home, default_executable())
+    elif args.action == "uninstall":
+        report = manage.uninstall_hooks(args.agent, args.scope, root, env, home)
+    else:
+        agents = AGENT_CHOICES if args.agent is None else (args.agent,)
+        report = manage.status_lines(agents, root, env, home)
+    lines = [part for line in report.lines for part in line.split("\n")]
+    _write_text("".join(terminal_safe(line) + "\n" for line in lines))
+    for error in report.errors:
+        sys.stderr.write(f"{PROG}: {terminal_safe(error)}\n")
+    return EXIT_OK if report.ok else EXIT_USAGE
 
 
 def _cmd_hook(args: argparse.Namespace) -> int:
@@ -336,6 +393,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
             f"this repository's instructions are not all read ({len(ignored)} convention"
             f"{'s' if len(ignored) != 1 else ''} off; see the convention lines)"
         )
+    rows.extend(("hooks", terminal_safe(h)) for h in hooks_here(settings.instructions))
     if tmux is None and settings.tmux_context.enabled:
         problems.append("tmuxContext is enabled but tmux is not available")
     rows.append(("status", "ok" if not problems else "; ".join(problems)))
@@ -361,6 +419,19 @@ def conventions_here(
         confinement_once(root, settings, LOCAL_FS, home),
     )  # fmt: skip
     return found
+
+
+def hooks_here(settings: InstructionSettings) -> list[str]:
+    """Per agent: where this sidecar's hooks are installed for the current directory's project
+    (and the user), and whether that agent would run them here."""
+    from dsh_sidecar.hooks.manage import doctor_rows
+
+    try:
+        directory = os.getcwd()
+    except FileNotFoundError:
+        return []
+    root = find_project_root(directory, settings.project_root_markers, LOCAL_FS)
+    return doctor_rows(root, dict(os.environ), os_home())
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
