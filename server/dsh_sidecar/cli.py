@@ -250,7 +250,7 @@ def _cmd_preview(args: argparse.Namespace) -> int:
     directory = _existing_directory(args.directory)
     load = load_baseline(directory, settings, LOCAL_FS, dsh_home=settings.home())
     if args.json:
-        _write_json(preview_json(load))
+        _write_json(preview_json(load, conventions_here(settings, load.cwd)))
     else:
         # The notes go first, so a terminal shows them above the text rather than glued to its
         # last line (the text ends without a newline).
@@ -320,10 +320,10 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
         file_path=None if is_directory else path,
     )  # fmt: skip
     if args.json:
-        _write_json(scopes_json(load))
+        _write_json(scopes_json(load, conventions_here(settings, load.cwd)))
     else:
         _write_text("".join(_entry_lines(e) for e in load.entries))
-        notes = "".join(f"{PROG}: {note}\n" for note in unread_notes(directory, settings))
+        notes = "".join(f"{PROG}: {note}\n" for note in unread_notes(load.cwd, settings))
         _write_bytes(notes.encode("utf-8", "surrogateescape"), sys.stderr.buffer)
     return EXIT_OK
 
@@ -524,19 +524,23 @@ def _config_message(exc: DshError) -> str:
     return exc.message
 
 
-def preview_json(load: BaselineLoad) -> dict[str, Any]:
+def preview_json(load: BaselineLoad, not_read: Sequence[OffConvention] = ()) -> dict[str, Any]:
     """The ``--json`` document: exactly the ``dsh/context/preview`` result."""
-    document: dict[str, Any] = to_json(mapping.preview_result(load))
+    document: dict[str, Any] = to_json(mapping.preview_result(load, not_read))
     return document
 
 
-def scopes_json(load: BaselineLoad) -> dict[str, Any]:
+def scopes_json(load: BaselineLoad, not_read: Sequence[OffConvention] = ()) -> dict[str, Any]:
     """``scopes --json``: the ``dsh/scopes`` result without ``sessions`` (no live sessions here)."""
-    return {
+    document: dict[str, Any] = {
         "projectRoot": load.project_root,
         "directory": load.cwd,
         "files": to_json(mapping.scope_files(load)),
     }
+    found = mapping.not_read_files(not_read)
+    if found is not None:
+        document["notRead"] = to_json(found)
+    return document
 
 
 def _entry_line(entry: ChainEntry) -> str:

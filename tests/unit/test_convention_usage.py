@@ -187,7 +187,7 @@ def test_a_repository_of_gemini_md_and_dot_claude_claude_md_gets_no_silent_empty
         'instructions (GEMINI.md): add "GEMINI.md" to instructions.instructionFileCandidates '
         "to read it"
     ) in preview.stderr.splitlines()
-    assert "no setting reads a file inside .claude/" in preview.stderr
+    assert "link or move it to CLAUDE.md" in preview.stderr
     scopes = run("scopes", ".")
     assert "instructions.instructionFileCandidates" in scopes.stderr
     doctor = run("doctor")

@@ -477,3 +477,23 @@ def test_gemini_cli_does_not_send_empty_files(tmp_path: Path) -> None:
         "GEMINI.md": ("empty", 1, None),
         "sub/GEMINI.md": ("loaded", 2, None),
     }
+
+
+def test_sizes_count_each_byte_once_as_each_agent_sends_it(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "p/.git/": "",
+            "p/GEMINI.md": "top\n@imp.md\nafter\n",
+            "p/CLAUDE.md": "top\n@imp.md\nafter\n",
+            "p/imp.md": "imported\n",
+            "p/x.py": "",
+        },
+    )
+    e = explain(tmp_path, "p/x.py")
+    gemini = {f.display_path: f.sent_bytes for f in e.agent("gemini-cli").files}
+    claude = {f.display_path: f.sent_bytes for f in e.agent("claude-code").files}
+    # Gemini CLI puts the imported text in place of "@imp.md"; Claude Code sends the file as
+    # written and the import as a file of its own.
+    assert gemini == {"GEMINI.md": len("top\n\nafter\n"), "imp.md": len("imported\n")}
+    assert claude == {"CLAUDE.md": len("top\n@imp.md\nafter\n"), "imp.md": len("imported\n")}

@@ -266,6 +266,14 @@ export interface PreviewResult {
   truncated: { path: string; originalBytes: number; includedBytes: number }[];
   baselineIdentity: string;
   projectRoot: string;
+  notRead?: NotReadFiles[];
+}
+export interface NotReadFiles {
+  agent: string;
+  effect: string;
+  paths: string[];
+  enable: string;
+  setting?: string;
 }
 
 export interface ScopesParams {
@@ -276,6 +284,7 @@ export interface ScopesResult {
   directory: string;
   files: ScopeFile[];
   sessions: { sessionId: string; active: Change[] }[];
+  notRead?: NotReadFiles[];
 }
 
 export interface ContextDidChangeParams {

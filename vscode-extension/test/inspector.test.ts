@@ -3,7 +3,7 @@ import { applyingFiles } from '../src/inspector/activeScopes';
 import { buildInspectorState, scopeDirectory, visibleInstructions } from '../src/inspector/model';
 import type { DshEvent, Message, ScopesResult } from '../src/protocol';
 import { scopeItems } from '../src/inspector/scopesPick';
-import { appliesText, statusText } from '../src/statusBar';
+import { appliesText, notReadText, statusText } from '../src/statusBar';
 
 const instr = (id: string, text: string, baseline: boolean, path: string): Message => ({
   id,
@@ -80,6 +80,23 @@ describe('status bar count', () => {
     expect(applyingFiles(scopes)).toBe(2);
     expect(statusText(1)).toBe('1 instruction file');
     expect(statusText(2)).toBe('2 instruction files');
+  });
+
+  it('names the unread instruction files and what would read them', () => {
+    expect(notReadText(scopes)).toBeUndefined();
+    const unread: ScopesResult = {
+      ...scopes,
+      notRead: [
+        {
+          agent: 'Gemini CLI',
+          effect: "GEMINI.md holds a directory's instructions",
+          paths: ['GEMINI.md'],
+          enable: 'add "GEMINI.md" to instructions.instructionFileCandidates',
+          setting: 'instructions.instructionFileCandidates',
+        },
+      ],
+    };
+    expect(notReadText(unread)).toBe('Not read: GEMINI.md (Gemini CLI; add "GEMINI.md" to instructions.instructionFileCandidates).');
   });
 
   it('agrees in number: one file applies, several apply', () => {

@@ -15,7 +15,7 @@ RULES = AgentRules(
     walk=Walk("root-to-cwd", ("GEMINI.md",)),
     nested=Nested(("GEMINI.md",), "working-on-file", start="project-root"),
     rule_sets=(),
-    imports=Imports("@file.md", max_depth=5, skips_code=True),
+    imports=Imports("@file.md", max_depth=5, skips_code=True, inlined=True),
     size_limit=None,
     skips_empty_files=True,
     verified=Verified("0.61.0", "@google/gemini-cli"),

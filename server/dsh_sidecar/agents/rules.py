@@ -117,6 +117,9 @@ class Imports:
     # "asks": an import from outside the working directory needs the user's approval, so a
     # headless session does not load it (Claude Code, observed).
     outside_cwd: Literal["loaded", "asks"] = "loaded"
+    # True when the imported text replaces the ``@path`` in the importing file (Gemini CLI);
+    # False when the importing file is sent as written and each import as a file of its own.
+    inlined: bool = False
 
 
 @attrs.frozen

@@ -21,7 +21,7 @@ from dsh_sidecar.sources.agent_instructions.paths import relative_path
 
 from .frontmatter import FrontValue, read_frontmatter
 from .globs import compile_glob, split_patterns
-from .imports import import_paths
+from .imports import import_paths, import_spans
 from .model import LOADED_AGENT_STATES, AgentFile, LimitInfo, SourceRef
 from .reading import FileRead, list_files, read_file
 
@@ -72,6 +72,7 @@ class _Found:
     read: FileRead | None
     kept: int | None = None
     when: str | None = None
+    inlined: list[str] = attrs.Factory(list)  # imports the agent puts in place of their @path
 
 
 def simulate(rules: AgentRules, where: Where, fs: LocalFileSystem) -> Simulation:
@@ -389,6 +390,13 @@ class _Run:
         size = found.kept if found.kept is not None else read.size
         if found.kind == RULE and self.rules.frontmatter == "stripped":
             size -= frontmatter_bytes(read.data)
+        spec = self.rules.imports
+        if spec is not None and spec.inlined and found.inlined:
+            # The @path itself is replaced by the imported text, which has a row of its own.
+            home = self.where.home
+            for span in import_spans(read.text, os.path.dirname(found.path), home):
+                if self._key(span.path) in found.inlined:
+                    size -= len(read.text[span.start : span.end].encode("utf-8"))
         return max(size, 0)
 
     def _without_globs(self, rule_set: RuleSet, front: dict[str, FrontValue]) -> tuple[str, str]:
@@ -452,6 +460,7 @@ class _Run:
                 path, IMPORT, "loaded", f"imported by {shown}", target, when=importer.when
             )
             self.imported += 1
+            importer.inlined.append(key)
             out.append(found)
             out.extend(self._imports_of(found, depth + 1, max_depth))
         return out

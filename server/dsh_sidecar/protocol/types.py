@@ -260,6 +260,17 @@ class TruncatedFile:
 
 
 @attrs.define
+class NotReadFiles:
+    """Instruction files on the chain that the current settings do not read (one convention)."""
+
+    agent: str
+    effect: str
+    paths: list[str]
+    enable: str
+    setting: str | None = None  # left out when no setting reads them
+
+
+@attrs.define
 class PreviewResult:
     text: str
     files: list[ScopeFile]
@@ -267,6 +278,7 @@ class PreviewResult:
     truncated: list[TruncatedFile]
     baseline_identity: str
     project_root: str
+    not_read: list[NotReadFiles] | None = None  # left out when empty
 
 
 @attrs.define
@@ -281,6 +293,7 @@ class ScopesResult:
     directory: str
     files: list[ScopeFile]
     sessions: list[SessionScopes]
+    not_read: list[NotReadFiles] | None = None  # left out when empty
 
 
 @attrs.define

@@ -37,7 +37,8 @@ OTHER_AGENTS_NAMES: tuple[tuple[str, str, str | None, str], ...] = (
         ".claude/CLAUDE.md",
         "Claude Code",
         None,
-        "no setting reads a file inside .claude/; link or move it to CLAUDE.md",
+        "no setting makes it apply to its project (read as it is, it governs only .claude/ "
+        "itself); link or move it to CLAUDE.md",
     ),
 )
 # User-global files of other agents that a home directory commonly holds.
@@ -46,6 +47,13 @@ OTHER_AGENTS_FILES = (
     ("~/.codex/AGENTS.md", "Codex CLI"),
     ("~/.gemini/GEMINI.md", "Gemini CLI"),
 )
+
+
+def other_agents_file(path: str) -> bool:
+    """Whether ``path`` is named like another agent's instruction file of OTHER_AGENTS_NAMES
+    (hover explains such a file even though no setting of this sidecar reads it)."""
+    posix = path.replace(os.sep, "/")
+    return any(posix.endswith("/" + name) for name, _, _, _ in OTHER_AGENTS_NAMES)
 
 
 @attrs.frozen
