@@ -65,7 +65,8 @@ def parse(data: Mapping[str, Any]) -> HookEvent:
     cwd = cwd_of(data)
     kind = KINDS.get(name, "other")
     touched: tuple[str, ...] = ()
-    if kind in ("after-tool", "pre-tool"):
+    failed = bool(mapping(data, "tool_response").get("error"))  # a failed call touches nothing
+    if kind in ("after-tool", "pre-tool") and not failed:
         tool = text(data, "tool_name") or ""
         if kind == "after-tool" or tool in WRITE_TOOLS:
             touched = _touched(tool, mapping(data, "tool_input"), cwd)
