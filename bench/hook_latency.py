@@ -38,13 +38,30 @@ def repository(root: Path) -> list[Path]:
     return files
 
 
-def once(event: dict[str, object], env: dict[str, str]) -> float:
+CPU: dict[str, list[float]] = {}
+
+
+def spawn(argv: list[str], data: bytes, env: dict[str, str], kind: str) -> float:
+    """Wall time of one process; its CPU time (user + system, less sensitive to the machine's
+    load than wall time) goes to ``CPU[kind]``."""
     began = time.perf_counter()
-    subprocess.run(
-        [str(BIN), "hook", "--agent", "claude"], input=json.dumps(event).encode(),
-        capture_output=True, env=env, check=True,
-    )  # fmt: skip
-    return time.perf_counter() - began
+    child = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
+    assert child.stdin is not None
+    child.stdin.write(data)
+    child.stdin.close()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    took = time.perf_counter() - began
+    assert child.returncode == 0, argv
+    CPU.setdefault(kind, []).append(usage.ru_utime + usage.ru_stime)
+    return took
+
+
+def once(event: dict[str, object], env: dict[str, str], kind: str) -> float:
+    argv = [str(BIN), "hook", "--agent", "claude"]
+    return spawn(argv, json.dumps(event).encode(), env, kind)
 
 
 def summary(samples: list[float]) -> str:
@@ -61,24 +78,35 @@ def main() -> None:
         root = Path(tmp) / "repo"
         files = repository(root)
         env = {**os.environ, "DSH_HOME": f"{tmp}/dsh", "HOME": tmp}
-        kinds: dict[str, list[float]] = {"start": [], "prompt": [], "after-tool": [], "repeat": []}
+        kinds: dict[str, list[float]] = {
+            "start": [], "prompt": [], "after-tool": [], "repeat": [], "python -c pass": [],
+        }  # fmt: skip
         for run in range(args.runs):
+            # The floor on this machine now: an interpreter that starts and exits.
+            kinds["python -c pass"].append(
+                spawn([sys.executable, "-c", "pass"], b"", env, "python -c pass")
+            )
             sid = f"s{run}"
             base = {"session_id": sid, "cwd": str(root)}
-            kinds["start"].append(once({**base, "hook_event_name": "SessionStart"}, env))
+            kinds["start"].append(once({**base, "hook_event_name": "SessionStart"}, env, "start"))
             kinds["prompt"].append(
-                once({**base, "hook_event_name": "UserPromptSubmit", "prompt": "go"}, env)
+                once({**base, "hook_event_name": "UserPromptSubmit", "prompt": "go"}, env, "prompt")
             )
             read = {
                 **base, "hook_event_name": "PostToolUse", "tool_name": "Read",
                 "tool_input": {"file_path": str(files[(run * 37) % len(files)])},
                 "tool_use_id": f"t{run}",
             }  # fmt: skip
-            kinds["after-tool"].append(once(read, env))
-            kinds["repeat"].append(once(read, env))
-        print(f"{len(files)} files, {args.runs} sessions, one process per event")
+            kinds["after-tool"].append(once(read, env, "after-tool"))
+            kinds["repeat"].append(once(read, env, "repeat"))
+        load = os.getloadavg()[0]
+        print(f"{len(files)} files, {args.runs} sessions, one process per event, load {load:.1f}")
+        print("wall time")
         for kind, samples in kinds.items():
-            print(f"{kind:11} {summary(samples)}")
+            print(f"  {kind:14} {summary(samples)}")
+        print("CPU time (user + system)")
+        for kind, samples in CPU.items():
+            print(f"  {kind:14} {summary(samples)}")
         imports = subprocess.run(
             [sys.executable, "-X", "importtime", "-c",
              "import dsh_sidecar.hooks.main, dsh_sidecar.hooks.runtime, dsh_sidecar.hooks.claude"],

@@ -6,7 +6,6 @@ dicts) because upstream compares payloads by deep equality and stores them verba
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -30,6 +29,10 @@ SURFACE_EVENT_TYPES = frozenset({USER_MESSAGE, ASSISTANT_MESSAGE, TOOL_RESULT})
 
 
 def new_message_id() -> str:
+    # Imported here: the uuid module costs a one-shot ``dsh-sidecar hook`` process ~10 ms at
+    # start-up, and most of its events make no message.
+    import uuid
+
     return str(uuid.uuid4())
 
 

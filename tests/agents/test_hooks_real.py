@@ -16,8 +16,8 @@ import pytest
 
 from tests.support.agent_cli import AGENTS, Agent, AgentRun, run_agent
 from tests.support.hooks import HookConfig
-from tests.support.recorded import count_in, parts_of
-from tests.support.steps import ReadFile, Shell, Step, Text
+from tests.support.recorded import RecordedRequest, count_in, parts_of
+from tests.support.steps import ReadFile, Shell, Step, Text, ToolCall
 
 pytestmark = pytest.mark.agent_clis
 
@@ -147,3 +147,39 @@ def test_a_failing_hook_lets_the_turn_finish(agent: Agent, tmp_path: Path) -> No
     result = run(agent, tmp_path, dsh=broken)
     assert "done" in result.stdout
     assert (broken / "log" / "hooks.log").read_text().count("\n") >= 2
+
+
+def test_a_claude_subagent_gets_its_own_baseline_and_its_reads_nested_files(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    prompt = "Ask a subagent to read the file."
+    task = {
+        "description": "Read a file", "prompt": "Read pkg/sub/x.py and report.",
+        "subagent_type": "general-purpose", "run_in_background": False,
+    }  # fmt: skip
+
+    def step(request: RecordedRequest) -> Step:
+        parts = parts_of(request)
+        in_subagent = not any(prompt in p.text for p in parts)
+        has_result = any(p.kind == "tool_result" for p in parts)
+        if in_subagent:
+            return Text("x is 1.") if has_result else ReadFile(str(repo / "pkg/sub/x.py"))
+        return Text("done") if has_result else ToolCall("Agent", task)
+
+    tree(tmp_path)
+    events = ("SessionStart", "SubagentStart", "UserPromptSubmit", "PostToolUse")
+    result = run_agent(
+        "claude", repo, prompt, step, home=tmp_path / "home",
+        hooks=HookConfig.for_events(events, f"{HOOK} --agent claude", timeout_s=20),
+        extra_env={"DSH_HOME": str(tmp_path / "dsh"), "DSH_TEST_STORE_NO_FSYNC": "1"},
+        timeout=150,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.describe()
+    sub = [r for r in result.main_requests if not any(prompt in p.text for p in parts_of(r))]
+    assert sub, result.describe()
+    last = sub[-1]
+    found = {m: count_in(last, m) for m in MARKERS}
+    print("claude subagent's last request:", found)
+    assert found == EVERY_FILE_ONCE, result.describe()
+    no_hook_failures(tmp_path)

@@ -540,7 +540,7 @@ def test_no_command_prints_help_and_exits_2(capsysbinary: Capture) -> None:
             ["frobnicate"],
             "usage: dsh-sidecar [-h] [--version] COMMAND ...",
             "dsh-sidecar: error: argument COMMAND: invalid choice: 'frobnicate'"
-            " (choose from 'serve', 'preview', 'scopes', 'explain', 'doctor', 'hook')",
+            " (choose from 'serve', 'preview', 'scopes', 'explain', 'doctor', 'hook', 'hooks')",
         ),
     ],
 )
@@ -589,6 +589,7 @@ def test_doctor_healthy(env: Path, capsysbinary: Capture) -> None:
         "store",
         "schema",
         "tmux",
+        "hooks",
         "status",
     ]
     package = os.path.dirname(os.path.abspath(dsh_sidecar.__file__))

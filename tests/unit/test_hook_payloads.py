@@ -104,3 +104,33 @@ def test_a_replayed_codex_session(root: Path) -> None:
     assert first is not None and "ROOT-CLAUDE" in first and "ROOT-AGENTS" not in first
     read = hook("codex", recorded("codex", "PostToolUse-read", root))
     assert read is not None and "PKG-AGENTS" in read and "SUB-CLAUDE" in read
+
+
+def test_gemini_payloads_parse_to_their_events(root: Path) -> None:
+    repo = root / "repo"
+    start = parse_event("gemini", recorded("gemini", "SessionStart-read", root))
+    assert (start.kind, start.source) == ("start", "startup")
+    prompt = parse_event("gemini", recorded("gemini", "BeforeAgent-read", root))
+    assert (prompt.kind, prompt.prompt) == ("prompt", "Read pkg/sub/x.py.")
+    read = parse_event("gemini", recorded("gemini", "AfterTool-read", root))
+    assert (read.kind, read.touched) == ("after-tool", (str(repo / "pkg/sub/x.py"),))
+    assert read.tool_use_id is not None  # made from the call's timestamp, tool and input
+    write = parse_event("gemini", recorded("gemini", "AfterTool-write", root))
+    assert write.touched == (str(repo / "pkg/sub/new.py"),)
+    edit = parse_event("gemini", recorded("gemini", "AfterTool-edit", root))
+    assert edit.touched == (str(repo / "pkg/sub/x.py"),)
+    assert parse_event("gemini", recorded("gemini", "AfterTool-missing", root)).touched == ()
+    assert parse_event("gemini", recorded("gemini", "AfterTool-shell", root)).touched == ()
+
+
+def test_a_failed_codex_read_touches_nothing(root: Path) -> None:
+    assert parse_event("codex", recorded("codex", "PostToolUse-missing", root)).touched == ()
+
+
+def test_a_replayed_gemini_session(root: Path) -> None:
+    first = hook("gemini", recorded("gemini", "SessionStart-read", root))
+    assert first is not None and "ROOT-AGENTS" in first and "ROOT-CLAUDE" in first
+    assert hook("gemini", recorded("gemini", "BeforeAgent-read", root)) is None
+    read = hook("gemini", recorded("gemini", "AfterTool-read", root))
+    assert read is not None and "PKG-AGENTS" in read and "SUB-CLAUDE" in read
+    assert hook("gemini", recorded("gemini", "AfterTool-read", root)) is None

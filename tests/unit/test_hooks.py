@@ -277,3 +277,46 @@ def test_a_pre_tool_event_keeps_the_targets_instructions_for_the_after_tool_even
     post = {**pre, "hook_event_name": "PostToolUse"}
     text = project.hook("claude", post)
     assert text is not None and text.count("SIBLING-AGENTS") == 1
+
+
+def test_usage_errors_exit_1_never_2_which_agents_read_as_block(project: Project) -> None:
+    for argv in (["--agent", "nope"], [], ["--agent", "claude", "--frob"]):
+        assert main(argv, io.BytesIO(b"{}"), io.BytesIO()) == 1
+    assert main(["--agent=claude", "--mode=all"], io.BytesIO(b"{}"), io.BytesIO()) == 0
+
+
+def test_a_twin_of_a_file_the_agent_loads_is_not_sent_again(project: Project) -> None:
+    project.write("CLAUDE.md", "ROOT-AGENTS\n")  # the same text as AGENTS.md
+    project.write("pkg/CLAUDE.md", "  PKG-AGENTS\n\n")  # the same, trimmed
+    text = project.hook("claude", start("c12"))
+    assert text is not None and "USER-GLOBAL" in text and "ROOT-AGENTS" not in text
+    read = project.hook("claude", claude_read("c12", project.root / "pkg/sub/x.py", "t1"))
+    assert read is None
+    project.write("pkg/AGENTS.md", "PKG-AGENTS-CHANGED\n")
+    changed = project.hook("claude", claude_read("c12", project.root / "pkg/sub/x.py", "t2"))
+    assert changed is not None and "PKG-AGENTS-CHANGED" in changed
+
+
+def test_gemini_prompts_lose_the_hook_context_and_retries_are_recognised(project: Project) -> None:
+    baseline = project.hook("gemini", start("g2"))
+    assert baseline is not None
+    before = {
+        "hook_event_name": "BeforeAgent", "session_id": "g2", "timestamp": "2026-12-04T04:50:00Z",
+        "prompt": f"<hook_context>{baseline}</hook_context>\n\nRead it.",
+    }  # fmt: skip
+    assert project.hook("gemini", before) is None
+    after = {
+        "hook_event_name": "AfterTool", "session_id": "g2", "timestamp": "2026-12-04T04:50:01Z",
+        "tool_name": "read_file", "tool_input": {"file_path": "pkg/sub/x.py"},
+    }  # fmt: skip
+    first = project.hook("gemini", after)
+    assert first is not None and "PKG-AGENTS" in first
+    project.write("pkg/AGENTS.md", "PKG-AGENTS-V2\n")
+    assert project.hook("gemini", after) is None  # the same call's hook again
+    store = Store(str(project.home / "sessions.sqlite3"))
+    prompts = [
+        e.data["content"][0]["text"] for e in store.surface_events("gemini:g2")
+        if e.data.get("source", {}).get("kind") == "user"
+    ]  # fmt: skip
+    assert prompts == ["Read it."]
+    store.close()

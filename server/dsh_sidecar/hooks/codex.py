@@ -3,6 +3,7 @@ read and patch, through ``shell_touches`` (a tokenizer, never regexes on the raw
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Mapping
 from typing import Any
@@ -44,7 +45,9 @@ def parse(data: Mapping[str, Any]) -> HookEvent:
         command = _command(mapping(data, "tool_input"))
         if command is not None:
             found = shell_touches(command, cwd)
-            touched = (*found.reads, *found.writes) if kind == "after-tool" else tuple(found.writes)
+            # Codex reports no success flag: a read of a file that is not there failed.
+            reads = tuple(p for p in found.reads if os.path.lexists(p))
+            touched = (*reads, *found.writes) if kind == "after-tool" else tuple(found.writes)
     return HookEvent(
         agent="codex", kind=kind, name=name, session_id=required(data, "session_id"), cwd=cwd,
         source=text(data, "source"), prompt=text(data, "prompt"), touched=touched,

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,17 +41,39 @@ def _touched(tool: str, arguments: Mapping[str, Any], cwd: str) -> tuple[str, ..
     return ()
 
 
+# Gemini CLI puts earlier hooks' text before the prompt it hands BeforeAgent; it is not the user's.
+_HOOK_CONTEXT = re.compile(r"\A(?:\s*<hook_context>.*?</hook_context>)+\s*", re.DOTALL)
+
+
+def _prompt(data: Mapping[str, Any]) -> str | None:
+    prompt = text(data, "prompt")
+    return _HOOK_CONTEXT.sub("", prompt) if prompt is not None else None
+
+
+def _call_key(data: Mapping[str, Any]) -> str | None:
+    """Gemini CLI sends no tool-call id: the call's timestamp, tool and input stand for one, so
+    a retried hook (the same payload) is still recognised."""
+    stamp = text(data, "timestamp")
+    if stamp is None:
+        return None
+    body = json.dumps([stamp, data.get("tool_name"), data.get("tool_input")], sort_keys=True)
+    return "gemini-" + hashlib.sha1(body.encode("utf-8")).hexdigest()
+
+
 def parse(data: Mapping[str, Any]) -> HookEvent:
     name = required(data, "hook_event_name")
     cwd = cwd_of(data)
     kind = KINDS.get(name, "other")
     touched: tuple[str, ...] = ()
-    if kind in ("after-tool", "pre-tool"):
+    failed = bool(mapping(data, "tool_response").get("error"))  # a failed call touches nothing
+    if kind in ("after-tool", "pre-tool") and not failed:
         tool = text(data, "tool_name") or ""
         if kind == "after-tool" or tool in WRITE_TOOLS:
             touched = _touched(tool, mapping(data, "tool_input"), cwd)
     return HookEvent(
         agent="gemini", kind=kind, name=name, session_id=required(data, "session_id"), cwd=cwd,
-        source=text(data, "source") or text(data, "trigger"), prompt=text(data, "prompt"),
-        touched=touched, tool_use_id=text(data, "tool_use_id") or text(data, "call_id"),
+        source=text(data, "source") or text(data, "trigger"), prompt=_prompt(data),
+        touched=touched,
+        tool_use_id=text(data, "tool_use_id") or text(data, "call_id")
+        or (_call_key(data) if kind in ("after-tool", "pre-tool") else None),
     )  # fmt: skip

@@ -7,7 +7,6 @@ only what the hook path uses: no server, no pygls, not ``dsh_sidecar.cli``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sqlite3
@@ -22,9 +21,12 @@ from .failopen import log_line
 # (opening the store, the event): the answer comes well within a second either way.
 BUSY_TIMEOUT_MS = 300
 MAX_INPUT_BYTES = 16 * 1024 * 1024
+USAGE_ERROR = 1
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> Any:
+    import argparse  # only for --help and usage errors: the usual command line skips it
+
     parser = argparse.ArgumentParser(
         prog="dsh-sidecar hook",
         description="answer one agent hook event (JSON on stdin) with the context now due",
@@ -54,11 +56,41 @@ def parse_event(agent: str, data: Any) -> HookEvent:
     return adapter.parse(data)
 
 
+class _Args:
+    def __init__(self, agent: str, mode: str, settings: str | None) -> None:
+        self.agent, self.mode, self.settings = agent, mode, settings
+
+
+def _quick_args(argv: Sequence[str]) -> _Args | None:
+    """The command lines the installer writes, read without argparse; None: anything else."""
+    found: dict[str, str] = {}
+    words = list(argv)
+    while words:
+        flag = words.pop(0)
+        key, eq, value = flag.partition("=")
+        if key not in ("--agent", "--mode", "--settings") or key in found:
+            return None
+        if not eq:
+            if not words:
+                return None
+            value = words.pop(0)
+        found[key] = value
+    agent, mode = found.get("--agent"), found.get("--mode", "complement")
+    if agent not in AGENTS or mode not in ("complement", "all"):
+        return None
+    return _Args(agent, mode, found.get("--settings"))
+
+
 def main(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = None) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
+    words = list(sys.argv[1:] if argv is None else argv)
+    args: Any = _quick_args(words)
+    if args is None:
+        try:
+            args = build_parser().parse_args(words)
+        except SystemExit as exc:
+            # Never 2: Claude Code and Gemini CLI read exit status 2 as "block this action".
+            # A command line the agent cannot run is 1, which they report and go on.
+            return 0 if exc.code == 0 else USAGE_ERROR
     reader = stdin if stdin is not None else sys.stdin.buffer
     writer = stdout if stdout is not None else sys.stdout.buffer
     env = dict(os.environ)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import uuid
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
@@ -19,7 +19,15 @@ import attrs
 
 from dsh_sidecar.config import InstructionSettings, Settings, os_home
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
-from dsh_sidecar.model import STEP_END, STEP_START, TURN_END, TURN_START, USER_MESSAGE, Message
+from dsh_sidecar.model import (
+    STEP_END,
+    STEP_START,
+    TURN_END,
+    TURN_START,
+    USER_MESSAGE,
+    Message,
+    new_message_id,
+)
 from dsh_sidecar.sessions.discard import dismissed_of
 from dsh_sidecar.sessions.inbox import splice_draft
 from dsh_sidecar.sessions.instruction_log import effective_state, visible_instructions
@@ -96,6 +104,22 @@ def handle(
 def _remove(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
+
+
+def _trimmed_text(path: str, limit: int) -> str | None:
+    """The whitespace-trimmed text of a regular file of at most ``limit`` bytes, else None.
+
+    Only ever asked about instruction files of the chain (already through its boundary); the
+    stat first means a FIFO or a device is never opened.
+    """
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(limit + 1).strip()
+    except OSError:
+        return None
 
 
 def _is_prompt(message: Message) -> bool:
@@ -195,7 +219,7 @@ class _Run:
         if size:
             checkpoint = Message.user(
                 [f"The agent's context was reset ({self.event.source}); earlier context is gone."],
-                {"kind": "plugin", "plugin": "compact", "compactionId": str(uuid.uuid4())},
+                {"kind": "plugin", "plugin": "compact", "compactionId": new_message_id()},
             )
             self.store.compact(self.sid, checkpoint, 0, size - 1)
         return nested if keep_nested else []
@@ -222,6 +246,18 @@ class _Run:
         if not load.retained and not load.kept:
             return None
         native = self._native([None])
+        # A file whose twin (same directory, same trimmed text) the agent loads counts as loaded:
+        # the sidecar keeps one of two identical files, the agent may read the other.
+        twins = {
+            (os.path.dirname(f.candidate.abs_path), f.trimmed)
+            for f in load.observed
+            if self._real(f.candidate.abs_path) in native
+        }
+        native |= {
+            self._real(f.candidate.abs_path)
+            for f in load.kept
+            if (os.path.dirname(f.candidate.abs_path), f.trimmed) in twins
+        }
         own = [f for f in load.kept if self._real(f.candidate.abs_path) not in native]
         items = [RenderItem("baseline", f.candidate.display_path, f.content) for f in own]
         result = render(items, self.instructions.max_bytes, BASELINE_INTRO) if items else None
@@ -270,7 +306,8 @@ class _Run:
         )  # fmt: skip
         loaded = [
             c for c in changes_of(pending[0])
-            if c.action == "set" and self._real(self._abs(c)) in native
+            if c.action == "set"
+            and (self._real(self._abs(c)) in native or self._twin_loaded(self._abs(c), native))
         ]  # fmt: skip
         if not loaded:
             return
@@ -281,6 +318,18 @@ class _Run:
         )
         self.store.append(self.sid, [EventDraft(USER_MESSAGE, note.to_json(), "append")])
         self._project_once(touched)  # the same touches again: what is left is ours to send
+
+    def _twin_loaded(self, path: str, native: frozenset[str]) -> bool:
+        """Whether the agent loads a file beside ``path`` with the same trimmed text."""
+        directory = self._real(path)
+        directory = os.path.dirname(directory)
+        twins = [p for p in native if os.path.dirname(p) == directory]
+        if not twins:
+            return False
+        mine = _trimmed_text(path, self.instructions.max_source_bytes)
+        return mine is not None and any(
+            _trimmed_text(p, self.instructions.max_source_bytes) == mine for p in twins
+        )
 
     def _project_once(self, touched: Sequence[str]) -> None:
         job = ProjectionJob(
@@ -297,9 +346,7 @@ class _Run:
         turn, step, turn_open = self._position()
         prompt = None
         if event.kind == "prompt":
-            prompt = Message.user(
-                [event.prompt or ""], {"kind": "user", "rpcId": str(uuid.uuid4())}
-            )
+            prompt = Message.user([event.prompt or ""], {"kind": "user", "rpcId": new_message_id()})
         inbox = store.inbox(sid)
         claimed = (*inbox, *([prompt] if prompt is not None else []))
         visible = [*self._visible(), *forced]
