@@ -178,9 +178,14 @@ FULL: dict[type, Any] = {
         agents=[EXPLAIN_AGENT],
     ),
     wt.SessionHeaderWire: wt.SessionHeaderWire(
-        id="claude:s1", created_at=1796207231012, cwd="/p", title="Fix", agent="claude",
-        agent_session="s1", parent_id="claude:s0",
-    ),  # fmt: skip
+        id="claude:s1",
+        created_at=1796207231012,
+        cwd="/p",
+        title="Fix",
+        agent="claude",
+        agent_session="s1",
+        parent_id="claude:s0",
+    ),
     wt.SessionOpenResult: wt.SessionOpenResult(session=HEADER, resumed=True),
     wt.SessionListResult: wt.SessionListResult(sessions=[HEADER, HEADER]),
     wt.SurfaceResult: wt.SurfaceResult(session=HEADER, captured_through_seq=8, events=[EVENT]),
