@@ -18,6 +18,7 @@ import os
 import platform
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import unicodedata
@@ -169,6 +170,15 @@ def build_parser() -> argparse.ArgumentParser:
     hook.add_argument("rest", nargs=argparse.REMAINDER)
     hook.set_defaults(run=_cmd_hook)
     _hooks_parser(sub)
+
+    sessions = sub.add_parser(
+        "sessions",
+        help="list the stored sessions: agent, directory, what each was told, what is pending",
+    )
+    sessions.add_argument("--agent", choices=AGENT_CHOICES, help="only this agent's sessions")
+    sessions.add_argument("--json", action="store_true", help="machine-readable output")
+    _settings_option(sessions)
+    sessions.set_defaults(run=_cmd_sessions)
     return parser
 
 
@@ -226,6 +236,27 @@ def _cmd_hooks(args: argparse.Namespace) -> int:
     for error in report.errors:
         sys.stderr.write(f"{PROG}: {terminal_safe(error)}\n")
     return EXIT_OK if report.ok else EXIT_USAGE
+
+
+def _cmd_sessions(args: argparse.Namespace) -> int:
+    from dsh_sidecar.sessions.listing import list_stored_sessions, session_lines
+
+    store = load_settings(args.settings).store_path()
+    try:
+        listed = list_stored_sessions(store, agent=args.agent)
+    except (sqlite3.Error, OSError) as exc:
+        raise UsageError(f"cannot read the session store {store}: {exc}") from exc
+    if args.json:
+        _write_json({"store": store, "sessions": [s.to_json() for s in listed or []]})
+    elif listed is None:
+        _write_text(f"no sessions: there is no session store at {terminal_safe(store)} yet\n")
+    elif not listed:
+        of = f" of {args.agent}" if args.agent else ""
+        _write_text(f"no sessions{of} in {terminal_safe(store)}\n")
+    else:
+        lines = [terminal_safe(line) for item in listed for line in session_lines(item)]
+        _write_text("".join(line + "\n" for line in lines))
+    return EXIT_OK
 
 
 def _cmd_hook(args: argparse.Namespace) -> int:

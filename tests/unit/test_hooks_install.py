@@ -56,21 +56,21 @@ def test_claude_entries(tmp_path: Path) -> None:
     assert install("claude", str(path), cmd("claude")).changed
     hooks = load(path)["hooks"]
     assert list(hooks) == [
-        "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "InstructionsLoaded",
+        "SessionStart", "SubagentStart", "UserPromptSubmit", "PostToolUse", "InstructionsLoaded",
     ]  # fmt: skip
     handler = {"type": "command", "command": f"'{EXE}' hook --agent claude", "timeout": 5}
     assert hooks["SessionStart"] == [{"hooks": [handler]}]
     assert hooks["PostToolUse"] == [
         {"matcher": "Edit|MultiEdit|NotebookEdit|Read|Write", "hooks": [handler]}
     ]
-    assert hooks["PreToolUse"] == [{"matcher": "Edit|MultiEdit|NotebookEdit|Write", "hooks": [handler]}]  # fmt: skip
+    assert "PreToolUse" not in hooks  # its text would not reach the model before the tool
 
 
 def test_codex_entries_have_no_matcher(tmp_path: Path) -> None:
     path = tmp_path / "hooks.json"
     install("codex", str(path), cmd("codex"))
     hooks = load(path)["hooks"]
-    assert list(hooks) == ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"]
+    assert list(hooks) == ["SessionStart", "UserPromptSubmit", "PostToolUse"]
     assert all(list(groups[0]) == ["hooks"] for groups in hooks.values())
     assert hooks["PostToolUse"][0]["hooks"][0]["timeout"] == 5
 
@@ -79,9 +79,8 @@ def test_gemini_entries_count_milliseconds_and_anchor_matchers(tmp_path: Path) -
     path = tmp_path / "settings.json"
     install("gemini", str(path), cmd("gemini"))
     hooks = load(path)["hooks"]
-    assert list(hooks) == ["SessionStart", "BeforeAgent", "BeforeTool", "AfterTool"]
+    assert list(hooks) == ["SessionStart", "BeforeAgent", "AfterTool"]
     assert hooks["AfterTool"][0]["matcher"] == "^(read_file|read_many_files|replace|write_file)$"
-    assert hooks["BeforeTool"][0]["matcher"] == "^(replace|write_file)$"
     assert hooks["BeforeAgent"][0]["hooks"][0]["timeout"] == 5000
 
 
@@ -340,10 +339,10 @@ def test_status_states(tmp_path: Path) -> None:
     install("claude", str(path), cmd("claude"))
     assert status("claude", str(path)).state == "installed"
     document = load(path)
-    del document["hooks"]["PreToolUse"]
+    del document["hooks"]["InstructionsLoaded"]
     path.write_text(json.dumps(document))
     assert status("claude", str(path)).state == "partly installed"
-    assert status("claude", str(path)).detail == "missing PreToolUse"
+    assert status("claude", str(path)).detail == "missing InstructionsLoaded"
     install("claude", str(path), cmd("claude"))
     document = load(path)
     document["hooks"]["PostToolUse"][0]["matcher"] = "Read"
@@ -431,7 +430,7 @@ def test_cli_install_status_uninstall(env: Path, capsysbinary: Capture, monkeypa
     lines = out.splitlines()
     assert lines[0] == (
         f"Codex CLI: hooks installed in {project}/.codex/hooks.json"
-        " (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse)"
+        " (SessionStart, UserPromptSubmit, PostToolUse)"
     )
     assert lines[1].startswith("  command: /") and lines[1].endswith(" hook --agent codex")
     assert lines[2:] == [

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -436,3 +438,27 @@ def test_quoted_names_come_back_as_shlex_split_gives_them(names: list[str]) -> N
     command = "cat -- " + " ".join(shlex.quote(n) for n in names)
     expected = [os.path.join(CWD, n) for n in shlex.split(command)[2:]]
     assert list(reads(command)) == list(dict.fromkeys(expected))
+
+
+# --- what the real Codex CLI sends ------------------------------------------------------------
+
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "agent_hooks" / "codex"
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        ("read", ShellTouches(("/r/repo/pkg/sub/x.py",), ())),
+        ("shell", ShellTouches(("/r/repo/pkg/y.py",), ())),
+        ("missing", ShellTouches(("/r/repo/pkg/absent.py",), ())),
+        ("write", ShellTouches((), ("/r/repo/pkg/sub/new.py",))),  # apply_patch, the raw patch
+        ("edit", ShellTouches((), ("/r/repo/pkg/sub/x.py",))),
+    ],
+)
+def test_recorded_codex_commands(case: str, expected: ShellTouches) -> None:
+    # Codex 0.171.0's PostToolUse: tool_input.command is the model's command line (``Bash``) or
+    # the apply_patch tool's patch (``apply_patch``), never wrapped in bash -lc.
+    for event in ("PreToolUse", "PostToolUse"):
+        payload = json.loads((RECORDED / f"{event}-{case}.json").read_text())
+        cwd = payload["cwd"].replace("$ROOT", "/r")
+        assert shell_touches(payload["tool_input"]["command"], cwd) == expected

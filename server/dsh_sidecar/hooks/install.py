@@ -48,27 +48,28 @@ def _alternatives(names: Iterable[str], *, anchored: bool) -> str:
     return f"^({joined})$" if anchored else joined
 
 
-# The one table of the events we install, per agent. The tool lists are the adapters' own
-# (claude.FILE_TOOLS, gemini's), so the hook and its installation cannot disagree.
+# The one table of the events we install, per agent: the events the hook runtime answers
+# (claude.KINDS, codex.KINDS, gemini.KINDS) but the pre-tool ones, whose text none of the CLIs
+# shows the model before the tool runs (so the runtime prints nothing for them, and a hook there
+# would only cost time). The tool lists are the adapters' own, so the hook and its installation
+# cannot disagree.
 HOOK_EVENTS: dict[str, tuple[EventHook, ...]] = {
     "claude": (
         EventHook("SessionStart", None),
+        EventHook("SubagentStart", None),  # a subagent's own session starts
         EventHook("UserPromptSubmit", None),
-        EventHook("PreToolUse", _alternatives(claude.WRITE_TOOLS, anchored=False)),
         EventHook("PostToolUse", _alternatives(claude.FILE_TOOLS, anchored=False)),
-        EventHook("InstructionsLoaded", None),
+        EventHook("InstructionsLoaded", None),  # what Claude Code loaded itself
     ),
     # Codex's file tools are its shell and apply_patch: every tool call may touch files.
     "codex": (
         EventHook("SessionStart", None),
         EventHook("UserPromptSubmit", None),
-        EventHook("PreToolUse", None),
         EventHook("PostToolUse", None),
     ),
     "gemini": (
         EventHook("SessionStart", None),
         EventHook("BeforeAgent", None),
-        EventHook("BeforeTool", _alternatives(gemini.WRITE_TOOLS, anchored=True)),
         EventHook(
             "AfterTool",
             _alternatives(gemini.SINGLE_FILE_TOOLS | {"read_many_files"}, anchored=True),

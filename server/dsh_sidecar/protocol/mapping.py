@@ -32,7 +32,10 @@ from .types import (
 
 
 def header(h: SessionHeader) -> SessionHeaderWire:
-    return SessionHeaderWire(id=h.id, created_at=h.created_at, cwd=h.cwd, title=h.title)
+    return SessionHeaderWire(
+        id=h.id, created_at=h.created_at, cwd=h.cwd, title=h.title,
+        agent=h.agent, agent_session=h.agent_session, parent_id=h.parent_id,
+    )  # fmt: skip
 
 
 def candidate(c: Candidate) -> CandidateWire:
