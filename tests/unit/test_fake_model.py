@@ -93,7 +93,7 @@ def test_codex_gets_exec_command_and_a_freeform_patch(model: FakeModel) -> None:
 
 def test_gemini_function_call_and_schema_answers(model: FakeModel) -> None:
     model.script([ReadFile("x.py")])
-    body = {"tools": [{"functionDeclarations": []}], "contents": []}
+    body: dict[str, Any] = {"tools": [{"functionDeclarations": []}], "contents": []}
     _, raw = _post(model, "/v1beta/models/m:streamGenerateContent?alt=sse", body)
     (chunk,) = _sse(raw)
     part = chunk["candidates"][0]["content"]["parts"][0]
@@ -118,7 +118,7 @@ def test_gemini_function_call_and_schema_answers(model: FakeModel) -> None:
 
 
 def test_flattening_sees_what_the_model_sees(model: FakeModel) -> None:
-    bodies = {
+    bodies: dict[str, dict[str, Any]] = {
         "/v1/messages": {
             "tools": [{"name": "Read", "description": "MARK in a tool definition"}],
             "system": [{"type": "text", "text": "sys MARK"}],
