@@ -37,7 +37,10 @@ AGENTS: tuple[Agent, ...] = ("claude", "codex", "gemini")
 VERSIONS: dict[Agent, str] = {"claude": "2.1.332", "codex": "0.171.0", "gemini": "0.61.0"}
 
 REPO = Path(__file__).resolve().parents[2]
-CLI_BIN = REPO / ".tools" / "agent-clis" / "node_modules" / ".bin"
+# Where scripts/install-agent-clis puts them; DSH_TEST_AGENT_CLIS names another install of the
+# same pinned versions (a dev-loop convenience, e.g. one install shared by several checkouts).
+CLI_HOME = Path(os.environ.get("DSH_TEST_AGENT_CLIS") or REPO / ".tools" / "agent-clis")
+CLI_BIN = CLI_HOME / "node_modules" / ".bin"
 INSTALL_HINT = "run scripts/install-agent-clis (installs the pinned CLIs into .tools/agent-clis/)"
 FAKE_KEY = "dummy-key-for-the-fake-model"
 
