@@ -167,6 +167,24 @@ def test_one_hooks_text_cap(agent: Agent, size: int, tmp_path: Path) -> None:
         assert len(second[heads[0]].text) <= CAP + 200
 
 
+# What the cap counts: (filler character, count that fits whole, one more that does not).
+# Claude Code counts UTF-16 code units (an emoji is two), Codex UTF-8 bytes (an é is two).
+CAP_UNITS = {"claude": ("\U0001f600", 5009, 5010), "codex": ("\u00e9", 5009, 5010)}
+
+
+@pytest.mark.parametrize("agent", sorted(CAP_UNITS))
+@pytest.mark.parametrize("fits", [True, False])
+def test_what_the_cap_counts(agent: Agent, fits: bool, tmp_path: Path) -> None:
+    filler, inside, outside = CAP_UNITS[agent]
+    n = inside if fits else outside
+    text = "HEAD-1b7e" + filler * (n - 18) + "TAIL-4c0d"  # 10,000 units or 10,002
+    post = FEED_EVENTS[agent][3]
+    hooks = HookConfig((Hook(post, capture_command(tmp_path / "cap", post, context=text)),))
+    run = _run(agent, tmp_path, hooks)
+    second = parts_of(run.main_requests[1])
+    assert (len(_where(second, text)) == 1) == fits
+
+
 FAILURES: dict[str, dict[str, Any]] = {
     "exit 1": {"exit_code": 1, "context": "FAILED-CTX"},
     "garbage": {"garbage": True},

@@ -183,3 +183,58 @@ def test_a_claude_subagent_gets_its_own_baseline_and_its_reads_nested_files(
     print("claude subagent's last request:", found)
     assert found == EVERY_FILE_ONCE, result.describe()
     no_hook_failures(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("agent", "resume"), [("claude", ["--continue"]), ("gemini", ["--resume", "latest"])]
+)
+def test_a_resumed_session_has_every_file_and_gets_the_change(
+    agent: Agent, resume: list[str], tmp_path: Path
+) -> None:
+    repo, dsh = tree(tmp_path)
+    config = HookConfig.for_events(EVENTS[agent], f"{HOOK} --agent {agent}", timeout_s=20)
+    env = {"DSH_HOME": str(dsh), "DSH_TEST_STORE_NO_FSYNC": "1"}
+    script = [ReadFile(target(agent, repo)), Text("one")]
+    first = run_agent(
+        agent, repo, "First.", script, home=tmp_path / "home", hooks=config, extra_env=env
+    )
+    assert first.exit_code == 0, first.describe()
+    (repo / "pkg/AGENTS.md").write_text("Rule PKG-AGENTS-V3-m8\n")
+    second = run_agent(
+        agent, repo, "Second.", [ReadFile(target(agent, repo)), Text("two")],
+        home=tmp_path / "home", hooks=config, extra_env=env, extra_args=resume,
+    )  # fmt: skip
+    assert second.exit_code == 0, second.describe()
+    found = {m: count_in(second.main_requests[-1], m) for m in [*MARKERS, "PKG-AGENTS-V3-m8"]}
+    print(f"{agent} resumed: {found}")
+    once = ("USER-GLOBAL-m1", "ROOT-AGENTS-m2", "ROOT-CLAUDE-m3", "PKG-AGENTS-V3-m8")
+    assert all(found[m] == 1 for m in once), found
+    assert found["SIBLING-m6"] == 0
+    # Gemini CLI 0.61 repeats the first session's tool result (with its hook text) on resume.
+    assert found["PKG-AGENTS-m4"] == (1 if agent == "claude" else 2)
+    no_hook_failures(tmp_path)
+
+
+def test_after_claude_compacts_what_it_lost_arrives_again_once(tmp_path: Path) -> None:
+    repo, dsh = tree(tmp_path)
+    config = HookConfig.for_events(EVENTS["claude"], f"{HOOK} --agent claude", timeout_s=20)
+    env = {"DSH_HOME": str(dsh), "DSH_TEST_STORE_NO_FSYNC": "1"}
+    home = tmp_path / "home"
+    read = [ReadFile(target("claude", repo)), Text("one")]
+    assert (
+        run_agent("claude", repo, "First.", read, home=home, hooks=config, extra_env=env).exit_code
+        == 0
+    )
+    # Headless /compact: the summary replaces the history; SessionStart(source=compact) follows.
+    compact = run_agent(
+        "claude", repo, "/compact", [Text("Summary."), Text("ok")], home=home, hooks=config,
+        extra_env=env, extra_args=["--continue"],
+    )  # fmt: skip
+    assert compact.exit_code == 0, compact.describe()
+    third = run_agent(
+        "claude", repo, "Third.", [ReadFile(target("claude", repo)), Text("three")], home=home,
+        hooks=config, extra_env=env, extra_args=["--continue"],
+    )  # fmt: skip
+    assert third.exit_code == 0, third.describe()
+    assert counts(third) == EVERY_FILE_ONCE, third.describe()
+    no_hook_failures(tmp_path)

@@ -4,6 +4,7 @@ file read)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -15,8 +16,8 @@ from dsh_sidecar.agents import AGENTS
 from dsh_sidecar.agents.rules import AgentRules
 from dsh_sidecar.explain.simulate import Where, simulate
 from dsh_sidecar.fs import LocalFileSystem
+from tests.support.agent_cli import AgentRun
 
-from .clis import Run
 from .trees import Tree
 
 CLI_AGENT = {"claude": "claude-code", "codex": "codex", "gemini": "gemini-cli"}
@@ -65,16 +66,12 @@ def _pad(n: int) -> str:
     return (line * (n // len(line) + 1))[:n]
 
 
-def main_bodies(cli: str, paths: tuple[str, ...], bodies: tuple[str, ...]) -> list[str]:
-    """The agent's own model requests (not Gemini's routing call)."""
-    wanted = {"claude": "/messages", "codex": "/responses", "gemini": ":streamGenerateContent"}
-    return [b for p, b in zip(paths, bodies, strict=True) if wanted[cli] in p]
-
-
-def observed(cli: str, built: Built, run: Run) -> dict[str, str]:
-    bodies = main_bodies(cli, run.paths, run.bodies)
+def observed(cli: str, built: Built, run: AgentRun) -> dict[str, str]:
+    """Each marker the CLI sent, with the first of its own model requests (not Gemini's routing
+    call) that carried it: the first request is ``start``, a later one ``after-read``."""
+    bodies = [json.dumps(r.body, ensure_ascii=False) for r in run.main_requests]
     if not bodies:
-        raise AssertionError(f"{cli} sent no request: {run.output}")
+        raise AssertionError(f"{cli} sent no request: {run.describe()}")
     seen: dict[str, str] = {}
     for index, body in enumerate(bodies):
         for marker in _markers(body):

@@ -1,49 +1,59 @@
 """The agent models (dsh_sidecar.agents, interpreted by explain/simulate.py) against the real CLIs:
-every tree of trees.py is run through Claude Code, Codex CLI and Gemini CLI with one read of a
-file below the working directory, and every marker the CLI sent, and when, must be what the model
-predicts. ``scripts/conformance`` reruns just this (after a CLI release, with DSH_AGENT_CLIS)."""
+every tree of trees.py runs through Claude Code, Codex CLI and Gemini CLI (the pinned releases of
+scripts/install-agent-clis, driven by tests/support) with one read of a file below the working
+directory, and every marker the CLI sent, and when, must be what the model predicts.
+``scripts/conformance`` reruns just this (docs/reference/agent-models.md)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from dsh_sidecar.agents import AGENTS
+from tests.support.agent_cli import VERSIONS, Agent, run_agent
+from tests.support.steps import ReadFile, Text
 
-from .clis import cli_path, run_cli
 from .compare import CLI_AGENT, build, disagreements, observed, predicted, rules_of, where
-from .fake_model import FakeModel
 from .trees import TREES
 
 pytestmark = pytest.mark.agent_clis
+PROMPT = "Read the file you are asked about and answer in one word."
+
+
+def read_step(cli: Agent, cwd: Path, target: Path) -> ReadFile:
+    # Claude Code's and Gemini CLI's read tools take the absolute path; Codex runs `cat` with the
+    # path a model usually writes, relative to its working directory.
+    return ReadFile(os.path.relpath(target, cwd) if cli == "codex" else str(target))
 
 
 @pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
-def test_every_tree_matches_the_model(cli: str, tmp_path: Path) -> None:
-    if not cli_path(cli).exists():
-        pytest.fail(f"{cli_path(cli)} is missing: run scripts/bootstrap", pytrace=False)
+def test_every_tree_matches_the_model(cli: Agent, tmp_path: Path) -> None:
     rules = rules_of(cli)
+    assert rules.verified is not None and rules.verified.version == VERSIONS[cli]
     found: list[str] = []
     sent = 0
-    with FakeModel() as model:
-        for n, tree in enumerate(TREES):
-            base = tmp_path / f"t{n}"
-            built = build(tree, base, f"{n}{cli[0]}")
-            home = base / "home"
-            scratch = base / "scratch"
-            run = run_cli(cli, model, base / tree.cwd, home, base / tree.read, scratch)
-            assert run.returncode == 0, f"{cli} on {tree.name}: {run.output}"
-            seen = observed(cli, built, run)
-            sent += len(seen)
-            expected = predicted(rules, built, where(built, home, scratch / "codex-home"))
-            found.extend(f"{tree.name}: {d}" for d in disagreements(expected, seen, built))
-    print(f"{cli}: {len(TREES)} trees, {sent} markers sent, {len(found)} disagreements")
+    for n, tree in enumerate(TREES):
+        base = tmp_path / f"t{n}"
+        built = build(tree, base, f"{n}{cli[0]}")
+        home, cwd, target = base / "home", base / tree.cwd, base / tree.read
+        run = run_agent(cli, cwd, PROMPT, [read_step(cli, cwd, target), Text("done")], home=home)
+        assert run.exit_code == 0, f"{tree.name}: {run.describe()}"
+        assert not run.outside_attempts, run.outside_attempts
+        seen = observed(cli, built, run)
+        sent += len(seen)
+        expected = predicted(rules, built, where(built, home, home / ".codex"))
+        found.extend(f"{tree.name}: {d}" for d in disagreements(expected, seen, built))
+    print(
+        f"{cli} {VERSIONS[cli]}: {len(TREES)} trees, {sent} markers sent, {len(found)} disagreements"
+    )
     assert sent >= 10, "the CLI sent almost nothing: the fake model run is broken"
     assert not found, "\n".join(found)
 
 
 def test_every_cli_agent_names_its_verified_release() -> None:
-    for agent_id in CLI_AGENT.values():
-        rules = next(r for r in AGENTS if r.id == agent_id)
-        assert rules.verified is not None, agent_id
+    for cli, version in VERSIONS.items():
+        rules = next(r for r in AGENTS if r.id == CLI_AGENT[cli])
+        assert rules.verified is not None, cli
+        assert rules.verified.version == version

@@ -32,11 +32,13 @@ TREES: tuple[Tree, ...] = (
         "agents-md-only",
         {
             "repo/AGENTS.md": "{m}\n",
+            "repo/AGENTS.local.md": "{m}\n",
             "repo/pkg/AGENTS.md": "{m}\n",
             "repo/pkg/sub/AGENTS.md": "{m}\n",
             "repo/pkg/sub/x.py": X,
         },
-        note="AGENTS.md everywhere, no CLAUDE.md: Claude falls back to AGENTS.md",
+        note="AGENTS.md everywhere, no CLAUDE.md: Claude falls back to AGENTS.md (not to the "
+        "sidecar's AGENTS.local.md overlay)",
     ),
     Tree(
         "claude-md-and-agents-md",

@@ -540,7 +540,7 @@ def test_no_command_prints_help_and_exits_2(capsysbinary: Capture) -> None:
             ["frobnicate"],
             "usage: dsh-sidecar [-h] [--version] COMMAND ...",
             "dsh-sidecar: error: argument COMMAND: invalid choice: 'frobnicate'"
-            " (choose from 'serve', 'preview', 'scopes', 'explain', 'doctor', 'hook', 'hooks')",
+            " (choose from 'serve', 'preview', 'scopes', 'explain', 'doctor', 'hook', 'hooks', 'sessions')",
         ),
     ],
 )

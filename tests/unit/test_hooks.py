@@ -320,3 +320,20 @@ def test_gemini_prompts_lose_the_hook_context_and_retries_are_recognised(project
     ]  # fmt: skip
     assert prompts == ["Read it."]
     store.close()
+
+
+def test_a_resumed_gemini_session_gets_again_what_went_before_its_prompts(
+    project: Project,
+) -> None:
+    assert project.hook("gemini", start("g3")) is not None
+    read = {
+        "hook_event_name": "AfterTool", "session_id": "g3", "timestamp": "t1",
+        "tool_name": "read_file", "tool_input": {"file_path": "pkg/sub/x.py"},
+    }  # fmt: skip
+    assert project.hook("gemini", read) is not None
+    again = project.hook("gemini", start("g3", source="resume"))
+    # The baseline went before the first prompt and is gone; pkg's files came with a tool result.
+    assert again is not None and "USER-GLOBAL" in again and "PKG-AGENTS" not in again
+    # Claude Code keeps it all when it resumes: nothing again.
+    project.hook("claude", start("c13"))
+    assert project.hook("claude", start("c13", source="resume")) is None

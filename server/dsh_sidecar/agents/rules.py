@@ -87,9 +87,11 @@ class RuleSet:
     """Path-scoped rule files: each applies when the file worked on matches its globs.
 
     Rule files are the files matching ``pattern`` (a glob, ``**`` for any depth) under
-    ``folder`` of ``anchor``: the project root, the working directory, the home directory, or
-    every directory from the project root down to the file's directory (a nested folder's rules
-    only concern files below that directory). ``glob_field`` names the frontmatter key holding
+    ``folder`` of ``anchor``: the project root, the working directory, the home directory,
+    every directory from the project root down to the file's directory (``each-directory``: a
+    nested folder's rules only concern files below that directory), or every directory of the
+    start walk and, after a read, each directory below the working directory on the way to the
+    file (``walk-and-nested``, Claude Code). ``glob_field`` names the frontmatter key holding
     the globs; ``always_field`` a boolean key that applies the rule everywhere. Without globs a
     rule applies everywhere (``always``) or, with ``description``, only when the model asks for
     it (when it has a description) or when added by hand (when it has none). ``glob_list`` says

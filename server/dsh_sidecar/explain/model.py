@@ -63,6 +63,12 @@ class AgentFile:
     (a rule whose globs miss the file), ``on-request`` (the model decides from a description),
     ``manual`` (only when added by hand), ``not-read`` (present, but not something the agent
     reads here), ``unreadable``.
+
+    For a file that reaches the model (``loaded``): ``when`` is ``start`` (with the session's
+    first request) or ``after-read`` (once the agent reads, or for an editor's agent works on,
+    the file explained); ``sent_bytes`` is what the agent sends for this file alone (its size
+    limit's cut, frontmatter left out where the agent strips it, an inlined ``@path`` left out
+    since the imported file is its own entry). Both are None for any other state.
     """
 
     path: str

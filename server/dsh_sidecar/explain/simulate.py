@@ -1,10 +1,16 @@
 """What one agent would load for a file, by interpreting its rules (``dsh_sidecar.agents``) over
 the real tree.
 
-The result lists every file the agent would consider, in its load order: user-global files, the
-directories of its start-up walk, directories on the way to the file, path-scoped rule files,
-and imports right after the file importing them; then files of the file's chain that the agent
-does not read, so each "why not" is visible. A size limit is applied last, in that order.
+The result lists every file the agent would consider, in its load order: user-global files and
+the user's rule files, the directories of its start-up walk, directories on the way to the file,
+path-scoped rule files, and imports right after the file importing them; then files of the file's
+chain that the agent does not read, so each "why not" is visible. A size limit is applied last,
+in that order. Each loaded file says when it reaches the model (``START`` or ``AFTER_READ``, as
+the agent reads the file of ``Where``) and what it sends of it (``AgentFile.when``,
+``AgentFile.sent_bytes``); the hooks use this to send an agent only what it lacks.
+
+For Claude Code, Codex CLI and Gemini CLI the rules are checked against the real programs by
+tests/conformance (docs/reference/agent-models.md).
 """
 
 from __future__ import annotations

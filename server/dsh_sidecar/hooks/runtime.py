@@ -174,6 +174,8 @@ class _Run:
         rearm: list[str] = []
         if event.kind == "start" and event.source in ("compact", "clear"):
             rearm = self._forget_what_the_agent_lost(keep_nested=event.source == "compact")
+        elif event.kind == "start" and event.source == "resume" and event.agent == "gemini":
+            rearm = self._forget_prompt_context()
         touched = [*spooled, *rearm]
         if event.kind in ("after-tool", "pre-tool"):
             touched.extend(event.touched)
@@ -223,6 +225,43 @@ class _Run:
             )
             self.store.compact(self.sid, checkpoint, 0, size - 1)
         return nested if keep_nested else []
+
+    def _forget_prompt_context(self) -> list[str]:
+        """Gemini CLI 0.61 resumes a session without the text hooks put in front of its prompts
+        (SessionStart, BeforeAgent); what AfterTool added stays in the tool results. Shadow the
+        messages those events delivered, one by one; return the nested files among them."""
+        store, sid = self.store, self.sid
+        lost: set[int] = set()
+        delivering = False
+        for event in store.events(sid):
+            if event.type == STEP_START:
+                delivering = event.data.get("hook") in ("start", "prompt")
+            elif event.type == STEP_END:
+                delivering = False
+            elif (
+                delivering
+                and event.type == USER_MESSAGE
+                and event.data.get("source", {}).get("kind") != "user"
+            ):
+                lost.add(event.seq)
+        if not lost:
+            return []
+        nested: list[str] = []
+        for position, seq in enumerate(store.surface_seqs(sid)):
+            if seq not in lost:
+                continue
+            message = store.events(sid, seq - 1, 1)[0].message()
+            if message is not None and is_instructions_message(message):
+                nested += [
+                    self._abs(c) for c in changes_of(message)
+                    if c.active and split_scope(c.scope)[0] not in (USER_GLOBAL, ".")
+                ]  # fmt: skip
+            checkpoint = Message.user(
+                ["Context given before a prompt, lost when the agent resumed the session."],
+                {"kind": "plugin", "plugin": "compact", "compactionId": new_message_id()},
+            )
+            store.compact(sid, checkpoint, position, position)  # one node for one: positions stay
+        return nested
 
     def _abs(self, change: Change) -> str:
         return scope_abs_path(change.scope, self.root, self.config.dsh_home)
@@ -369,7 +408,9 @@ class _Run:
             drafts.append(EventDraft(TURN_END, {"turn": turn_open, "reason": "completed"}))
         if step == 1:
             drafts.append(EventDraft(TURN_START, {"turn": turn}))
-        drafts.append(EventDraft(STEP_START, {"turn": turn, "step": step}))
+        # Which hook event delivered this step: a resumed Gemini CLI session has lost what went
+        # in front of its prompts (see _forget_prompt_context).
+        drafts.append(EventDraft(STEP_START, {"turn": turn, "step": step, "hook": event.kind}))
         drafts.extend(EventDraft(USER_MESSAGE, m.to_json(), "append") for m in forced)
         drafts.extend(EventDraft(USER_MESSAGE, m.to_json(), "append") for m in entering)
         drafts.append(EventDraft(STEP_END, {"turn": turn, "step": step}))
