@@ -28,7 +28,7 @@ from dsh_sidecar.invariants import InvariantError, validate_event
 from dsh_sidecar.model import Event
 from tests import forked_servers
 from tests.property_budget import FULL_MAX_EXAMPLES
-from tests.support.agent_cli import INSTALL_HINT, missing_clis
+from tests.support.agent_cli import missing_clis, not_installed_message
 
 # Stores that tests corrupt or fill on purpose are not the sidecar's own writes.
 UNCHECKED_MARK = "no_invariant_check"
@@ -82,7 +82,7 @@ def _agent_clis_installed(request: pytest.FixtureRequest) -> None:
         return
     missing = missing_clis()
     if missing:
-        pytest.fail(f"agent CLIs not installed ({', '.join(missing)}): {INSTALL_HINT}", False)
+        pytest.fail(not_installed_message(missing), pytrace=False)
 
 
 def stored_events(db: Path) -> dict[str, list[Event]]:

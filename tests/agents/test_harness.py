@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.agent_cli import AGENTS, Agent, run_agent
+from tests.support.hooks import HookConfig, Scope, capture_command, captured
 from tests.support.recorded import count_in, parts_of
 from tests.support.steps import ReadFile, Text
 
@@ -58,3 +59,24 @@ def test_nothing_leaves_the_machine(agent: Agent, tmp_path: Path) -> None:
         "/v1beta/models/gemini-3.5-flash-lite",
         "/v1beta/models/gemini-3.8-flash",
     }
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_hooks_run_from_either_place(agent: Agent, scope: Scope, tmp_path: Path) -> None:
+    """install_hooks writes each agent's documented place, with the trust the agent needs."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    start = "SessionStart"
+    hooks = HookConfig.for_events([start], capture_command(tmp_path / "cap", start), scope=scope)
+    run = run_agent(
+        agent, repo, "Say hello.", [Text("Hello.")], home=tmp_path / "home", hooks=hooks
+    )
+    assert run.exit_code == 0, run.describe()
+    assert [event for event, _ in captured(tmp_path / "cap")] == [start]
+    in_project = {
+        "claude": repo / ".claude" / "settings.json",
+        "codex": repo / ".codex" / "hooks.json",
+        "gemini": repo / ".gemini" / "settings.json",
+    }[agent]
+    assert in_project.exists() == (scope == "project")

@@ -37,8 +37,17 @@ AGENTS: tuple[Agent, ...] = ("claude", "codex", "gemini")
 VERSIONS: dict[Agent, str] = {"claude": "2.1.332", "codex": "0.171.0", "gemini": "0.61.0"}
 
 REPO = Path(__file__).resolve().parents[2]
-CLI_BIN = REPO / ".tools" / "agent-clis" / "node_modules" / ".bin"
+# Where scripts/install-agent-clis puts them; DSH_TEST_AGENT_CLIS names another install of the
+# same pinned versions (a dev-loop convenience, e.g. one install shared by several checkouts).
+CLI_HOME = Path(os.environ.get("DSH_TEST_AGENT_CLIS") or REPO / ".tools" / "agent-clis")
+CLI_BIN = CLI_HOME / "node_modules" / ".bin"
 INSTALL_HINT = "run scripts/install-agent-clis (installs the pinned CLIs into .tools/agent-clis/)"
+
+
+def not_installed_message(missing: list[str]) -> str:
+    return f"agent CLIs not installed in {CLI_HOME} ({', '.join(missing)}): {INSTALL_HINT}"
+
+
 FAKE_KEY = "dummy-key-for-the-fake-model"
 
 
@@ -221,7 +230,7 @@ def run_agent(
     --last``, Gemini ``--resume latest``); pass the same ``home`` and ``hooks`` as the first run.
     """
     missing = missing_clis()
-    assert not missing, f"agent CLIs not installed ({', '.join(missing)}): {INSTALL_HINT}"
+    assert not missing, not_installed_message(missing)
     home = Path(tempfile.mkdtemp(prefix=f"dsh-{agent}-home-")) if home is None else home
     own_model = model is None
     fake = FakeModel().start() if model is None else model

@@ -63,15 +63,17 @@ def count_in(request: RecordedRequest, marker: str) -> int:
 
 
 def _strings(value: Any) -> Iterator[str]:
-    """Every string inside a JSON value, depth first (for tool results of any shape)."""
+    """Every string inside a JSON value, depth first (for tool results of any shape), except
+    the ``type`` tags of content blocks."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, list):
         for item in value:
             yield from _strings(item)
     elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
+        for key, item in value.items():
+            if key != "type":
+                yield from _strings(item)
 
 
 def _anthropic(body: dict[str, Any]) -> Iterator[Part]:
