@@ -232,7 +232,9 @@ def test_a_busy_store_answers_quickly_and_keeps_the_touch(project: Project) -> N
         holder.stdin.close()
         holder.wait(10)
     print(f"busy answer in {took:.3f}s")
-    # The kept touch arrives with the next event.
+    # An event that answers nothing (Claude's Stop) leaves the kept touch where it is ...
+    assert project.hook("claude", {"hook_event_name": "Stop", "session_id": "c8"}) is None
+    # ... and it arrives with the next event that answers.
     prompt = {"hook_event_name": "UserPromptSubmit", "session_id": "c8", "prompt": "go"}
     text = project.hook("claude", prompt)
     assert text is not None and "PKG-AGENTS" in text
