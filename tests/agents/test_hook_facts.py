@@ -372,3 +372,40 @@ def test_a_pre_tool_deny_reaches_the_model_before_the_write(agent: Agent, tmp_pa
     second = parts_of(run.main_requests[1])
     result = second[_index(second, "tool_result")]
     assert result.text.startswith(DENIED_AS[agent]), result
+
+
+def test_claude_subagent_context_goes_to_the_subagent(tmp_path: Path) -> None:
+    """A subagent starts without the parent's hook texts: SubagentStart's text is its own (the
+    parent never sees it), and its tool events' texts land in its own requests."""
+    from tests.support.record_hooks import SUBAGENT_PROMPT, _subagent
+
+    repo = tmp_path / "repo"
+    make_project(repo)
+    events = ["SessionStart", "UserPromptSubmit", "SubagentStart", "PostToolUse"]
+    hooks = HookConfig(
+        tuple(Hook(e, capture_command(tmp_path / "cap", e, context=f"CTX-{e}-#")) for e in events)
+    )
+    run = run_agent(
+        "claude",
+        repo,
+        SUBAGENT_PROMPT,
+        _subagent(repo, background=False),
+        home=tmp_path / "home",
+        hooks=hooks,
+        timeout=120,
+    )
+    assert run.exit_code == 0, run.describe()
+    parent_first, sub_first, sub_second, parent_last = run.main_requests
+    for request in (parent_first, parent_last):
+        assert count_in(request, "CTX-SubagentStart-#") == 0
+        assert count_in(request, "CTX-SessionStart-#") == 1
+    assert count_in(sub_first, "CTX-SubagentStart-#") == 1
+    assert count_in(sub_first, "CTX-SessionStart-#") == 0
+    assert count_in(sub_first, "CTX-UserPromptSubmit-#") == 0
+    assert count_in(sub_first, "Root instructions.") == 1  # its own CLAUDE.md loading
+    assert count_in(sub_second, "PostToolUse:Read hook additional context: CTX-PostToolUse-#") == 1
+    assert count_in(sub_second, "Nested instructions.") == 1
+    assert (
+        count_in(parent_last, "PostToolUse:Agent hook additional context: CTX-PostToolUse-#") == 1
+    )
+    assert count_in(parent_last, "Nested instructions.") == 0
