@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -131,3 +132,20 @@ def test_uninstall_leaves_the_cli_without_our_hooks(tmp_path: Path) -> None:
     )  # fmt: skip
     assert run.exit_code == 0, run.describe()
     assert count_in(run.main_requests[0], GLOBAL) == 0
+
+
+@pytest.mark.parametrize("comment", [False, True])
+def test_claude_code_ignores_a_settings_file_with_comments(tmp_path: Path, comment: bool) -> None:
+    """Why `hooks install` refuses a settings file with comments rather than rewriting it: Claude
+    Code 2.1.332 skips such a file's hooks without a word (Gemini CLI strips comments)."""
+    repo = project(tmp_path)
+    marker = "COMMENTED-SETTINGS-5d2f"
+    answer = json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": marker}})  # fmt: skip
+    command = f"{sys.executable} -c {shlex.quote(f'print({answer!r})')}"
+    hooks = json.dumps({"SessionStart": [{"hooks": [{"type": "command", "command": command}]}]})
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{\n" + ("  // mine\n" if comment else "") + f'  "hooks": {hooks}\n}}\n')
+    run = run_agent("claude", repo, "Say hello.", [Text("Hello.")], home=tmp_path / "home", timeout=150)  # fmt: skip
+    assert run.exit_code == 0, run.describe()
+    assert count_in(run.main_requests[0], marker) == (0 if comment else 1), run.describe()

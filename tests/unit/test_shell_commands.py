@@ -331,6 +331,10 @@ def test_a_heredoc_without_its_end_runs_to_the_end() -> None:
     assert shell_touches(command, CWD) == ShellTouches((), ("/proj/x.py",))
 
 
+def test_a_heredoc_operator_without_a_delimiter() -> None:
+    assert shell_touches("cat << ; cat a\ncat b", CWD) == ShellTouches(("/proj/a", "/proj/b"), ())
+
+
 def test_a_heredoc_on_the_last_line_has_no_body() -> None:
     assert shell_touches("cat <<EOF", CWD) == ShellTouches()
 

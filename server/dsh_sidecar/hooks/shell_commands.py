@@ -186,8 +186,8 @@ class _Tokenizer:
                 op = self._operator()
                 if op == "\n":
                     self._read_heredoc_bodies()
-                if op in _HEREDOC_OPERATORS:
-                    expect_delimiter = op
+                # ``cat << ;`` has no delimiter: a later word must not become one.
+                expect_delimiter = op if op in _HEREDOC_OPERATORS else None
                 yield _Op(op)
                 continue
             word, io_number = self._word()
