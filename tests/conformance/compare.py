@@ -14,7 +14,7 @@ import attrs
 
 from dsh_sidecar.agents import AGENTS
 from dsh_sidecar.agents.rules import AgentRules
-from dsh_sidecar.explain.simulate import Where, simulate
+from dsh_sidecar.explain.simulate import Where, frontmatter_bytes, simulate
 from dsh_sidecar.fs import LocalFileSystem
 from tests.support.agent_cli import AgentRun
 
@@ -128,6 +128,49 @@ def predicted(rules: AgentRules, built: Built, here: Where) -> dict[str, str]:
                 continue
             out.setdefault(marker, when)
     return out
+
+
+def sent_text_problems(rules: AgentRules, here: Where, run: AgentRun, built: Built) -> list[str]:
+    """Each loaded file's text as the model says the agent sends it (what its size limit keeps,
+    without frontmatter where stripped) must appear verbatim in the CLI's requests, and its
+    ``sent_bytes`` must be that text's length: the size column is what the agent receives.
+    Files whose imports the agent inlines are left out (their text is rebuilt around them)."""
+    fs = LocalFileSystem()
+    strings: list[str] = []
+    for request in run.main_requests:
+        _strings(request.body, strings)
+    sent = "\x00".join(strings)
+    out = []
+    for found in simulate(rules, here, fs).files:
+        if not found.loaded or found.sent_bytes is None:
+            continue
+        data = Path(fs.resolve(found.path)).read_bytes()
+        if rules.imports is not None and rules.imports.inlined and b"@" in data:
+            continue
+        if found.state == "truncated" and found.kept_bytes is not None:
+            data = data[: found.kept_bytes]
+        if found.kind == "rule" and rules.frontmatter == "stripped":
+            data = data[frontmatter_bytes(data) :]
+        label = os.path.relpath(found.path, built.base)
+        if len(data) != found.sent_bytes:
+            out.append(
+                f"{label}: sentBytes {found.sent_bytes}, the text the model names is {len(data)}"
+            )
+        text = data.decode("utf-8").strip()
+        if text and text not in sent:
+            out.append(f"{label}: its {len(data)} predicted bytes are not in what the CLI sent")
+    return out
+
+
+def _strings(value: object, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _strings(item, out)
 
 
 def disagreements(expected: dict[str, str], seen: dict[str, str], built: Built) -> list[str]:

@@ -1,7 +1,8 @@
 """The agent models (dsh_sidecar.agents, interpreted by explain/simulate.py) against the real CLIs:
 every tree of trees.py runs through Claude Code, Codex CLI and Gemini CLI (the pinned releases of
 scripts/install-agent-clis, driven by tests/support) with one read of a file below the working
-directory, and every marker the CLI sent, and when, must be what the model predicts.
+directory, and every marker the CLI sent, and when, must be what the model predicts; so must
+the text (and size) the model says the agent sends of each file.
 ``scripts/conformance`` reruns just this (docs/reference/agent-models.md)."""
 
 from __future__ import annotations
@@ -15,7 +16,16 @@ from dsh_sidecar.agents import AGENTS
 from tests.support.agent_cli import VERSIONS, Agent, run_agent
 from tests.support.steps import ReadFile, Text
 
-from .compare import CLI_AGENT, build, disagreements, observed, predicted, rules_of, where
+from .compare import (
+    CLI_AGENT,
+    build,
+    disagreements,
+    observed,
+    predicted,
+    rules_of,
+    sent_text_problems,
+    where,
+)
 from .trees import TREES
 
 pytestmark = pytest.mark.agent_clis
@@ -43,8 +53,10 @@ def test_every_tree_matches_the_model(cli: Agent, tmp_path: Path) -> None:
         assert not run.outside_attempts, run.outside_attempts
         seen = observed(cli, built, run)
         sent += len(seen)
-        expected = predicted(rules, built, where(built, home, home / ".codex"))
+        here = where(built, home, home / ".codex")
+        expected = predicted(rules, built, here)
         found.extend(f"{tree.name}: {d}" for d in disagreements(expected, seen, built))
+        found.extend(f"{tree.name}: {p}" for p in sent_text_problems(rules, here, run, built))
     print(
         f"{cli} {VERSIONS[cli]}: {len(TREES)} trees, {sent} markers sent, {len(found)} disagreements"
     )

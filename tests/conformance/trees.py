@@ -189,6 +189,25 @@ TREES: tuple[Tree, ...] = (
         },
     ),
     Tree(
+        "imports-under-the-agents-md-fallback-and-after-a-read",
+        {
+            "repo/AGENTS.md": "{m}\n@i1.md\n",
+            "repo/i1.md": "{m}\n@i2.md\n",
+            "repo/i2.md": "{m}\n@i3.md\n",
+            "repo/i3.md": "{m}\n@i4.md\n",
+            "repo/i4.md": "{m}\n@i5.md\n",
+            "repo/i5.md": "{m}\n",
+            "repo/pkg/sub/AGENTS.md": "{m}\n@n1.md\n",
+            "repo/pkg/sub/n1.md": "{m}\n@n2.md\n",
+            "repo/pkg/sub/n2.md": "{m}\n@n3.md\n",
+            "repo/pkg/sub/n3.md": "{m}\n@n4.md\n",
+            "repo/pkg/sub/n4.md": "{m}\n@n5.md\n",
+            "repo/pkg/sub/n5.md": "{m}\n",
+            "repo/pkg/sub/x.py": X,
+        },
+        note="import depth from a fallback AGENTS.md at start and from a nested one after a read",
+    ),
+    Tree(
         "empty-files",
         {
             "repo/CLAUDE.md": "",
