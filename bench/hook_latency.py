@@ -64,6 +64,34 @@ def once(event: dict[str, object], env: dict[str, str], kind: str) -> float:
     return spawn(argv, json.dumps(event).encode(), env, kind)
 
 
+def busy(root: Path, files: list[Path], env: dict[str, str], runs: int) -> list[float]:
+    """After-tool events while another process holds the store's write lock (they keep their
+    touches for later and answer within a second)."""
+    store = Path(env["DSH_HOME"]) / "sessions.sqlite3"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import sqlite3, sys\n"
+            f"db = sqlite3.connect({str(store)!r}, isolation_level=None)\n"
+            "db.execute('BEGIN IMMEDIATE')\nprint('held', flush=True)\nsys.stdin.readline()\n"
+        )],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdin is not None and holder.stdout is not None
+    assert holder.stdout.readline() == "held\n"
+    samples = []
+    for run in range(runs):
+        read = {
+            "session_id": f"s{run}", "cwd": str(root), "hook_event_name": "PostToolUse",
+            "tool_name": "Read", "tool_input": {"file_path": str(files[run])},
+            "tool_use_id": f"busy{run}",
+        }  # fmt: skip
+        samples.append(once(read, env, "busy store"))
+    holder.stdin.write("\n")
+    holder.stdin.close()
+    holder.wait(10)
+    return samples
+
+
 def summary(samples: list[float]) -> str:
     ordered = sorted(samples)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
@@ -99,6 +127,7 @@ def main() -> None:
             }  # fmt: skip
             kinds["after-tool"].append(once(read, env, "after-tool"))
             kinds["repeat"].append(once(read, env, "repeat"))
+        kinds["busy store"] = busy(root, files, env, args.runs)
         load = os.getloadavg()[0]
         print(f"{len(files)} files, {args.runs} sessions, one process per event, load {load:.1f}")
         print("wall time")

@@ -23,7 +23,14 @@ pytestmark = pytest.mark.agent_clis
 
 HOOK = shlex.join([str(Path(sys.executable).parent / "dsh-sidecar"), "hook"])
 EVENTS: dict[Agent, tuple[str, ...]] = {
-    "claude": ("SessionStart", "UserPromptSubmit", "PostToolUse"),
+    # As `dsh-sidecar hooks install` writes them (docs/agents.md).
+    "claude": (
+        "SessionStart",
+        "SubagentStart",
+        "UserPromptSubmit",
+        "PostToolUse",
+        "InstructionsLoaded",
+    ),
     "codex": ("SessionStart", "UserPromptSubmit", "PostToolUse"),
     "gemini": ("SessionStart", "BeforeAgent", "AfterTool"),
 }
@@ -168,7 +175,7 @@ def test_a_claude_subagent_gets_its_own_baseline_and_its_reads_nested_files(
         return Text("done") if has_result else ToolCall("Agent", task)
 
     tree(tmp_path)
-    events = ("SessionStart", "SubagentStart", "UserPromptSubmit", "PostToolUse")
+    events = EVENTS["claude"]
     result = run_agent(
         "claude", repo, prompt, step, home=tmp_path / "home",
         hooks=HookConfig.for_events(events, f"{HOOK} --agent claude", timeout_s=20),

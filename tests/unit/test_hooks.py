@@ -232,7 +232,9 @@ def test_a_busy_store_answers_quickly_and_keeps_the_touch(project: Project) -> N
         holder.stdin.close()
         holder.wait(10)
     print(f"busy answer in {took:.3f}s")
-    # The kept touch arrives with the next event.
+    # An event that answers nothing (Claude's Stop) leaves the kept touch where it is ...
+    assert project.hook("claude", {"hook_event_name": "Stop", "session_id": "c8"}) is None
+    # ... and it arrives with the next event that answers.
     prompt = {"hook_event_name": "UserPromptSubmit", "session_id": "c8", "prompt": "go"}
     text = project.hook("claude", prompt)
     assert text is not None and "PKG-AGENTS" in text
@@ -337,3 +339,10 @@ def test_a_resumed_gemini_session_gets_again_what_went_before_its_prompts(
     # Claude Code keeps it all when it resumes: nothing again.
     project.hook("claude", start("c13"))
     assert project.hook("claude", start("c13", source="resume")) is None
+
+
+def test_a_huge_instruction_file_is_never_read_or_sent(project: Project) -> None:
+    project.hook("claude", start("c14"))
+    (project.root / "pkg" / "AGENTS.md").write_bytes(b"HUGE " * 300_000)  # 1.5 MB > 1 MiB
+    text = project.hook("claude", claude_read("c14", project.root / "pkg/sub/x.py", "t1"))
+    assert text is None or "HUGE" not in text

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
-from dsh_sidecar.agents.rules import AgentRules
 from dsh_sidecar.fs import LocalFileSystem
+
+if TYPE_CHECKING:  # loaded with the simulation, when a file's native load is asked about
+    from dsh_sidecar.agents.rules import AgentRules
 
 from .event import Agent
 

@@ -17,9 +17,9 @@ from typing import Any
 from .event import AGENTS, HookEvent
 from .failopen import log_line
 
-# How long a hook waits for another process's write lock, at each of its two transactions
-# (opening the store, the event): the answer comes well within a second either way.
-BUSY_TIMEOUT_MS = 300
+# How long a hook waits for another process's write lock (its one transaction; opening a current
+# store takes none): a busy store is answered well within a second, its touches kept for later.
+BUSY_TIMEOUT_MS = 250
 MAX_INPUT_BYTES = 16 * 1024 * 1024
 USAGE_ERROR = 1
 

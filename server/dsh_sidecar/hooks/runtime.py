@@ -88,7 +88,8 @@ def handle(
         run = _Run(store, event, config)
         if run.already_answered():
             return False
-        spooled_file, spooled = spool.taken(run.sid)
+        # An event that answers nothing leaves kept touches for one that does.
+        spooled_file, spooled = spool.taken(run.sid) if event.kind != "other" else ("", ())
         try:
             shaped = run.answer(spooled)
             if shaped is not None and shaped.text:
@@ -109,11 +110,11 @@ def _remove(path: str) -> None:
 def _trimmed_text(path: str, limit: int) -> str | None:
     """The whitespace-trimmed text of a regular file of at most ``limit`` bytes, else None.
 
-    Only ever asked about instruction files of the chain (already through its boundary); the
-    stat first means a FIFO or a device is never opened.
+    Only ever asked about instruction files of the chain; the ``lstat`` first means a FIFO, a
+    device or a link (which may lead out of the project) is never opened.
     """
     try:
-        info = os.stat(path)
+        info = os.lstat(path)
         if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             return None
         with open(path, encoding="utf-8", errors="replace") as handle:
@@ -188,7 +189,8 @@ class _Run:
             if baseline is not None:
                 forced.append(baseline)
         if touched:
-            self._project(touched, native_only=event.kind == "loaded")
+            reported = frozenset(self._real(p) for p in touched[len(spooled) + len(rearm) :])
+            self._project(touched, reported=reported if event.kind == "loaded" else None)
         if quiet:
             # Pre-tool: none of the three CLIs shows a pre-tool hook's text to the model before
             # the tool has run (Claude Code and Codex put it after the result, Gemini CLI drops
@@ -330,7 +332,7 @@ class _Run:
 
     # --- touches ----------------------------------------------------------------------------
 
-    def _project(self, touched: Sequence[str], *, native_only: bool) -> None:
+    def _project(self, touched: Sequence[str], *, reported: frozenset[str] | None) -> None:
         """Reconcile the touched paths into the pending message; record (not send) what the
         agent loads itself for them."""
         self._project_once(touched)
@@ -339,10 +341,8 @@ class _Run:
         pending = [m for m in self.store.inbox(self.sid) if is_instructions_message(m)]
         if not pending:
             return
-        native = (
-            frozenset(self._real(p) for p in touched) if native_only
-            else self._native(list(dict.fromkeys(touched)))
-        )  # fmt: skip
+        # What the agent said it loaded (InstructionsLoaded), else what its model says.
+        native = reported if reported is not None else self._native(list(dict.fromkeys(touched)))
         loaded = [
             c for c in changes_of(pending[0])
             if c.action == "set"

@@ -308,7 +308,7 @@ class Store:
         self._conn = self._connect()
         # Refuse a newer or foreign file before the WAL switch below rewrites its header. The
         # transaction further down checks again: the file may change in between.
-        _schema_version(self._retrying, self.path)
+        found = _schema_version(self._retrying, self.path)
         # Switching a fresh file to WAL needs an exclusive lock, and SQLite reports a clash with
         # another process opening the same new file as "locked" without calling the busy handler.
         mode = self._retrying("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -318,6 +318,8 @@ class Store:
         # FULL: an append the client was told is durable survives power loss, not only a crash.
         self._conn.execute(f"PRAGMA synchronous = {'FULL' if durable else 'OFF'}")
         self._conn.execute("PRAGMA foreign_keys = ON")
+        if found == SCHEMA_VERSION:
+            return  # current already: nothing to write, so no write lock to wait for
         with self.transaction() as db:
             self.migrated_from = _prepare_schema(db, self.path)
 
