@@ -16,8 +16,9 @@ import attrs
 
 from dsh_sidecar.agents.rules import AgentRules, RuleSet, UserGlobal
 from dsh_sidecar.fs import LocalFileSystem
+from dsh_sidecar.sources.agent_instructions.confinement import Confinement
 from dsh_sidecar.sources.agent_instructions.discovery import ancestor_chain
-from dsh_sidecar.sources.agent_instructions.paths import relative_path
+from dsh_sidecar.sources.agent_instructions.paths import is_within, relative_path
 
 from .frontmatter import FrontValue, read_frontmatter
 from .globs import compile_glob, split_patterns
@@ -43,6 +44,9 @@ class Where:
     home: str
     env: Mapping[str, str]
     read_cap: int
+    # Where a project file may really live (the sidecar's own trust boundary): a file under
+    # ``workspace`` whose real path is elsewhere is reported, never read.
+    confinement: Confinement | None = None
 
     @property
     def file_dir(self) -> str:
@@ -139,7 +143,9 @@ class _Run:
     # --- reading ------------------------------------------------------------------------------
 
     def _read(self, path: str) -> FileRead | None:
-        return read_file(self.fs, path, self.where.read_cap)
+        inside = is_within(path, self.where.workspace)
+        confined = self.where.confinement if inside else None
+        return read_file(self.fs, path, self.where.read_cap, confined)
 
     def _unseen_read(self, path: str) -> FileRead | None:
         """The read of ``path`` when it is there and not considered yet. Most names a run looks
