@@ -19,9 +19,10 @@ from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.sources.agent_instructions.confinement import Confinement
 from dsh_sidecar.sources.agent_instructions.discovery import ancestor_chain
 from dsh_sidecar.sources.agent_instructions.paths import is_within, relative_path
+from dsh_sidecar.sources.agent_instructions.rules import MAX_GLOBS_PER_RULE
 
 from .frontmatter import FrontValue, read_frontmatter
-from .globs import compile_glob, split_patterns
+from .globs import compile_glob, compile_vscode_glob, split_patterns
 from .imports import import_paths
 from .model import AgentFile, LimitInfo, SourceRef
 from .reading import FileRead, list_files, read_file
@@ -314,15 +315,21 @@ class _Run:
             )
         )
         rel = os.path.relpath(self.where.file, base)
+        cut = ""
+        if len(patterns) > MAX_GLOBS_PER_RULE:
+            cut = f" (only the first {MAX_GLOBS_PER_RULE} of {len(patterns):,} globs are read)"
+            patterns = patterns[:MAX_GLOBS_PER_RULE]
         shown = ", ".join(patterns)
-        if rel == ".." or rel.startswith(".." + os.sep):
-            return "unmatched", f"{field} {shown}: the file is outside {self.display(base)}"
+        # VS Code prefixes applyTo globs with **/ and matches the absolute path, ignoring case.
+        vscode = field == "applyTo"
+        if not vscode and (rel == ".." or rel.startswith(".." + os.sep)):
+            return "unmatched", f"{field} {shown}: the file is outside {self.display(base)}{cut}"
         rel = rel.replace(os.sep, "/")
         for pattern in patterns:
-            compiled = compile_glob(pattern)
-            if compiled is not None and compiled.matches(rel):
-                return "loaded", f"{field} {pattern} matches {rel}"
-        return "unmatched", f"{field} {shown} does not match {rel}"
+            compiled = compile_vscode_glob(pattern) if vscode else compile_glob(pattern)
+            if compiled is not None and compiled.matches(rel, base):
+                return "loaded", f"{field} {pattern} matches {rel}{cut}"
+        return "unmatched", f"{field} {shown} does not match {rel}{cut}"
 
     def _without_globs(self, rule_set: RuleSet, front: dict[str, FrontValue]) -> tuple[str, str]:
         field = rule_set.glob_field

@@ -3,6 +3,11 @@ stay within one path segment, ``[abc]`` / ``[!abc]`` are character classes and `
 alternatives (nestable). A pattern matches the whole slash-separated relative path; a pattern
 without a slash does not match in subdirectories (``*.py`` is the root's files only).
 
+GitHub Copilot in VS Code reads ``applyTo`` differently (``compile_vscode_glob``): ``*``, ``**``
+and ``**/*`` mean every file, any other pattern not starting with ``/`` or ``**/`` gets ``**/`` in
+front (so ``*.py`` is every Python file and ``src/**`` matches a ``src`` folder at any depth), the
+pattern is matched against the file's absolute path, and case is ignored.
+
 Patterns come from the repository, so they are untrusted: matching runs the pattern as a small
 automaton over the path, one step per character (no backtracking, so ``*a*a*a*b`` against a long
 name costs the same as any other pattern), and a pattern that is too long or expands to too many
@@ -26,15 +31,45 @@ Token = tuple[int, str, bool]  # kind, characters (literal or class), negated cl
 
 @attrs.frozen
 class Glob:
-    """One compiled pattern: its brace alternatives, each a token list."""
+    """One compiled pattern: its brace alternatives, each a token list.
+
+    ``vscode``: the pattern is VS Code's (``compile_vscode_glob``); ``matches`` then wants the
+    file's path from the project root and ``base``, the project root, to make it absolute.
+    ``everything``: one of the patterns VS Code takes as every file.
+    """
 
     pattern: str
     alternatives: tuple[tuple[Token, ...], ...]
+    vscode: bool = False
+    everything: bool = False
+    _literal_ends: tuple[tuple[str, str], ...] | None = attrs.field(
+        default=None, eq=False, repr=False, alias="_literal_ends"
+    )
 
-    def matches(self, path: str) -> bool:
+    def matches(self, path: str, base: str = "") -> bool:
+        if self.everything:
+            return True
+        if self.vscode:
+            path = (base.rstrip("/") + "/" + path).lstrip("/").lower()
         if len(path) > MAX_PATH_LENGTH:
             return False
-        return any(_run(tokens, path) for tokens in self.alternatives)
+        for tokens, (prefix, suffix) in zip(self.alternatives, self.literal_ends, strict=True):
+            # Most globs of a rule set fail on their literal ends ("src/", ".py") at once; only
+            # those that pass run the automaton.
+            if len(path) < len(prefix) + len(suffix):
+                continue
+            if path.startswith(prefix) and path.endswith(suffix) and _run(tokens, path):
+                return True
+        return False
+
+    @property
+    def literal_ends(self) -> tuple[tuple[str, str], ...]:
+        """Per alternative, the literal text every match starts and ends with."""
+        found = self._literal_ends
+        if found is None:
+            found = tuple(_literal_ends(tokens) for tokens in self.alternatives)
+            object.__setattr__(self, "_literal_ends", found)
+        return found
 
 
 def compile_glob(pattern: str) -> Glob | None:
@@ -49,6 +84,29 @@ def compile_glob(pattern: str) -> Glob | None:
     if expanded is None:
         return None
     return Glob(pattern, tuple(_tokens(alternative) for alternative in expanded))
+
+
+VSCODE_EVERYTHING = frozenset({"*", "**", "**/*"})
+
+
+def compile_vscode_glob(pattern: str) -> Glob | None:
+    """``pattern`` as GitHub Copilot in VS Code matches an ``applyTo`` glob, or None when it is
+    empty or too complex. ``matches(rel, base=project_root)`` then answers for the file at
+    ``project_root/rel``."""
+    text = pattern.strip()
+    if text in VSCODE_EVERYTHING:
+        return Glob(pattern, (), vscode=True, everything=True)
+    if not text.startswith(("/", "**/")):
+        text = "**/" + text
+    # Matched against the absolute path without its leading "/": a pattern that starts with
+    # "/" is rooted at the filesystem root, as VS Code roots it.
+    text = text.lstrip("/").lower()
+    if not text or len(text) > MAX_PATTERN_LENGTH:
+        return None
+    expanded = _expand(text)
+    if expanded is None:
+        return None
+    return Glob(pattern, tuple(_tokens(alternative) for alternative in expanded), vscode=True)
 
 
 def glob_matches(pattern: str, relative_path: str) -> bool:
@@ -192,6 +250,24 @@ def _class_members(body: str) -> str:
         members.append(body[i])
         i += 1
     return "".join(members)
+
+
+def _literal_ends(tokens: tuple[Token, ...]) -> tuple[str, str]:
+    """The literal characters at the start and at the end of a token list, not overlapping (a
+    pattern without wildcards is all start)."""
+    head: list[str] = []
+    for kind, members, _ in tokens:
+        if kind != _LITERAL:
+            break
+        head.append(members)
+    if len(head) == len(tokens):
+        return "".join(head), ""
+    tail: list[str] = []
+    for kind, members, _ in reversed(tokens):
+        if kind != _LITERAL:
+            break
+        tail.append(members)
+    return "".join(head), "".join(reversed(tail))
 
 
 def _run(tokens: tuple[Token, ...], path: str) -> bool:

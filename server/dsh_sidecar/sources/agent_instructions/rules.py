@@ -44,10 +44,11 @@ from dsh_sidecar.fs import (
 )
 
 from .frontmatter import FrontValue, read_frontmatter
-from .globs import Glob, compile_glob, split_patterns
+from .globs import Glob, compile_glob, compile_vscode_glob, split_patterns
 from .paths import SCOPE_SEPARATOR
 
 RULES_PREFIX = "rules:"
+MAX_GLOBS_PER_RULE = 100
 MAX_RULE_FILES = 500
 MAX_DEPTH = 12
 FRONTMATTER_LINES = 200
@@ -68,12 +69,14 @@ class RuleSet:
     always_field: str | None = None
     repository_files: tuple[str, ...] = ()  # always-on files of this convention
     agent: str = ""
+    vscode_globs: bool = False  # globs matched as VS Code matches applyTo (globs.py)
 
 
 RULE_SETS: dict[str, RuleSet] = {
     "copilot": RuleSet(
         "copilot", ".github/instructions", ".instructions.md", "applyTo", False, "manual",
         repository_files=(".github/copilot-instructions.md",), agent="GitHub Copilot",
+        vscode_globs=True,
     ),
     "claude": RuleSet("claude", ".claude/rules", ".md", "paths", True, "always", agent="Claude Code"),
     "cursor": RuleSet(
@@ -117,8 +120,10 @@ class Applicability:
     problems: tuple[RuleProblem, ...] = ()
     body_start: int = 0  # offset of the content after the frontmatter block
 
-    def matches(self, rel_path: str) -> bool:
-        return self.mode == "globs" and any(g.matches(rel_path) for g in self.compiled)
+    def matches(self, rel_path: str, base: str = "") -> bool:
+        """Whether the file at ``rel_path`` from the project root ``base`` is one it applies
+        to (``base`` matters only to VS Code's globs, which match the absolute path)."""
+        return self.mode == "globs" and any(g.matches(rel_path, base) for g in self.compiled)
 
     def describe(self) -> str:
         if self.mode == "always":
@@ -150,7 +155,10 @@ class Rule:
         return self.applies is not None and self.applies.mode == "always"
 
     def matches(self, rel_path: str) -> bool:
-        return self.applies is not None and self.applies.matches(rel_path)
+        if self.applies is None:
+            return False
+        base = self.abs_path[: len(self.abs_path) - len(self.rel_path)]
+        return self.applies.matches(rel_path, base)
 
 
 def applicability(rule_set: RuleSet, text: str, *, repository_wide: bool = False) -> Applicability:
@@ -191,10 +199,17 @@ def applicability(rule_set: RuleSet, text: str, *, repository_wide: bool = False
             line, f"{field} must be {wanted}, got {shown}; this rule matches no file",
         ))  # fmt: skip
         return Applicability("invalid", problems=tuple(problems), body_start=start)
+    if len(patterns) > MAX_GLOBS_PER_RULE:
+        problems.append(RuleProblem(
+            line, f"{field} lists {len(patterns):,} globs; only the first "
+            f"{MAX_GLOBS_PER_RULE} are used (a limit of this sidecar, docs/sources.md)",
+        ))  # fmt: skip
+        patterns = patterns[:MAX_GLOBS_PER_RULE]
+    compile_one = compile_vscode_glob if rule_set.vscode_globs else compile_glob
     compiled: list[Glob] = []
     kept: list[str] = []
     for pattern in patterns:
-        glob = compile_glob(pattern)
+        glob = compile_one(pattern)
         if glob is None:
             problems.append(RuleProblem(
                 line, f"{field}: the glob {pattern!r} is empty or too complex (more than 512 "
