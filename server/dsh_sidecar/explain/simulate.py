@@ -25,7 +25,7 @@ from .frontmatter import FrontValue, read_frontmatter
 from .globs import compile_glob, compile_vscode_glob, split_patterns
 from .imports import import_paths
 from .model import AgentFile, LimitInfo, SourceRef
-from .reading import FileRead, list_files, read_file
+from .reading import MAX_LIST_DEPTH, MAX_LISTED_FILES, FileRead, list_files, read_file
 
 USER_GLOBAL = "user-global"
 PROJECT = "project"
@@ -99,6 +99,7 @@ class _Run:
         self.found: list[_Found] = []
         self.seen: set[str] = set()
         self.imported = 0
+        self.import_cap_said = False
 
     # --- places -------------------------------------------------------------------------------
 
@@ -273,6 +274,18 @@ class _Run:
                 if pattern is None:
                     continue
                 listing = list_files(folder, pattern, self.fs)
+                if listing.truncated:
+                    # Never a silent cut: the folder itself says the rest was not looked at.
+                    self.found.append(
+                        _Found(
+                            folder,
+                            RULE,
+                            "not-read",
+                            f"more than {MAX_LISTED_FILES} rule files (or {MAX_LIST_DEPTH} "
+                            "levels) here: this explanation looks at the first ones only",
+                            None,
+                        )
+                    )
                 for path in listing.files:
                     read = self._unseen_read(path)
                     if read is None:
@@ -360,7 +373,21 @@ class _Run:
             if key in self.seen:
                 continue
             if self.imported >= MAX_IMPORTED_FILES:
-                break  # a repository of files importing each other is not read without end
+                # A repository of files importing each other is not read without end; the
+                # first import not followed says so.
+                if not self.import_cap_said:
+                    self.import_cap_said = True
+                    out.append(
+                        _Found(
+                            path,
+                            IMPORT,
+                            "not-read",
+                            f"more than {MAX_IMPORTED_FILES} imported files: this explanation "
+                            "follows no more",
+                            None,
+                        )
+                    )
+                break
             target = self._read(path)
             if target is None:
                 continue

@@ -22,7 +22,9 @@ from .markdown_code import Steps, blank_code
 _IMPORT = re.compile(r"(?:(?<=\s)|^)@(?P<path>[^\s`<>\"'|*?\x00]+)", re.MULTILINE)
 _TRAILING = ".,;:!)]}"
 _EXTENSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-MAX_IMPORTS_PER_FILE = 64
+# One more than the 64 files a scope imports (imports.MAX_IMPORTED_FILES), so that limit is
+# reached, and reported, before this one cuts anything.
+MAX_IMPORTS_PER_FILE = 65
 
 
 def outside_code(text: str, *, keep_offsets: bool = False, steps: Steps | None = None) -> str:

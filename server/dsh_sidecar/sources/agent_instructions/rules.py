@@ -119,6 +119,16 @@ class Applicability:
     compiled: tuple[Glob, ...] = ()
     problems: tuple[RuleProblem, ...] = ()
     body_start: int = 0  # offset of the content after the frontmatter block
+    listed_globs: int = 0  # how many globs the frontmatter lists, when past MAX_GLOBS_PER_RULE
+
+    def limit_note(self) -> str | None:
+        """What the glob limit left out, for scopes and hover; None when nothing."""
+        if not self.listed_globs:
+            return None
+        return (
+            f"only the first {MAX_GLOBS_PER_RULE} of its {self.listed_globs:,} globs are used "
+            "(the sidecar's limit per rule)"
+        )
 
     def matches(self, rel_path: str, base: str = "") -> bool:
         """Whether the file at ``rel_path`` from the project root ``base`` is one it applies
@@ -199,7 +209,8 @@ def applicability(rule_set: RuleSet, text: str, *, repository_wide: bool = False
             line, f"{field} must be {wanted}, got {shown}; this rule matches no file",
         ))  # fmt: skip
         return Applicability("invalid", problems=tuple(problems), body_start=start)
-    if len(patterns) > MAX_GLOBS_PER_RULE:
+    listed = len(patterns) if len(patterns) > MAX_GLOBS_PER_RULE else 0
+    if listed:
         problems.append(RuleProblem(
             line, f"{field} lists {len(patterns):,} globs; only the first "
             f"{MAX_GLOBS_PER_RULE} are used (a limit of this sidecar, docs/sources.md)",
@@ -219,8 +230,8 @@ def applicability(rule_set: RuleSet, text: str, *, repository_wide: bool = False
         compiled.append(glob)
         kept.append(pattern)
     if not compiled:
-        return Applicability("invalid", tuple(patterns), (), tuple(problems), start)
-    return Applicability("globs", tuple(kept), tuple(compiled), tuple(problems), start)
+        return Applicability("invalid", tuple(patterns), (), tuple(problems), start, listed)
+    return Applicability("globs", tuple(kept), tuple(compiled), tuple(problems), start, listed)
 
 
 def body_start(text: str) -> int:
@@ -293,6 +304,10 @@ class RuleIndex:
         self._read = read
         self._dirs: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
         self._rules: dict[str, Rule] = {}
+        # Whether the last listing met more rule files than MAX_RULE_FILES: the rest are not
+        # read, which hover, diagnostics and explain say (never a silent cut).
+        self.over_limit = False
+        self._listed: frozenset[str] = frozenset()
 
     def rules(self) -> tuple[Rule, ...]:
         """Every rule file now, in rule-set order, then by path; re-read only what changed."""
@@ -314,7 +329,17 @@ class RuleIndex:
                     seen.add(rule.abs_path)
         for stale in set(self._rules) - seen:
             del self._rules[stale]
+        self.over_limit = budget[0] < 0
+        self._listed = frozenset(seen)
         return tuple(out)
+
+    def beyond_limit(self, path: str) -> bool:
+        """After ``rules()``: whether ``path`` is a rule file of an enabled set that was not
+        read because the project has more than ``MAX_RULE_FILES`` of them."""
+        if not self.over_limit or path in self._listed:
+            return False
+        rule_set = rule_set_of_path(self.project_root, path)
+        return rule_set is not None and rule_set in self.rule_sets
 
     def _listing(self, directory: str, suffix: str, depth: int, budget: list[int]) -> list[str]:
         found = self._directory(directory)
@@ -323,11 +348,16 @@ class RuleIndex:
         files, subdirectories = found
         out: list[str] = []
         for name in files:
-            if name.endswith(suffix) and budget[0] > 0:
+            if name.endswith(suffix):
+                if budget[0] <= 0:
+                    budget[0] = -1  # one more than the limit: said, not read
+                    return out
                 budget[0] -= 1
                 out.append(os.path.join(directory, name))
         if depth + 1 < MAX_DEPTH:
             for name in subdirectories:
+                if budget[0] < 0:
+                    break
                 out.extend(self._listing(os.path.join(directory, name), suffix, depth + 1, budget))
         return out
 
