@@ -138,12 +138,12 @@ def split_patterns(value: str) -> list[str]:
 
 def _expand(text: str) -> list[str] | None:
     """Every alternative of the first balanced brace group, recursively; None past the cap."""
-    start = _first_group(text)
-    if start is None:
+    group = _first_group(text)
+    if group is None:
         return [text]
-    end, options = _group(text, start)
+    start, end = group
     out: list[str] = []
-    for option in options:
+    for option in split_top_level(text[start + 1 : end]):
         expanded = _expand(text[:start] + option + text[end + 1 :])
         if expanded is None:
             return None
@@ -153,29 +153,19 @@ def _expand(text: str) -> list[str] | None:
     return out
 
 
-def _first_group(text: str) -> int | None:
+def _first_group(text: str) -> tuple[int, int] | None:
+    """``(open, close)`` of the balanced brace group that opens first, in one pass: each ``}``
+    closes the innermost ``{`` still open; an unmatched ``{`` is a plain character."""
+    opened: list[int] = []
+    first: tuple[int, int] | None = None
     for index, char in enumerate(text):
-        if char == "{" and _closing(text, index) is not None:
-            return index
-    return None
-
-
-def _closing(text: str, start: int) -> int | None:
-    depth = 0
-    for index in range(start, len(text)):
-        if text[index] == "{":
-            depth += 1
-        elif text[index] == "}":
-            depth -= 1
-            if depth == 0:
-                return index
-    return None
-
-
-def _group(text: str, start: int) -> tuple[int, list[str]]:
-    end = _closing(text, start)
-    assert end is not None
-    return end, split_top_level(text[start + 1 : end])
+        if char == "{":
+            opened.append(index)
+        elif char == "}" and opened:
+            start = opened.pop()
+            if first is None or start < first[0]:
+                first = (start, index)
+    return first
 
 
 def split_top_level(inner: str) -> list[str]:
