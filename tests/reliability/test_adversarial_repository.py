@@ -163,10 +163,10 @@ def test_lsp_entry_points_answer_in_linear_time_and_never_quote_outside(
 CLI = [sys.executable, "-m", "dsh_sidecar"]
 
 
-def cli(args: list[str], home: Path) -> str:
+def cli(args: list[str], home: Path, cwd: Path) -> str:
     env = {**os.environ, "DSH_HOME": str(home), "HOME": str(home)}
     done = subprocess.run(
-        [*CLI, *args], capture_output=True, timeout=HANG_GUARD, env=env, check=False
+        [*CLI, *args], capture_output=True, timeout=HANG_GUARD, env=env, check=False, cwd=cwd
     )
     assert done.returncode in (0, 1, 2), done.stderr.decode(errors="replace")
     err = done.stderr.decode(errors="replace")
@@ -192,10 +192,10 @@ def test_cli_commands_answer_in_linear_time_and_never_quote_outside(
             "explain": [str(tree.deep_file)],
             "doctor": [],
         }[command]
-        args = [command, *(["--json"] if command != "doctor" else [])]
-        if command != "doctor":
-            args += ["--settings", str(settings_file)]
-        seconds, out = timed(lambda: cli([*args, *target], home))
+        args = [command, *(["--json"] if command != "doctor" else []), "--settings"]
+        args.append(str(settings_file))
+        # doctor looks at the directory it runs in: the bottom of the hostile chain.
+        seconds, out = timed(lambda: cli([*args, *target], home, tree.deep_file.parent))
         outputs.append(out)
         return seconds
 
