@@ -1,7 +1,8 @@
 """Copilot's applyTo globs as VS Code matches them (its ComputeAutomaticInstructions: `*`, `**`
 and `**/*` are every file; a pattern not starting with `/` or `**/` gets `**/` in front; the
 absolute path is matched, ignoring case), in the sidecar's `copilot` rule set and in explain's
-Copilot block alike. Claude's `paths` and Cursor's `globs` keep matching from their base."""
+Copilot block alike; Claude Code's `paths` as the real CLI matches them; Cursor's `globs` keep
+matching from their base (Cursor documents nothing else and has no CLI to observe here)."""
 
 from __future__ import annotations
 
@@ -70,10 +71,55 @@ def test_the_copilot_rule_set_matches_like_vs_code(tmp_path: Path) -> None:
     assert rules["all.instructions.md"].matches("anything/at/all.md")
 
 
-def test_claude_paths_without_a_slash_stay_at_the_root() -> None:
-    # code.claude.com/docs/en/memory: `*.md` is "Markdown files in the project root".
-    applies = applicability(RULE_SETS["claude"], "---\npaths: '*.md'\n---\n")
-    assert applies.matches("README.md") and not applies.matches("docs/a.md")
+# Observed with the real Claude Code 2.1.332 (a fake model endpoint, a rule per pattern with a
+# unique marker, one Read of src/deep/x.py or docs/a.md; which markers reached the model), which
+# contradicts its documentation's "`*.md`: Markdown files in the project root".
+CLAUDE_OBSERVED = [
+    ("*.md", "docs/a.md", True),
+    ("*.md", "src/deep/x.py", False),
+    ("*.py", "src/deep/x.py", True),
+    ("**/*.PY", "src/deep/x.py", True),
+    ("*.PY", "src/deep/x.py", True),
+    ("src/**", "src/deep/x.py", True),
+    ("deep/**", "src/deep/x.py", True),
+    ("**/*.py", "src/deep/x.py", True),
+    ("src/deep/*.py", "src/deep/x.py", True),
+    ("/deep/**", "src/deep/x.py", False),
+    ("x.py", "src/deep/x.py", True),
+    ("DEEP/**", "src/deep/x.py", True),
+    ("rc/**", "src/deep/x.py", False),
+    ("repo/src/**", "src/deep/x.py", False),
+    ("/src/**", "src/deep/x.py", True),
+    ("*", "src/deep/x.py", True),
+    ("src/*", "src/deep/x.py", True),
+    ("src/*.py", "src/deep/x.py", False),
+    ("deep", "src/deep/x.py", True),
+    ("src", "src/deep/x.py", True),
+    ("s*/x.py", "src/deep/x.py", False),
+    ("src/**/x.py", "src/deep/x.py", True),
+    ("src/deep", "src/deep/x.py", True),
+    ("src/deep/", "src/deep/x.py", True),
+    ("!src/**", "src/deep/x.py", False),
+]
+
+
+@pytest.mark.parametrize(("pattern", "rel", "matches"), CLAUDE_OBSERVED)
+def test_claude_paths_match_as_claude_code_2_1_332_does(
+    pattern: str, rel: str, matches: bool
+) -> None:
+    applies = applicability(RULE_SETS["claude"], f"---\npaths: '{pattern}'\n---\n")
+    assert applies.matches(rel) is matches
+
+
+def test_explain_claude_block_matches_like_claude_code(tmp_path: Path) -> None:
+    tree = Tree(tmp_path)
+    (tree.project / ".claude/rules/any.md").write_text("---\npaths: '*.PY'\n---\nPy.\n")
+    (tree.project / ".claude/rules/root.md").write_text("---\npaths: '/handler.py'\n---\n")
+    files = {
+        f.display_path: f for f in tree.explain("src/api/handler.py").agent("claude-code").files
+    }
+    assert files[".claude/rules/any.md"].state == "loaded"
+    assert files[".claude/rules/root.md"].state == "unmatched"
 
 
 def test_explain_copilot_block_matches_like_vs_code(tmp_path: Path) -> None:

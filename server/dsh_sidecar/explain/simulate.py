@@ -22,7 +22,7 @@ from dsh_sidecar.sources.agent_instructions.paths import is_within, relative_pat
 from dsh_sidecar.sources.agent_instructions.rules import MAX_GLOBS_PER_RULE
 
 from .frontmatter import FrontValue, read_frontmatter
-from .globs import compile_glob, compile_vscode_glob, split_patterns
+from .globs import compile_claude_glob, compile_glob, compile_vscode_glob, split_patterns
 from .imports import import_paths
 from .model import AgentFile, LimitInfo, SourceRef
 from .reading import MAX_LIST_DEPTH, MAX_LISTED_FILES, FileRead, list_files, read_file
@@ -333,13 +333,22 @@ class _Run:
             cut = f" (only the first {MAX_GLOBS_PER_RULE} of {len(patterns):,} globs are read)"
             patterns = patterns[:MAX_GLOBS_PER_RULE]
         shown = ", ".join(patterns)
-        # VS Code prefixes applyTo globs with **/ and matches the absolute path, ignoring case.
+        # VS Code prefixes applyTo globs with **/ and matches the absolute path, ignoring case;
+        # Claude Code's paths match at any depth, a directory covering what is below it
+        # (globs.py; observed with 2.1.332, and taken to hold where VS Code reads paths too).
         vscode = field == "applyTo"
+        compile_one = (
+            compile_vscode_glob
+            if vscode
+            else compile_claude_glob
+            if field == "paths"
+            else compile_glob
+        )
         if not vscode and (rel == ".." or rel.startswith(".." + os.sep)):
             return "unmatched", f"{field} {shown}: the file is outside {self.display(base)}{cut}"
         rel = rel.replace(os.sep, "/")
         for pattern in patterns:
-            compiled = compile_vscode_glob(pattern) if vscode else compile_glob(pattern)
+            compiled = compile_one(pattern)
             if compiled is not None and compiled.matches(rel, base):
                 return "loaded", f"{field} {pattern} matches {rel}{cut}"
         return "unmatched", f"{field} {shown} does not match {rel}{cut}"

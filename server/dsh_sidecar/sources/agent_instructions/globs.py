@@ -8,6 +8,13 @@ and ``**/*`` mean every file, any other pattern not starting with ``/`` or ``**/
 front (so ``*.py`` is every Python file and ``src/**`` matches a ``src`` folder at any depth), the
 pattern is matched against the file's absolute path, and case is ignored.
 
+Claude Code reads ``paths`` in yet another way (``compile_claude_glob``), observed with Claude Code
+2.1.332 (its documentation says ``*.md`` is "Markdown files in the project root", which the CLI
+does not do): a pattern not starting with ``/`` or ``**/`` matches at any depth (``*.py`` is every
+Python file, ``deep/**`` matches ``src/deep/x.py``), a leading ``/`` anchors it at the root, a
+pattern naming a directory covers every file below it (``src``, ``src/deep/``, ``src/*``), case is
+ignored, and a ``!`` pattern applies to nothing. Matched against the path from the root.
+
 Patterns come from the repository, so they are untrusted: matching runs the pattern as a small
 automaton over the path, one step per character (no backtracking, so ``*a*a*a*b`` against a long
 name costs the same as any other pattern), and a pattern that is too long or expands to too many
@@ -42,6 +49,7 @@ class Glob:
     alternatives: tuple[tuple[Token, ...], ...]
     vscode: bool = False
     everything: bool = False
+    lowercase: bool = False  # the path is matched lower-cased (the pattern already is)
     _literal_ends: tuple[tuple[str, str], ...] | None = attrs.field(
         default=None, eq=False, repr=False, alias="_literal_ends"
     )
@@ -51,6 +59,8 @@ class Glob:
             return True
         if self.vscode:
             path = (base.rstrip("/") + "/" + path).lstrip("/").lower()
+        elif self.lowercase:
+            path = path.lower()
         if len(path) > MAX_PATH_LENGTH:
             return False
         for tokens, (prefix, suffix) in zip(self.alternatives, self.literal_ends, strict=True):
@@ -107,6 +117,35 @@ def compile_vscode_glob(pattern: str) -> Glob | None:
     if expanded is None:
         return None
     return Glob(pattern, tuple(_tokens(alternative) for alternative in expanded), vscode=True)
+
+
+def compile_claude_glob(pattern: str) -> Glob | None:
+    """``pattern`` as Claude Code matches a rule's ``paths`` glob (module docstring), or None
+    when it is empty or too complex; ``matches`` then wants the path from the project root."""
+    text = pattern.strip()
+    if text.startswith("!"):
+        return Glob(pattern, (), lowercase=True)  # observed: a negated pattern loads nothing
+    directory_only = text.endswith("/")
+    text = text.rstrip("/")
+    if text.startswith("/"):
+        text = text.lstrip("/")
+    elif not text.startswith("**/") and text != "**":
+        text = "**/" + text
+    text = text.lower()
+    if not text or len(text) > MAX_PATTERN_LENGTH:
+        return None
+    expanded = _expand(text)
+    if expanded is None:
+        return None
+    below: Token = (_REST, "", False)
+    alternatives: list[tuple[Token, ...]] = []
+    for alternative in expanded:
+        tokens = _tokens(alternative)
+        if not directory_only:
+            alternatives.append(tokens)
+        # A pattern that matches a directory covers everything below it.
+        alternatives.append((*tokens, (_LITERAL, "/", False), below))
+    return Glob(pattern, tuple(alternatives), lowercase=True)
 
 
 def glob_matches(pattern: str, relative_path: str) -> bool:

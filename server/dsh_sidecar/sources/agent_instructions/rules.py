@@ -44,7 +44,13 @@ from dsh_sidecar.fs import (
 )
 
 from .frontmatter import FrontValue, read_frontmatter
-from .globs import Glob, compile_glob, compile_vscode_glob, split_patterns
+from .globs import (
+    Glob,
+    compile_claude_glob,
+    compile_glob,
+    compile_vscode_glob,
+    split_patterns,
+)
 from .paths import SCOPE_SEPARATOR
 
 RULES_PREFIX = "rules:"
@@ -69,16 +75,21 @@ class RuleSet:
     always_field: str | None = None
     repository_files: tuple[str, ...] = ()  # always-on files of this convention
     agent: str = ""
-    vscode_globs: bool = False  # globs matched as VS Code matches applyTo (globs.py)
+    # How its globs match (globs.py): "root" from the project root, "vscode" as VS Code
+    # matches applyTo, "claude" as Claude Code matches paths.
+    glob_dialect: Literal["root", "vscode", "claude"] = "root"
 
 
 RULE_SETS: dict[str, RuleSet] = {
     "copilot": RuleSet(
         "copilot", ".github/instructions", ".instructions.md", "applyTo", False, "manual",
         repository_files=(".github/copilot-instructions.md",), agent="GitHub Copilot",
-        vscode_globs=True,
+        glob_dialect="vscode",
     ),
-    "claude": RuleSet("claude", ".claude/rules", ".md", "paths", True, "always", agent="Claude Code"),
+    "claude": RuleSet(
+        "claude", ".claude/rules", ".md", "paths", True, "always", agent="Claude Code",
+        glob_dialect="claude",
+    ),
     "cursor": RuleSet(
         "cursor", ".cursor/rules", ".mdc", "globs", True, "manual", always_field="alwaysApply",
         agent="Cursor",
@@ -216,7 +227,9 @@ def applicability(rule_set: RuleSet, text: str, *, repository_wide: bool = False
             f"{MAX_GLOBS_PER_RULE} are used (a limit of this sidecar, docs/sources.md)",
         ))  # fmt: skip
         patterns = patterns[:MAX_GLOBS_PER_RULE]
-    compile_one = compile_vscode_glob if rule_set.vscode_globs else compile_glob
+    compile_one = {
+        "root": compile_glob, "vscode": compile_vscode_glob, "claude": compile_claude_glob
+    }[rule_set.glob_dialect]  # fmt: skip
     compiled: list[Glob] = []
     kept: list[str] = []
     for pattern in patterns:
