@@ -1,0 +1,226 @@
+"""The TCP listener's door: who is let in, how many may wait at it, and what the log says.
+
+``127.0.0.1`` is open to every local user, and a crowd at the door must not keep the owner out
+(docs/protocol.md, "Who may connect"). So the listener accepts connections itself rather than
+through ``asyncio.start_server``, and before a byte is read from one:
+
+- **another uid is refused.** On Linux the peer's uid comes from the kernel's TCP tables
+  (``tcp_peers``); a connection from another user gets one ``unauthorized`` error and is closed
+  at once, so it holds no descriptor and no buffer. A peer that the tables no longer list (it
+  has already gone) is closed too. Where the tables cannot be read, the token is the only check.
+- **at most ``MAX_WAITING`` connections wait to authenticate.** One more evicts the oldest
+  waiting one, so an owner's client, which sends ``initialize`` at once, still gets in when
+  someone keeps the queue full; each waiting connection holds at most one small message
+  (``transport.UNAUTHENTICATED_MAX_BODY_BYTES``) and is closed after a short timeout.
+- **refusals are counted, not logged one by one**: the first of a quiet spell gets a line, the
+  rest one summary line per ``SUMMARY_SECONDS``.
+- **running out of descriptors pauses accepting** (with a growing delay, up to a second) instead
+  of spinning on ``accept`` or logging each failure; connections wait in the kernel's backlog
+  meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import json
+import logging
+import os
+import socket
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from . import framing, incoming
+from .tcp_peers import TableSnapshot, endpoints
+from .transport import CODE_UNAUTHORIZED
+
+log = logging.getLogger(__name__)
+
+MAX_WAITING = 32
+ACCEPT_BATCH = 256  # accepts per wake-up, so one flood cannot starve the rest of the loop
+BACKLOG = 1024
+SUMMARY_SECONDS = 10.0
+PAUSE_FIRST_SECONDS = 0.05
+PAUSE_MOST_SECONDS = 1.0
+# Running out of these is a reason to wait, not to stop listening.
+_OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+# The peer gave up between the kernel's accept queue and us.
+_PEER_GONE = frozenset({errno.ECONNABORTED, errno.EPROTO, errno.ECONNRESET})
+
+Serve = Callable[[socket.socket, Callable[[], None]], Coroutine[Any, Any, None]]
+
+
+class RefusalLog:
+    """Refusals by reason: the first of a quiet spell logged, the rest summed up."""
+
+    def __init__(self, interval: float = SUMMARY_SECONDS) -> None:
+        self._interval = interval
+        self._counts: Counter[str] = Counter()
+        self._window: asyncio.TimerHandle | None = None
+
+    def add(self, reason: str) -> None:
+        if self._window is None:
+            log.warning("TCP: refused a connection: %s (more are summed up every %g s)", reason, self._interval)  # fmt: skip
+            self._open_window()
+        else:
+            self._counts[reason] += 1
+
+    def _open_window(self) -> None:
+        self._window = asyncio.get_running_loop().call_later(self._interval, self._close_window)
+
+    def _close_window(self) -> None:
+        self._window = None
+        if self.flush():
+            self._open_window()
+
+    def flush(self) -> bool:
+        """Log what is counted (one line); whether there was anything."""
+        if not self._counts:
+            return False
+        total = sum(self._counts.values())
+        parts = ", ".join(f"{n} {reason}" for reason, n in self._counts.most_common())
+        log.warning("TCP: refused %d more connection(s): %s", total, parts)
+        self._counts.clear()
+        return True
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.cancel()
+            self._window = None
+        self.flush()
+
+
+class Door:
+    """Accepts on a listening socket and hands admitted connections to ``serve``."""
+
+    def __init__(self, sock: socket.socket, serve: Serve, *, own_uid: int | None = None) -> None:
+        self._sock = sock
+        self._serve = serve
+        self._own_uid = os.geteuid() if own_uid is None else own_uid
+        self._loop = asyncio.get_running_loop()
+        self.refusals = RefusalLog()
+        self._waiting: OrderedDict[int, asyncio.Task[None]] = OrderedDict()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._next_key = 0
+        self._pause = 0.0
+        self._resume: asyncio.TimerHandle | None = None
+        self._closed = False
+        self.uid_checked = TableSnapshot().readable
+
+    def open(self) -> None:
+        self._sock.setblocking(False)
+        self._sock.listen(BACKLOG)
+        self._loop.add_reader(self._sock.fileno(), self._on_readable)
+
+    async def close(self) -> None:
+        self._closed = True
+        with contextlib.suppress(ValueError, OSError):
+            self._loop.remove_reader(self._sock.fileno())
+        if self._resume is not None:
+            self._resume.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        self.refusals.close()
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiting)
+
+    # --- accepting ----------------------------------------------------------------------------
+
+    def _on_readable(self) -> None:
+        batch: list[socket.socket] = []
+        for _ in range(ACCEPT_BATCH):
+            try:
+                conn, _ = self._sock.accept()
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError as exc:
+                if exc.errno in _PEER_GONE:
+                    continue
+                if exc.errno in _OUT_OF_RESOURCES:
+                    self._pause_accepting(exc)
+                    break
+                self.refusals.add(f"accept failed ({exc.strerror or exc})")
+                self._pause_accepting(exc)
+                break
+            batch.append(conn)
+        if batch:
+            if self._resume is None:
+                self._pause = 0.0
+            self._sort(batch)
+
+    def _pause_accepting(self, exc: OSError) -> None:
+        self._pause = min(max(self._pause * 2, PAUSE_FIRST_SECONDS), PAUSE_MOST_SECONDS)
+        name = errno.errorcode.get(exc.errno or 0, str(exc))
+        self.refusals.add(f"accept paused: {name}")
+        self._loop.remove_reader(self._sock.fileno())
+        self._resume = self._loop.call_later(self._pause, self._resume_accepting)
+
+    def _resume_accepting(self) -> None:
+        self._resume = None
+        if not self._closed:
+            self._loop.add_reader(self._sock.fileno(), self._on_readable)
+
+    # --- sorting who comes in -----------------------------------------------------------------
+
+    def _sort(self, batch: list[socket.socket]) -> None:
+        snapshot = TableSnapshot() if self.uid_checked else None
+        for conn in batch:
+            refusal = self._refusal(conn, snapshot)
+            if refusal is None:
+                self._let_wait(conn)
+            else:
+                counted_as, told = refusal
+                _turn_away(conn, told)
+                self.refusals.add(counted_as)
+
+    def _refusal(
+        self, conn: socket.socket, snapshot: TableSnapshot | None
+    ) -> tuple[str, str] | None:
+        """(what the log counts, what the peer is told), or None to let it wait for the token."""
+        if snapshot is None:
+            return None
+        ends = endpoints(conn)
+        uid = None if ends is None else snapshot.peer_uid(*ends)
+        if uid is None:
+            return "peer not found in /proc/net/tcp (gone)", "the peer could not be identified"
+        if uid != self._own_uid:
+            return f"from uid {uid}", f"this port serves uid {self._own_uid} only"
+        return None
+
+    def _let_wait(self, conn: socket.socket) -> None:
+        while len(self._waiting) >= MAX_WAITING:
+            _, oldest = self._waiting.popitem(last=False)
+            oldest.cancel()
+            self.refusals.add(f"evicted (over {MAX_WAITING} waiting to authenticate)")
+        key = self._next_key
+        self._next_key += 1
+        task = self._loop.create_task(self._serve(conn, lambda: self._authenticated(key)))
+        self._waiting[key] = task
+        self._tasks.add(task)
+
+        def forget(done: asyncio.Task[None]) -> None:
+            self._tasks.discard(done)
+            if self._waiting.get(key) is done:
+                del self._waiting[key]
+
+        task.add_done_callback(forget)
+
+    def _authenticated(self, key: int) -> None:
+        self._waiting.pop(key, None)
+
+
+def _turn_away(conn: socket.socket, told: str) -> None:
+    """One ``unauthorized`` error, if the socket takes it at once, then close: nothing is read."""
+    refusal = incoming.error_response(
+        None, incoming.INVALID_REQUEST, f"Unauthorized: {told}", CODE_UNAUTHORIZED
+    )
+    with contextlib.suppress(OSError):
+        conn.setblocking(False)
+        conn.send(framing.encode_frame(json.dumps(refusal).encode("ascii")))
+    conn.close()
