@@ -197,7 +197,7 @@ class Connection:
         auth: TokenCheck | None = None,
         label: str = "stdio",
         on_authenticated: Callable[[], None] | None = None,
-        on_refused: Callable[[str], None] | None = None,
+        on_refused: Callable[[str], object] | None = None,
     ) -> None:
         self._make_server = make_server
         self.server: DshServer | None = None

@@ -196,7 +196,7 @@ async def serve_tcp(make_server: ServerFactory, port: int, limits: Limits) -> in
         door = Door(sock, admitted)
         door.open()
         if not door.uid_checked:
-            log.warning("TCP: the kernel's TCP tables cannot be read; only the token keeps other users out")  # fmt: skip
+            log.warning("TCP: the peers' uids cannot be learnt here (no sock_diag, no /proc/net/tcp); only the token keeps other users out")  # fmt: skip
         _announce({"transport": "tcp", "host": LOOPBACK, "port": port, "tokenFile": token.path})
         await asyncio.get_running_loop().create_future()  # until the serving task is cancelled
         return 0

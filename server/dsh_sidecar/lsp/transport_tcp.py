@@ -4,16 +4,17 @@
 (docs/protocol.md, "Who may connect"). So the listener accepts connections itself rather than
 through ``asyncio.start_server``, and before a byte is read from one:
 
-- **another uid is refused.** On Linux the peer's uid comes from the kernel's TCP tables
-  (``tcp_peers``); a connection from another user gets one ``unauthorized`` error and is closed
-  at once, so it holds no descriptor and no buffer. A peer that the tables no longer list (it
-  has already gone) is closed too. Where the tables cannot be read, the token is the only check.
+- **another uid is refused.** On Linux the peer's uid comes from the kernel (``tcp_peers``:
+  sock_diag, else ``/proc/net/tcp``); a connection from another user gets one ``unauthorized`` error and is closed
+  at once, so it holds no descriptor and no buffer. A peer the kernel no longer knows (it has
+  already gone) is closed too. Where neither source can be read, the token is the only check.
 - **at most ``MAX_WAITING`` connections wait to authenticate.** One more evicts the oldest
-  waiting one, so an owner's client, which sends ``initialize`` at once, still gets in when
-  someone keeps the queue full; each waiting connection holds at most one small message
+  waiting one if that has had ``EVICT_AFTER_SECONDS`` to send its token, else it is turned
+  away itself; each waiting connection holds at most one small message
   (``transport.UNAUTHENTICATED_MAX_BODY_BYTES``) and is closed after a short timeout.
-- **refusals are counted, not logged one by one**: the first of a quiet spell gets a line, the
-  rest one summary line per ``SUMMARY_SECONDS``.
+- **refusals are counted, not logged one by one**: the first of a quiet spell gets a line (and
+  a clean close), the rest one summary line per ``SUMMARY_SECONDS`` (and a reset, see
+  ``_turn_away``).
 - **running out of descriptors pauses accepting** (with a growing delay, up to a second) instead
   of spinning on ``accept`` or logging each failure; connections wait in the kernel's backlog
   meanwhile.
@@ -28,17 +29,21 @@ import json
 import logging
 import os
 import socket
+import struct
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from . import framing, incoming
-from .tcp_peers import TableSnapshot, endpoints
+from .tcp_peers import PeerUids, endpoints
 from .transport import CODE_UNAUTHORIZED
 
 log = logging.getLogger(__name__)
 
 MAX_WAITING = 32
+# A waiting connection younger than this is not evicted for a newcomer (who is turned away
+# instead): every client gets this long to send its initialize, however busy the door.
+EVICT_AFTER_SECONDS = 1.0
 ACCEPT_BATCH = 256  # accepts per wake-up, so one flood cannot starve the rest of the loop
 BACKLOG = 1024
 SUMMARY_SECONDS = 10.0
@@ -48,6 +53,8 @@ PAUSE_MOST_SECONDS = 1.0
 _OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 # The peer gave up between the kernel's accept queue and us.
 _PEER_GONE = frozenset({errno.ECONNABORTED, errno.EPROTO, errno.ECONNRESET})
+
+_RESET_ON_CLOSE = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s
 
 Serve = Callable[[socket.socket, Callable[[], None]], Coroutine[Any, Any, None]]
 
@@ -60,12 +67,14 @@ class RefusalLog:
         self._counts: Counter[str] = Counter()
         self._window: asyncio.TimerHandle | None = None
 
-    def add(self, reason: str) -> None:
+    def add(self, reason: str) -> bool:
+        """Count one refusal; True if it is the first of a quiet spell (and was logged)."""
         if self._window is None:
             log.warning("TCP: refused a connection: %s (more are summed up every %g s)", reason, self._interval)  # fmt: skip
             self._open_window()
-        else:
-            self._counts[reason] += 1
+            return True
+        self._counts[reason] += 1
+        return False
 
     def _open_window(self) -> None:
         self._window = asyncio.get_running_loop().call_later(self._interval, self._close_window)
@@ -101,13 +110,14 @@ class Door:
         self._own_uid = os.geteuid() if own_uid is None else own_uid
         self._loop = asyncio.get_running_loop()
         self.refusals = RefusalLog()
-        self._waiting: OrderedDict[int, asyncio.Task[None]] = OrderedDict()
+        self._waiting: OrderedDict[int, tuple[float, asyncio.Task[None]]] = OrderedDict()
         self._tasks: set[asyncio.Task[None]] = set()
         self._next_key = 0
         self._pause = 0.0
         self._resume: asyncio.TimerHandle | None = None
         self._closed = False
-        self.uid_checked = TableSnapshot().readable
+        self._peers = PeerUids()
+        self.uid_checked = self._peers.available
 
     def open(self) -> None:
         self._sock.setblocking(False)
@@ -125,6 +135,7 @@ class Door:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         self.refusals.close()
+        self._peers.close()
 
     @property
     def waiting(self) -> int:
@@ -169,44 +180,48 @@ class Door:
     # --- sorting who comes in -----------------------------------------------------------------
 
     def _sort(self, batch: list[socket.socket]) -> None:
-        snapshot = TableSnapshot() if self.uid_checked else None
+        self._peers.new_batch()
         for conn in batch:
-            refusal = self._refusal(conn, snapshot)
+            refusal = self._refusal(conn)
             if refusal is None:
                 self._let_wait(conn)
             else:
                 counted_as, told = refusal
-                _turn_away(conn, told)
-                self.refusals.add(counted_as)
+                _turn_away(conn, told, reset=not self.refusals.add(counted_as))
 
-    def _refusal(
-        self, conn: socket.socket, snapshot: TableSnapshot | None
-    ) -> tuple[str, str] | None:
+    def _refusal(self, conn: socket.socket) -> tuple[str, str] | None:
         """(what the log counts, what the peer is told), or None to let it wait for the token."""
-        if snapshot is None:
+        if not self.uid_checked:
             return None
         ends = endpoints(conn)
-        uid = None if ends is None else snapshot.peer_uid(*ends)
+        uid = None if ends is None else self._peers.peer_uid(*ends)
         if uid is None:
-            return "peer not found in /proc/net/tcp (gone)", "the peer could not be identified"
+            return "peer already gone", "the peer could not be identified"
         if uid != self._own_uid:
             return f"from uid {uid}", f"this port serves uid {self._own_uid} only"
         return None
 
     def _let_wait(self, conn: socket.socket) -> None:
-        while len(self._waiting) >= MAX_WAITING:
-            _, oldest = self._waiting.popitem(last=False)
+        if len(self._waiting) >= MAX_WAITING:
+            key, (since, oldest) = next(iter(self._waiting.items()))
+            if self._loop.time() - since < EVICT_AFTER_SECONDS:
+                # Everyone waiting came just now and may be about to authenticate.
+                quiet = self.refusals.add(f"turned away (over {MAX_WAITING} waiting to authenticate)")  # fmt: skip
+                _turn_away(conn, f"over {MAX_WAITING} connections are waiting to authenticate", reset=not quiet)  # fmt: skip
+                return
+            del self._waiting[key]
             oldest.cancel()
             self.refusals.add(f"evicted (over {MAX_WAITING} waiting to authenticate)")
         key = self._next_key
         self._next_key += 1
         task = self._loop.create_task(self._serve(conn, lambda: self._authenticated(key)))
-        self._waiting[key] = task
+        self._waiting[key] = (self._loop.time(), task)
         self._tasks.add(task)
 
         def forget(done: asyncio.Task[None]) -> None:
             self._tasks.discard(done)
-            if self._waiting.get(key) is done:
+            waiting = self._waiting.get(key)
+            if waiting is not None and waiting[1] is done:
                 del self._waiting[key]
 
         task.add_done_callback(forget)
@@ -215,12 +230,20 @@ class Door:
         self._waiting.pop(key, None)
 
 
-def _turn_away(conn: socket.socket, told: str) -> None:
-    """One ``unauthorized`` error, if the socket takes it at once, then close: nothing is read."""
+def _turn_away(conn: socket.socket, told: str, *, reset: bool) -> None:
+    """One ``unauthorized`` error, if the socket takes it at once, then close: nothing is read.
+
+    ``reset`` (in a wave of refusals) closes with a reset instead of a FIN: the refusal already
+    sent still arrives on loopback, and no TIME_WAIT entry is left behind for each refused
+    connection (a flood leaves tens of thousands otherwise, each holding its port pair). A
+    quick client may see only the reset.
+    """
     refusal = incoming.error_response(
         None, incoming.INVALID_REQUEST, f"Unauthorized: {told}", CODE_UNAUTHORIZED
     )
     with contextlib.suppress(OSError):
         conn.setblocking(False)
         conn.send(framing.encode_frame(json.dumps(refusal).encode("ascii")))
+        if reset:
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET_ON_CLOSE)
     conn.close()
