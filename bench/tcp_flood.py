@@ -4,7 +4,8 @@ For each attack (2,000 idle connections, 1,100 idle connections, 600 partial bod
 all from the uid ``nobody``) it starts ``serve --tcp`` with ``ulimit -n`` 1024, starts the
 flooder, then times the owner's client: connect, initialize with the token, open a session,
 touch ``pkg/x.py`` and get ``pkg/AGENTS.md`` at the next step. It prints, per attack, that time
-(or the failure), the server's VmRSS before and during, and how many lines the server logged.
+(or the failure), the server's VmRSS before and during, its open descriptors, and how many lines
+the server logged ("none" is the owner's time without a flood, on the same machine).
 
     sudo .venv/bin/python bench/tcp_flood.py            # this checkout
     PYTHONPATH=/path/to/old/server sudo -E .venv/bin/python bench/tcp_flood.py   # another
@@ -16,6 +17,7 @@ docs/benchmarks.md with the command that made them.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 import time
@@ -24,9 +26,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "reliability"))
 
-from test_tcp_flood import Flood, _Limited, owner_touch_is_delivered  # noqa: E402
+from test_tcp_flood import Flood, _Limited, owner_touch_is_delivered
 
-ATTACKS = [("2000 idle", 2000, 0), ("1100 idle", 1100, 0), ("600 x 1 MiB partial", 600, 1024 * 1024 - 1)]  # fmt: skip
+ATTACKS = [
+    ("none", 0, 0),
+    ("2000 idle", 2000, 0),
+    ("1100 idle", 1100, 0),
+    ("600 x 1 MiB partial", 600, 1024 * 1024 - 1),
+]
+# After the flooder has made its connections, the server gets this long to take in what it will
+# (an attacker is in no hurry) before the owner's client tries.
+SETTLE_SECONDS = 5.0
 OWNER_TIMEOUT = 30.0
 
 
@@ -48,7 +58,9 @@ def run(name: str, count: int, body: int) -> dict[str, Any]:
         try:
             before = server.rss_mib()
             flood = Flood(server.info["port"], count, body, as_nobody=True)
+            time.sleep(SETTLE_SECONDS)
             during = server.rss_mib()
+            fds = len(os.listdir(f"/proc/{server.proc.pid}/fd"))
             started = time.monotonic()
             try:
                 owner_touch_is_delivered(server, base, root)
@@ -64,6 +76,7 @@ def run(name: str, count: int, body: int) -> dict[str, Any]:
         "attack": name,
         "owner touch delivered": owner,
         "rss MiB before/during": f"{before:.0f}/{peak:.0f}",
+        "server fds": fds,
         "flood connects": totals["done"]["connects"],
         "server log lines": log.count("\n"),
         "EMFILE lines": log.count("Too many open files"),

@@ -30,6 +30,7 @@ import logging
 import os
 import socket
 import struct
+import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -44,8 +45,11 @@ MAX_WAITING = 32
 # A waiting connection younger than this is not evicted for a newcomer (who is turned away
 # instead): every client gets this long to send its initialize, however busy the door.
 EVICT_AFTER_SECONDS = 1.0
-ACCEPT_BATCH = 256  # accepts per wake-up, so one flood cannot starve the rest of the loop
-BACKLOG = 1024
+ACCEPT_BATCH = 64  # accepts per wake-up, so one flood cannot starve the rest of the loop
+# As deep as the system allows (net.core.somaxconn caps it, 4096 on current Linux): a flood
+# reconnects as fast as it is refused, and a full queue drops the owner's SYN, which the client's
+# kernel only retries after 1 s, then 3 s. Deeper than the flood's connections, it never fills.
+BACKLOG = socket.SOMAXCONN
 SUMMARY_SECONDS = 10.0
 PAUSE_FIRST_SECONDS = 0.05
 PAUSE_MOST_SECONDS = 1.0
@@ -144,6 +148,7 @@ class Door:
     # --- accepting ----------------------------------------------------------------------------
 
     def _on_readable(self) -> None:
+        started = time.monotonic()
         batch: list[socket.socket] = []
         for _ in range(ACCEPT_BATCH):
             try:
@@ -164,6 +169,12 @@ class Door:
             if self._resume is None:
                 self._pause = 0.0
             self._sort(batch)
+        if len(batch) == ACCEPT_BATCH and self._resume is None:
+            # A full batch: a crowd at the door. Rest as long as it took, so that sorting it
+            # never takes more than half of the loop from the clients already in (the crowd
+            # waits in the backlog meanwhile, and cannot reconnect faster than it is refused).
+            self._loop.remove_reader(self._sock.fileno())
+            self._resume = self._loop.call_later(time.monotonic() - started, self._resume_accepting)
 
     def _pause_accepting(self, exc: OSError) -> None:
         self._pause = min(max(self._pause * 2, PAUSE_FIRST_SECONDS), PAUSE_MOST_SECONDS)
