@@ -5,7 +5,7 @@ The attacker is the real uid ``nobody`` running ``tcp_flooder.py`` with the syst
 server runs with ``ulimit -n`` set to 1024, so that 2,000 held connections would run it out of
 descriptors if it kept them. Memory is measured as the server's VmRSS, with a generous bound
 (see each test): the point is the order of magnitude (before the door: 600 partial bodies of
-1 MiB took it from about 49 to 808 MiB), not a figure.
+1 MiB took it from 49 to 796 MiB, bench/tcp_flood.py), not a figure.
 """
 
 from __future__ import annotations
