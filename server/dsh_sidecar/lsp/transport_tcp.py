@@ -5,8 +5,8 @@
 through ``asyncio.start_server``, and before a byte is read from one:
 
 - **another uid is refused.** On Linux the peer's uid comes from the kernel (``tcp_peers``:
-  sock_diag, else ``/proc/net/tcp``); a connection from another user gets one ``unauthorized`` error and is closed
-  at once, so it holds no descriptor and no buffer. A peer the kernel no longer knows (it has
+  sock_diag, else ``/proc/net/tcp``); a connection from another user gets one ``unauthorized``
+  error and is closed at once, so it holds no descriptor and no buffer. A peer the kernel no longer knows (it has
   already gone) is closed too. Where neither source can be read, the token is the only check.
 - **at most ``MAX_WAITING`` connections wait to authenticate.** One more evicts the oldest
   waiting one if that has had ``EVICT_AFTER_SECONDS`` to send its token, else it is turned
@@ -15,6 +15,9 @@ through ``asyncio.start_server``, and before a byte is read from one:
 - **refusals are counted, not logged one by one**: the first of a quiet spell gets a line (and
   a clean close), the rest one summary line per ``SUMMARY_SECONDS`` (and a reset, see
   ``_turn_away``).
+- **a crowd is sorted in paced batches**: after a full batch of ``ACCEPT_BATCH`` accepts the door
+  rests as long as the batch took, so refusing never takes more than half of the loop from the
+  clients already in; the crowd waits in a backlog deeper than it is.
 - **running out of descriptors pauses accepting** (with a growing delay, up to a second) instead
   of spinning on ``accept`` or logging each failure; connections wait in the kernel's backlog
   meanwhile.
