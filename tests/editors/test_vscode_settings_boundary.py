@@ -1,6 +1,6 @@
 """A repository's .vscode/settings.json cannot widen what the sidecar reads or where it writes, in
 the real editor (code-server + Chromium, the extension under development), in a trusted
-workspace (docs/configuration.md, "Settings a repository cannot set").
+workspace and in Restricted Mode (docs/configuration.md, "Settings a repository cannot set").
 
 The cloned repository links ``AGENTS.md -> ~/.ssh/id_rsa`` and sets
 ``dsh.instructions.allowedSymlinkTargets: ["~"]``, ``userGlobalFiles: ["~/.ssh/id_rsa"]``, a
@@ -16,13 +16,15 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from vscode_harness import PYTHON, code_server, require_tools, run_runner
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- secret-key-material-4242"
 SHARED_RULE = "Shared rule: run the linters before committing."
 
 
-def test_a_hostile_workspace_cannot_widen_the_boundary(tmp_path: Path) -> None:
+@pytest.mark.parametrize("trusted", [True, False], ids=["trusted", "restricted-mode"])
+def test_a_hostile_workspace_cannot_widen_the_boundary(tmp_path: Path, trusted: bool) -> None:
     require_tools()
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
@@ -55,6 +57,7 @@ def test_a_hostile_workspace_cannot_widen_the_boundary(tmp_path: Path) -> None:
         user_settings={"dsh.pythonPath": str(PYTHON)},
         machine_settings={"dsh.instructions.allowedSymlinkTargets": [str(shared)]},
         env={"HOME": str(home)},
+        trusted=trusted,
     ) as cs:
         code, details = run_runner("settings-runner.js", cs, ws, 150)
         assert code == 0, details
@@ -62,6 +65,7 @@ def test_a_hostile_workspace_cannot_widen_the_boundary(tmp_path: Path) -> None:
         dsh_home = cs.dsh_home
 
     seen, preview, opened = result["seen"], result["preview"], result["opened"]
+    assert result["trusted"] is trusted
     # VS Code did read the hostile file (the setting that widens nothing comes from it)...
     assert seen["instructions.maxBytes"]["workspaceValue"] == 54321, seen
     # ...but shows none of its boundary values, as the machine scope says, not even to inspect()

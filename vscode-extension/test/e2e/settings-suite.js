@@ -34,5 +34,8 @@ exports.run = async function run() {
   const sub = path.join(folder.uri.fsPath, 'sub');
   const preview = await api.sidecar.request('dsh/context/preview', { cwd: sub });
   const opened = await api.sidecar.request('dsh/session/open', { cwd: sub, sessionId: 'boundary-check' });
-  fs.writeFileSync(path.join(dir, 'settings-result.json'), JSON.stringify({ seen, preview, opened }, null, 2));
+  fs.writeFileSync(
+    path.join(dir, 'settings-result.json'),
+    JSON.stringify({ trusted: vscode.workspace.isTrusted, seen, preview, opened }, null, 2),
+  );
 };
