@@ -561,7 +561,7 @@ def test_no_command_prints_help_and_exits_2(capsysbinary: Capture) -> None:
             ["frobnicate"],
             "usage: dsh-sidecar [-h] [--version] COMMAND ...",
             "dsh-sidecar: error: argument COMMAND: invalid choice: 'frobnicate'"
-            " (choose from 'serve', 'preview', 'scopes', 'explain', 'doctor')",
+            " (choose from 'serve', 'preview', 'scopes', 'explain', 'doctor', 'hook', 'hooks', 'sessions')",
         ),
     ],
 )
@@ -610,6 +610,7 @@ def test_doctor_healthy(env: Path, capsysbinary: Capture) -> None:
         "store",
         "schema",
         "tmux",
+        "hooks",
         "status",
     ]
     package = os.path.dirname(os.path.abspath(dsh_sidecar.__file__))
@@ -619,7 +620,7 @@ def test_doctor_healthy(env: Path, capsysbinary: Capture) -> None:
     assert rows["lsprotocol"] == "2025.0.0"
     assert rows["DSH_HOME"] == f"{env / 'home'} (environment DSH_HOME)"
     assert rows["store"] == f"{env / 'home' / 'sessions.sqlite3'} (writable, will be created)"
-    assert rows["schema"] == "2 (the store is created with it on first use)"
+    assert rows["schema"] == "3 (the store is created with it on first use)"
     assert rows["status"] == "ok"
     assert not (env / "home").exists()  # the check created nothing
 

@@ -16,7 +16,7 @@ from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 from dsh_sidecar.sources.observed import OneLook
 
 from .compare import differences
-from .model import AgentExplanation, Explanation
+from .model import AgentExplanation, Explanation, VerifiedRef
 from .sidecar import sidecar_part
 from .simulate import Where, simulate
 
@@ -81,6 +81,11 @@ def explain_file(
                 sources=run.sources,
                 undocumented=rules.undocumented,
                 size_limit=run.limit,
+                verified=(
+                    VerifiedRef(rules.verified.version, rules.verified.package)
+                    if rules.verified is not None
+                    else None
+                ),
             )
         )
     return Explanation(

@@ -23,6 +23,7 @@ from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.protocol.types import ExplainParams
 from dsh_sidecar.sources.agent_instructions.confinement import confinement_for
 from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS
+from dsh_sidecar.sources.agent_instructions.usage import other_agents_file
 
 from .answers import kept_answer
 from .diagnostics import diagnostic_text, instruction_diagnostics, rule_limit_message
@@ -199,7 +200,7 @@ class DocumentTracker:
             path = local_path(params.text_document.uri)
             if path is None:
                 return None
-            instruction_file = tracker.is_instruction_file(path)
+            instruction_file = tracker.is_instruction_file(path) or other_agents_file(path)
             if not instruction_file and not _hover_other_file(ls, params.position):
                 return None
             uri = params.text_document.uri
