@@ -20,6 +20,14 @@ local listeners = {}
 
 M.api_name = modern and 'vim.lsp.start' or 'vim.lsp.start_client'
 
+-- Why no sidecar can run in this editor session, or nil. Set by the first start that fails, so
+-- other buffers and projects spawn nothing more and the user reads one notice, not one per
+-- file; :DshInstall and :DshRestart clear it (M.restart).
+M.unavailable = nil
+-- Commands whose `--help` ran fine in this session: the probe runs once per command.
+local probed = {}
+local noticed = false
+
 -- Absolute, without a trailing slash (':p' adds one to directories).
 function M.normalize_dir(dir)
   dir = vim.fn.fnamemodify(dir, ':p')
@@ -92,12 +100,50 @@ local function flush_waiters(st)
   end
 end
 
+-- The one notice of an editor session without a runnable sidecar: short enough for one screen
+-- line (a longer one, or two, would stop the editor at a Press-ENTER prompt), naming the
+-- command that helps.
+function M.notice_text()
+  if config.cmd_is_default() then
+    return 'dsh_sidecar: no sidecar installed. Run :DshInstall'
+  end
+  return 'dsh_sidecar: the sidecar did not start. See :checkhealth dsh_sidecar'
+end
+
+local function give_up(reason)
+  M.unavailable = M.unavailable or { reason = reason }
+  if not noticed then
+    noticed = true
+    vim.schedule(function()
+      vim.notify(M.notice_text(), vim.log.levels.WARN)
+    end)
+  end
+end
+
+local function unavailable_error()
+  return {
+    message = 'no runnable dsh-sidecar (' .. M.unavailable.reason .. '); :DshInstall or :DshRestart',
+    data = { code = 'sidecar-unavailable' },
+    unavailable = true,
+  }
+end
+
+-- A start that failed before the client existed (or before it answered initialize).
+local function fail_start(st, reason)
+  give_up(reason)
+  st.failed = st.failed or unavailable_error()
+  if states[st.root] == st then
+    states[st.root] = nil
+  end
+  flush_waiters(st)
+end
+
 -- Fail everything still waiting on a client that is gone, so every callback runs exactly once
 -- and synchronous callers return instead of running into their timeout.
 local function on_exit(st, code, signal)
-  if not st.initialized then
-    -- Neovim's own report of a failed initialize is easy to miss among startup messages.
-    vim.notify(('dsh_sidecar: the sidecar for %s exited before it was ready (code %s); see :checkhealth dsh_sidecar'):format(st.root, code), vim.log.levels.ERROR)
+  if not st.initialized and not st.stopping then
+    -- Neovim reports a non-zero exit itself; ours adds the notice (once) and stops respawning.
+    give_up(('exited with code %s before it was ready'):format(code))
   end
   st.failed = st.failed or { message = ('dsh-sidecar exited (code %s, signal %s)'):format(code, signal) }
   if states[st.root] == st then
@@ -134,6 +180,60 @@ function M.subscribe(method, fn)
   end
 end
 
+-- Whether our hover should stay out of `bufnr`: a source file (not an instruction file) to which
+-- another client with hover is attached. Neovim 0.10 shows the last hover answer, so ours would
+-- replace that server's; 0.11+ shows both, ours first. Instruction files keep ours.
+local function yields_hover(own_id, bufnr)
+  if not bufnr or bufnr == 0 then
+    bufnr = vim.api.nvim_get_current_buf()
+  end
+  if not vim.api.nvim_buf_is_valid(bufnr) then
+    return false
+  end
+  local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ':t')
+  if config.instruction_file_names()[name] then
+    return false
+  end
+  local get = vim.lsp.get_clients or vim.lsp.get_active_clients
+  for _, other in ipairs(get({ bufnr = bufnr })) do
+    if other.id ~= own_id and other.server_capabilities and other.server_capabilities.hoverProvider then
+      return true
+    end
+  end
+  return false
+end
+
+-- Answer hover requests for such buffers with "nothing" without asking the sidecar. The answer
+-- still comes (scheduled, like a real one), because 0.11+ and vim.lsp.buf_request_all wait for
+-- one per client; without a handler (0.10's vim.lsp.buf.hover) none is needed, and calling the
+-- default one would print "No information available".
+local function guard_hover(client)
+  local request = client.request
+  local function answer_nothing(method, params, handler, bufnr)
+    if handler then
+      vim.schedule(function()
+        handler(nil, nil, { method = method, client_id = client.id, bufnr = bufnr, params = params })
+      end)
+    end
+    return true, nil
+  end
+  if modern then
+    client.request = function(self, method, params, handler, bufnr, ...)
+      if method == 'textDocument/hover' and yields_hover(client.id, bufnr) then
+        return answer_nothing(method, params, handler, bufnr)
+      end
+      return request(self, method, params, handler, bufnr, ...)
+    end
+  else
+    client.request = function(method, params, handler, bufnr, ...)
+      if method == 'textDocument/hover' and yields_hover(client.id, bufnr) then
+        return answer_nothing(method, params, handler, bufnr)
+      end
+      return request(method, params, handler, bufnr, ...)
+    end
+  end
+end
+
 local function lsp_config(st, opts)
   local settings = config.wire_settings(opts)
   local cfg = {
@@ -152,6 +252,7 @@ local function lsp_config(st, opts)
     on_init = function(client, result)
       -- Keep the object: 0.7's get_client_by_id() only knows the client after on_init returns.
       st.client = client
+      guard_hover(client)
       st.initialized = true
       st.server = {
         info = result and result.serverInfo,
@@ -177,9 +278,7 @@ local function lsp_config(st, opts)
   return cfg
 end
 
-local function start(root)
-  local opts = config.get()
-  local st = { root = root, initialized = false, waiters = {}, inflight = {} }
+local function spawn(st, opts)
   local cfg = lsp_config(st, opts)
   local ok, id
   if modern then
@@ -195,14 +294,94 @@ local function start(root)
     ok, id = pcall(vim.lsp.start_client, cfg)
   end
   if not ok or not id then
-    st.failed = {
-      message = ('could not start %s: %s'):format(table.concat(cfg.cmd, ' '), ok and 'start returned nil' or tostring(id)),
-    }
-    return st
+    return fail_start(st, ('could not start %s: %s'):format(table.concat(cfg.cmd, ' '), ok and 'start returned nil' or tostring(id)))
   end
   st.id = id
+end
+
+-- Run `cmd --help` (it parses the command line without loading the server): cb(nil) when it
+-- exits 0, else cb(why). Asynchronous, so opening a file never waits for it.
+local function probe(cmd, cb)
+  local output = {}
+  local function collect(_, data)
+    for _, line in ipairs(data or {}) do
+      if line ~= '' then
+        table.insert(output, line)
+      end
+    end
+  end
+  local argv = vim.list_extend(vim.deepcopy(cmd), { '--help' })
+  local ok, job = pcall(vim.fn.jobstart, argv, {
+    on_stdout = collect,
+    on_stderr = collect,
+    on_exit = function(_, code)
+      cb(code ~= 0 and ('`%s` exited with %d: %s'):format(table.concat(argv, ' '), code, output[#output] or '') or nil)
+    end,
+  })
+  if not ok or job <= 0 then
+    cb('cannot run ' .. cmd[1])
+  end
+end
+
+local function start(root)
+  local st = { root = root, initialized = false, waiters = {}, inflight = {} }
+  if M.unavailable then
+    st.failed = unavailable_error()
+    return st
+  end
   states[root] = st
+  local opts = config.get()
+  local cmd = config.cmd(opts)
+  if vim.fn.executable(cmd[1]) ~= 1 then
+    -- Checked here so Neovim does not report a failed spawn for every buffer.
+    fail_start(st, 'not executable: ' .. cmd[1])
+    return st
+  end
+  local key = table.concat(cmd, '\0')
+  if probed[key] then
+    spawn(st, opts)
+    return st
+  end
+  probe(cmd, function(why)
+    if states[st.root] ~= st then
+      return -- restarted meanwhile
+    end
+    if why then
+      return fail_start(st, why)
+    end
+    probed[key] = true
+    spawn(st, opts)
+  end)
   return st
+end
+
+-- Stop every sidecar, forget any failed start, then cb() once the old processes are gone (a
+-- new sidecar would find the session store still held by the old one).
+function M.restart(cb)
+  M.unavailable, noticed, probed = nil, false, {}
+  local old = {}
+  for root, st in pairs(states) do
+    st.stopping = true
+    states[root] = nil
+    if st.id then
+      table.insert(old, st.id)
+      vim.lsp.stop_client(st.id)
+    end
+  end
+  local deadline = uv.now() + 5000
+  local function poll()
+    local alive = vim.tbl_filter(function(id)
+      return vim.lsp.get_client_by_id(id) ~= nil
+    end, old)
+    if #alive == 0 or uv.now() > deadline then
+      for _, id in ipairs(alive) do
+        vim.lsp.stop_client(id, true)
+      end
+      return cb()
+    end
+    vim.defer_fn(poll, 50)
+  end
+  poll()
 end
 
 -- The state of the client for `root`, started when there is none (or the last one exited).

@@ -1,5 +1,7 @@
 -- Options of setup{}, their defaults, and what derives from them.
 
+local schema = require('dsh_sidecar.schema')
+
 local M = {}
 
 M.defaults = {
@@ -30,19 +32,56 @@ M.defaults = {
   hover_key = 'K',
   -- LSP client name; one client per project root carries it.
   name = 'dsh_sidecar',
+  -- Interpreter (3.11+) that :DshInstall makes its virtualenv with.
+  install_python = 'python3',
 }
 
 -- nil until setup{} ran, so health can tell "not configured" from "configured with defaults".
 M.options = nil
 
+-- Problems of the last settings given (see schema.lua), and those already reported, so one
+-- message names each bad key once, not on every push.
+M.problems = {}
+local reported = {}
+
 function M.set(opts)
-  M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+  opts = opts or {}
+  local settings = opts.settings
+  M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), vim.tbl_extend('force', opts, { settings = {} }))
+  -- The tree as given may hold vim.NIL and lists, which tbl_deep_extend would merge into the
+  -- defaults' {}; only the keys that pass the schema go on.
+  M.options.settings, M.problems = schema.sanitize(settings)
   return M.options
+end
+
+-- One message per bad key (key, value, expected form) not reported before; a key fixed and
+-- broken again is reported again.
+function M.report_problems()
+  local now = {}
+  for _, problem in ipairs(M.problems) do
+    local text = schema.describe(problem)
+    now[text] = true
+    if not reported[text] then
+      vim.notify(text, vim.log.levels.WARN)
+    end
+  end
+  reported = now
 end
 
 -- Options in force; commands and the API work with the defaults even before setup{}.
 function M.get()
   return M.options or M.defaults
+end
+
+-- The interpreter of the virtualenv :DshInstall makes.
+function M.installed_python()
+  return vim.fn.stdpath('data') .. '/dsh_sidecar/venv/bin/python'
+end
+
+-- Whether the command is the plugin's choice (so :DshInstall can fix it), not the user's.
+function M.cmd_is_default(opts)
+  opts = opts or M.get()
+  return not opts.cmd and not opts.python
 end
 
 function M.cmd(opts)
@@ -52,6 +91,10 @@ function M.cmd(opts)
   end
   if opts.python then
     return { opts.python, '-m', 'dsh_sidecar', 'serve' }
+  end
+  local installed = M.installed_python()
+  if vim.fn.executable(installed) == 1 then
+    return { installed, '-m', 'dsh_sidecar', 'serve' }
   end
   if vim.fn.executable('dsh-sidecar') == 1 then
     return { 'dsh-sidecar', 'serve' }

@@ -27,6 +27,7 @@ end
 function M.setup(opts)
   local first = config.options == nil
   config.set(opts)
+  config.report_problems()
   if not first then
     client.push_settings()
   end
@@ -52,9 +53,26 @@ function M.setup(opts)
 end
 
 -- Replace the `dsh` settings tree at run time (workspace/didChangeConfiguration).
+-- A bad key is left out (see schema.lua) and named in one message; the rest applies.
 function M.configure(settings)
   config.set(vim.tbl_extend('force', config.options or {}, { settings = settings }))
+  config.report_problems()
   client.push_settings()
+end
+
+-- Stop every sidecar, forget that none could start, and start them again for the loaded
+-- buffers (:DshRestart, and :DshInstall once it installed). cb() runs when they are asked to.
+function M.restart(cb)
+  client.restart(function()
+    for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(bufnr) and client.buffer_path(bufnr) then
+        maybe_attach(bufnr)
+      end
+    end
+    if cb then
+      cb()
+    end
+  end)
 end
 
 return M
