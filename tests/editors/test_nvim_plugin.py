@@ -98,7 +98,6 @@ def run_scenario(
     nvim: Path, scenario: str, project: Project, extra_env: dict[str, str] | None = None
 ) -> Run:
     env = dict(os.environ)
-    env.update(extra_env or {})
     env.update(
         DSH_SCENARIO=scenario,
         DSH_TEST_PROJECT=str(project.root),
@@ -113,6 +112,7 @@ def run_scenario(
         XDG_CACHE_HOME=str(project.state / "cache"),
         XDG_CONFIG_HOME=str(project.state / "config"),
     )
+    env.update(extra_env or {})
     argv = [
         str(nvim),
         "--headless",
@@ -601,3 +601,154 @@ def test_the_documented_chat_hooks_feed_the_model(
     assert "Updated instructions from: AGENTS.md" in said[1] and "Use spaces." in said[1]
     types = [(e["type"], e.get("turn")) for e in resumed["events"]]
     assert ("turn/start", 3) in types and ("turn/end", 3) in types
+
+
+# --- without a runnable sidecar, :DshInstall ----------------------------------------------------
+
+# Neither a dsh-sidecar script nor a python3 that has the package: Debian's python3 and nothing
+# of this checkout on the module path.
+NO_SIDECAR_ENV = {"PATH": "/usr/bin:/bin", "PYTHONPATH": ""}
+
+
+@pytest.fixture(scope="session")
+def pip_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One pip cache for the three Neovims' installs (each run has XDG dirs of its own)."""
+    return tmp_path_factory.mktemp("pip-cache")
+
+
+def test_dsh_install_installs_from_the_checkout_and_starts(
+    nvim: Path, project: Project, pip_cache: Path
+) -> None:
+    env = dict(
+        NO_SIDECAR_ENV,
+        DSH_TEST_INSTALL_PYTHON=sys._base_executable,
+        PIP_CACHE_DIR=str(pip_cache),
+    )
+    records = succeed(nvim, "install", project, env).records
+    assert records["before"]["notice"] == "dsh_sidecar: no sidecar installed. Run :DshInstall"
+    install = records["install"]
+    venv = project.state / "data" / "nvim" / "dsh_sidecar" / "venv"
+    assert install["venv"] == str(venv)
+    assert install["checkout"] == str(REPO)
+    assert install["statuses"] == ["running", "ready"], install["log"]
+    assert install["cmd"] == [str(venv / "bin" / "python"), "-m", "dsh_sidecar", "serve"]
+    log = "\n".join(install["log"])
+    assert f"[1/2] create the virtualenv {venv}" in log
+    assert f"[2/2] install dsh-sidecar from {REPO}" in log
+    assert "Successfully installed" in log and "dsh-sidecar-0.1.0" in log.replace("_", "-")
+    assert log.endswith("sidecar started")
+    # Installed, not linked: the venv has its own copy of the package.
+    copies = list(venv.glob("lib/python3*/site-packages/dsh_sidecar/__init__.py"))
+    assert len(copies) == 1
+    # The store the settings named was opened by the installed sidecar.
+    assert project.store.exists()
+
+
+# --- our hover next to another server's ---------------------------------------------------------
+
+OTHER_SERVER = '''
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+server = LanguageServer("other", "1.0")
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: LanguageServer, params: types.HoverParams) -> types.Hover:
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="OTHER HOVER"))
+
+
+server.start_io()
+'''
+
+
+def test_our_hover_never_replaces_another_server_s_on_a_source_file(
+    nvim: Path, project: Project, tmp_path: Path
+) -> None:
+    server = tmp_path / "other_server.py"
+    server.write_text(OTHER_SERVER)
+    (project.root / "pkg" / "src" / "m.py").write_text("x = 1\n")
+    env = {"DSH_TEST_OTHER_SERVER": str(server)}
+    records = succeed(nvim, "hover_other", project, env).records
+    source = records["hover_other pkg/src/m.py"]
+    # hover.otherFiles = always: alone, our sidecar answers on a source file...
+    assert source["alone"]["dsh_sidecar"] != {}, source
+    assert "pkg/AGENTS.md" in json.dumps(source["alone"]["dsh_sidecar"])
+    # ...but next to a server with hover it stays out, and K shows that server's answer only.
+    assert source["answers"]["dsh_sidecar"] is None or source["answers"]["dsh_sidecar"] == {}
+    assert source["answers"]["other"]["value"] == "OTHER HOVER"
+    for shown in (source["first"], source["final"]):
+        assert "OTHER HOVER" in "\n".join(shown), source
+        assert "AGENTS.md" not in "\n".join(shown), source
+    # In an instruction file ours still answers (0.11+ shows both answers, 0.10 the later one).
+    instruction = records["hover_other pkg/AGENTS.md"]
+    assert "pkg/AGENTS.md" in json.dumps(instruction["answers"]["dsh_sidecar"])
+    assert instruction["answers"]["other"]["value"] == "OTHER HOVER"
+    if nvim == NVIMS["pypi"]:
+        final = "\n".join(instruction["final"])
+        assert "OTHER HOVER" in final and "pkg/AGENTS.md" in final, final
+
+
+# --- bad settings -------------------------------------------------------------------------------
+
+
+def test_a_bad_setting_is_named_once_and_the_fix_applies_live(
+    nvim: Path, project: Project
+) -> None:
+    record = succeed(nvim, "bad_settings", project).records["bad_settings"]
+    warnings = [m for m in record["messages"] if m.startswith("dsh_sidecar: setting ")]
+    assert sorted(warnings) == [
+        'dsh_sidecar: setting hover.otherFiles = "sometimes" ignored, expected "off", "firstLine" or "always"',
+        "dsh_sidecar: setting instructions.nope = true ignored, expected no such setting (known: "
+        "allowedSymlinkTargets, dshHome, enabled, exclude, imports, instructionFileCandidates, "
+        "localInstructionFileCandidates, maxBytes, maxSourceBytes, overrideFiles, "
+        "projectRootMarkers, respectGitignore, ruleSets, userGlobalFiles)",
+        'dsh_sidecar: setting timeContext.timeZone = "Mars/Olympus" ignored, expected an IANA '
+        'time zone name (e.g. "Europe/Paris"), or vim.NIL',
+    ], record["messages"]
+    # The sidecar ran with the rest (the store, maxBytes) and otherFiles at its default: off.
+    assert project.store.exists()
+    assert record["before"]["dsh_sidecar"] in (None, {}), record["before"]
+    # Fixed: applied to the same sidecar, no restart.
+    assert record["same_client"] is True
+    assert "pkg/AGENTS.md" in json.dumps(record["after"]["dsh_sidecar"])
+    assert record["sent"]["hover"] == {"otherFiles": "always"}
+    assert record["sent"]["instructions"] == {"maxBytes": 4096}
+    assert "timeZone" not in record["sent"]["timeContext"]
+
+
+SCHEMA_SAMPLES: list[object] = [
+    True, False, None, 0, 1, 3, 4, -1, 1.5, 2.0, 65536, 2**53, "", " ", "x", "off", "firstLine",
+    "always", "sometimes", "/abs/dir", "~/dir", "~", "rel/dir", "Europe/Paris", "UTC",
+    "Mars/Olympus", "../etc/passwd", [], ["a"], ["/abs"], ["~/f"], ["rel"], ["copilot"],
+    ["copilot", "claude"], ["copilot", "copilot"], ["nope"], [1], {"a": 1},
+]  # fmt: skip
+
+
+def test_the_plugin_s_schema_agrees_with_the_sidecar_and_the_docs(
+    nvim: Path, project: Project, tmp_path: Path
+) -> None:
+    from dsh_sidecar.config import Settings
+    from dsh_sidecar.errors import DshError
+
+    samples = tmp_path / "samples.json"
+    samples.write_text(json.dumps(SCHEMA_SAMPLES))
+    record = succeed(nvim, "schema", project, {"DSH_TEST_SAMPLES": str(samples)}).records["schema"]
+    table = (REPO / "docs" / "configuration.md").read_text()
+    table = table.split("<!-- settings-table:start -->", 1)[1].split("<!-- settings-table:end -->")[0]
+    documented = sorted(
+        line.split("`")[1] for line in table.splitlines() if line.startswith("| `")
+    )
+    assert record["keys"] == documented
+    disagreements = []
+    for key in documented:
+        section, name = key.split(".")
+        for i, value in enumerate(SCHEMA_SAMPLES):
+            try:
+                Settings.from_json({section: {name: value}})
+                server = True
+            except DshError:
+                server = False
+            if record["verdicts"][key][i] != server:
+                disagreements.append((key, value, "lua", record["verdicts"][key][i]))
+    assert disagreements == []

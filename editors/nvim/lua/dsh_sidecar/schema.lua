@@ -115,7 +115,10 @@ M.settings = {
     maxBytes = { expected = 'a number', check = function(v)
       return type(v) == 'number' and v == v and v ~= math.huge and v ~= -math.huge
     end },
-    maxSourceBytes = safe_integer(1),
+    -- Unlike the others, any integral number: no safe-integer bound (as the sidecar reads it).
+    maxSourceBytes = { expected = 'an integer >= 1', check = function(v)
+      return integral(v, 1, math.huge)
+    end },
     dshHome = path_or_null(),
     projectRootMarkers = string_list('a list of strings'),
     instructionFileCandidates = string_list('a list of strings'),
