@@ -4,11 +4,15 @@
 # npm has only client libraries. Debian 13 (trixie) ships 0.10.4, built against glibc 2.38
 # (bookworm has 2.36). So this script fetches trixie's .debs with apt (a private apt state
 # under .tools/, the system's sources and packages untouched), unpacks them with dpkg -x, and
-# a wrapper runs nvim through trixie's own dynamic loader and libraries. Idempotent.
+# points the nvim binary at trixie's own dynamic loader and libraries with patchelf (bookworm's,
+# unpacked the same way). Running it through the loader instead would not do: the UI restarts
+# /proc/self/exe with --embed, which would then be the loader. Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-dir=$PWD/.tools/nvim-0.10
+mkdir -p .tools
+# The physical path: the binary's loader and library paths are absolute.
+dir="$(cd .tools && pwd -P)/nvim-0.10"
 wrapper=$dir/bin/nvim
 
 if [ -x "$wrapper" ] && timeout 20 "$wrapper" --headless --clean --version </dev/null 2>/dev/null | grep -q '^NVIM v0\.10\.'; then
@@ -18,8 +22,10 @@ fi
 
 rm -rf "$dir"
 mkdir -p "$dir"/apt/{lists/partial,cache/archives/partial,etc/preferences.d} "$dir"/debs "$dir"/root "$dir"/bin
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" \
-  >"$dir/apt/etc/sources.list"
+cat >"$dir/apt/etc/sources.list" <<EOF
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main
+EOF
 apt_opts=(
   -o "Dir::Etc::sourcelist=$dir/apt/etc/sources.list" -o Dir::Etc::sourceparts=/dev/null
   -o "Dir::State::Lists=$dir/apt/lists" -o "Dir::Cache=$dir/apt/cache"
@@ -29,23 +35,30 @@ apt_opts=(
 apt-get "${apt_opts[@]}" -qq update
 # neovim's dependencies on trixie, plus the C library and loader they were linked against.
 (cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download \
-  neovim neovim-runtime libluajit-5.1-2 libluajit-5.1-common libmsgpack-c2 libtree-sitter0.22 \
-  libunibilium4 libuv1t64 libvterm0 lua-lpeg lua-luv libc6 libgcc-s1)
+  neovim/trixie neovim-runtime/trixie libluajit-5.1-2/trixie libluajit-5.1-common/trixie \
+  libmsgpack-c2/trixie libtree-sitter0.22/trixie libunibilium4/trixie libuv1t64/trixie \
+  libvterm0/trixie lua-lpeg/trixie lua-luv/trixie libc6/trixie libgcc-s1/trixie)
+(cd "$dir/apt" && apt-get "${apt_opts[@]}" -qq download patchelf/bookworm)
 for deb in "$dir"/debs/*.deb; do
   dpkg -x "$deb" "$dir/root"
 done
-rm -rf "$dir/apt" "$dir/debs"
+dpkg -x "$dir"/apt/patchelf_*.deb "$dir/patchelf"
+# DT_RPATH (--force-rpath), unlike RUNPATH, also applies to the libraries nvim loads, so every
+# one of them, the C library included, comes from root/.
+"$dir/patchelf/usr/bin/patchelf" --force-rpath --set-rpath "$dir/root/usr/lib/x86_64-linux-gnu" \
+  --set-interpreter "$dir/root/usr/lib64/ld-linux-x86-64.so.2" "$dir/root/usr/bin/nvim"
+rm -rf "$dir/apt" "$dir/debs" "$dir/patchelf"
 # Upstream's layout has the bundled tree-sitter parsers on 'runtimepath' via lib/nvim; Debian
 # moves them out of the runtime, which the wrapper's VIMRUNTIME would miss.
 ln -sfn ../../../lib/nvim/parser "$dir/root/usr/share/nvim/runtime/parser"
 
 cat >"$wrapper" <<EOF
 #!/bin/sh
-# Neovim 0.10.4 from Debian trixie, run with trixie's loader and libraries (see scripts/bootstrap.d/nvim010.sh).
-R=\$(cd "\$(dirname "\$0")/../root" && pwd)
+# Neovim 0.10.4 from Debian trixie, on trixie's loader and libraries (see scripts/bootstrap.d/nvim010.sh).
+R='$dir/root'
 export VIMRUNTIME="\$R/usr/share/nvim/runtime"
 export LUA_CPATH="\$R/usr/lib/x86_64-linux-gnu/lua/5.1/?.so;\${LUA_CPATH:-;}"
-exec "\$R/usr/lib64/ld-linux-x86-64.so.2" --library-path "\$R/usr/lib/x86_64-linux-gnu" "\$R/usr/bin/nvim" "\$@"
+exec "\$R/usr/bin/nvim" "\$@"
 EOF
 chmod +x "$wrapper"
 

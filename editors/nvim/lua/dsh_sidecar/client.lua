@@ -26,6 +26,8 @@ M.api_name = modern and 'vim.lsp.start' or 'vim.lsp.start_client'
 M.unavailable = nil
 -- Commands whose `--help` ran fine in this session: the probe runs once per command.
 local probed = {}
+-- Command -> client states waiting for the probe that runs for it.
+local probing = {}
 local noticed = false
 
 -- Absolute, without a trailing slash (':p' adds one to directories).
@@ -342,15 +344,29 @@ local function start(root)
     spawn(st, opts)
     return st
   end
+  -- Projects opened while the probe runs wait for its verdict instead of probing again.
+  if probing[key] then
+    table.insert(probing[key], st)
+    return st
+  end
+  local waiting = { st }
+  probing[key] = waiting
   probe(cmd, function(why)
-    if states[st.root] ~= st then
-      return -- restarted meanwhile
+    if probing[key] == waiting then
+      probing[key] = nil
     end
-    if why then
-      return fail_start(st, why)
+    if not why then
+      probed[key] = true
     end
-    probed[key] = true
-    spawn(st, opts)
+    for _, each in ipairs(waiting) do
+      if states[each.root] == each then -- else restarted meanwhile
+        if why then
+          fail_start(each, why)
+        else
+          spawn(each, opts)
+        end
+      end
+    end
   end)
   return st
 end
@@ -358,7 +374,7 @@ end
 -- Stop every sidecar, forget any failed start, then cb() once the old processes are gone (a
 -- new sidecar would find the session store still held by the old one).
 function M.restart(cb)
-  M.unavailable, noticed, probed = nil, false, {}
+  M.unavailable, noticed, probed, probing = nil, false, {}, {}
   local old = {}
   for root, st in pairs(states) do
     st.stopping = true
