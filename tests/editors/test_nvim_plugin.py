@@ -869,3 +869,34 @@ def test_without_a_sidecar_one_notice_and_no_more_spawns(
         assert sidecar_runs() == ["-m dsh_sidecar serve --help"] * 2
     finally:
         subprocess.run(["tmux", "-S", str(tmux.socket), "kill-server"], capture_output=True)
+
+
+def documented_block(mark: str, lang: str) -> str:
+    lines = DOC.read_text().splitlines()
+    start = lines.index(f"<!-- tested: {mark} -->")
+    assert lines[start + 1] == f"```{lang}"
+    end = lines.index("```", start + 2)
+    return "\n".join(lines[start + 2 : end]) + "\n"
+
+
+def test_the_documented_own_environment_works(
+    nvim: Path, project: Project, tmp_path: Path, pip_cache: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = dict(os.environ, HOME=str(home), PIP_CACHE_DIR=str(pip_cache), PYTHONPATH="")
+    # python3 as the docs say, but one with venv's ensurepip on any machine: the tests' own base.
+    env["PATH"] = f"{Path(sys._base_executable).parent}:/usr/bin:/bin"
+    command = documented_block("own-venv", "bash").replace("/path/to/dsh-sidecar", str(REPO))
+    subprocess.run(["bash", "-euc", command], env=env, check=True, capture_output=True, timeout=600)
+    snippet = tmp_path / "setup.lua"
+    snippet.write_text(documented_block("own-venv-setup", "lua"))
+    record = succeed(
+        nvim,
+        "documented_setup",
+        project,
+        {"HOME": str(home), "PYTHONPATH": "", "DSH_TEST_SNIPPET": str(snippet)},
+    ).records["documented_setup"]
+    python = home / ".venvs" / "dsh" / "bin" / "python"
+    assert record["cmd"] == [str(python), "-m", "dsh_sidecar", "serve"]
+    assert record["attached"] is True

@@ -618,6 +618,14 @@ function scenarios.schema()
   out({ check = 'schema', keys = keys, verdicts = verdicts })
 end
 
+-- The setup line of docs/editors/neovim.md for an environment of one's own (DSH_TEST_SNIPPET).
+function scenarios.documented_setup()
+  dofile(env('DSH_TEST_SNIPPET'))
+  local buf = edit('pkg/src/x.txt')
+  local st = require('dsh_sidecar.client').get(project)
+  out({ check = 'documented_setup', cmd = vim.lsp.get_client_by_id(st.id).config.cmd, attached = vim.lsp.buf_is_attached(buf, st.id) })
+end
+
 -- Proves the harness: a Lua error must end Neovim with status 1 at once.
 function scenarios.error()
   error('deliberate failure')
