@@ -219,20 +219,19 @@ local function guard_hover(client)
     end
     return true, nil
   end
-  if modern then
-    client.request = function(self, method, params, handler, bufnr, ...)
-      if method == 'textDocument/hover' and yields_hover(client.id, bufnr) then
-        return answer_nothing(method, params, handler, bufnr)
-      end
-      return request(self, method, params, handler, bufnr, ...)
+  -- 0.11+ callers write client:request(...), older ones (and deprecated code) client.request(...);
+  -- the original takes both, so it gets the arguments as they came.
+  client.request = function(...)
+    local method, params, handler, bufnr
+    if select(1, ...) == client then
+      method, params, handler, bufnr = select(2, ...)
+    else
+      method, params, handler, bufnr = ...
     end
-  else
-    client.request = function(method, params, handler, bufnr, ...)
-      if method == 'textDocument/hover' and yields_hover(client.id, bufnr) then
-        return answer_nothing(method, params, handler, bufnr)
-      end
-      return request(method, params, handler, bufnr, ...)
+    if method == 'textDocument/hover' and yields_hover(client.id, bufnr) then
+      return answer_nothing(method, params, handler, bufnr)
     end
+    return request(...)
   end
 end
 
