@@ -697,14 +697,16 @@ def test_our_hover_never_replaces_another_server_s_on_a_source_file(
 def test_a_bad_setting_is_named_once_and_the_fix_applies_live(nvim: Path, project: Project) -> None:
     record = succeed(nvim, "bad_settings", project).records["bad_settings"]
     warnings = [m for m in record["messages"] if m.startswith("dsh_sidecar: setting ")]
+    # One message per refused key, from the sidecar's own check (dsh/settings/didCheck); the same
+    # tree pushed again and the fix of one key add none.
     assert sorted(warnings) == [
-        'dsh_sidecar: setting hover.otherFiles = "sometimes" ignored, expected "off", "firstLine" or "always"',
-        "dsh_sidecar: setting instructions.nope = true ignored, expected no such setting (known: "
-        "allowedSymlinkTargets, dshHome, enabled, exclude, imports, instructionFileCandidates, "
-        "localInstructionFileCandidates, maxBytes, maxSourceBytes, overrideFiles, "
-        "projectRootMarkers, respectGitignore, ruleSets, userGlobalFiles)",
-        'dsh_sidecar: setting timeContext.timeZone = "Mars/Olympus" ignored, expected an IANA '
-        'time zone name (e.g. "Europe/Paris"), or vim.NIL',
+        'dsh_sidecar: setting hover.otherFiles = "sometimes" ignored: must be one of '
+        "'off', 'firstLine', 'always', got 'sometimes'",
+        "dsh_sidecar: setting instructions.nope = true ignored: is not a known setting "
+        "(expected no such key in this version of the sidecar; remove it)",
+        'dsh_sidecar: setting timeContext.timeZone = "Mars/Olympus" ignored: time-context: '
+        'invalid IANA timeZone "Mars/Olympus" (expected an IANA time zone name such as '
+        '"Europe/Paris", or null)',
     ], record["messages"]
     # The sidecar ran with the rest (the store, maxBytes) and otherFiles at its default: off.
     assert project.store.exists()
@@ -712,163 +714,6 @@ def test_a_bad_setting_is_named_once_and_the_fix_applies_live(nvim: Path, projec
     # Fixed: applied to the same sidecar, no restart.
     assert record["same_client"] is True
     assert "pkg/AGENTS.md" in json.dumps(record["after"]["dsh_sidecar"])
-    assert record["sent"]["hover"] == {"otherFiles": "always"}
-    assert record["sent"]["instructions"] == {"maxBytes": 4096}
-    assert "timeZone" not in record["sent"]["timeContext"]
-
-
-SCHEMA_SAMPLES: list[object] = [
-    True, False, None, 0, 1, 3, 4, -1, 1.5, 2.0, 65536, 2**53, "", " ", "x", "off", "firstLine",
-    "always", "sometimes", "/abs/dir", "~/dir", "~", "rel/dir", "Europe/Paris", "UTC",
-    "Mars/Olympus", "../etc/passwd", [], ["a"], ["/abs"], ["~/f"], ["rel"], ["copilot"],
-    ["copilot", "claude"], ["copilot", "copilot"], ["nope"], [1], {"a": 1},
-]  # fmt: skip
-
-
-def test_the_plugin_s_schema_agrees_with_the_sidecar_and_the_docs(
-    nvim: Path, project: Project, tmp_path: Path
-) -> None:
-    from dsh_sidecar.config import Settings
-    from dsh_sidecar.errors import DshError
-
-    samples = tmp_path / "samples.json"
-    samples.write_text(json.dumps(SCHEMA_SAMPLES))
-    record = succeed(nvim, "schema", project, {"DSH_TEST_SAMPLES": str(samples)}).records["schema"]
-    table = (REPO / "docs" / "configuration.md").read_text()
-    table = table.split("<!-- settings-table:start -->", 1)[1].split("<!-- settings-table:end -->")[
-        0
-    ]
-    documented = sorted(line.split("`")[1] for line in table.splitlines() if line.startswith("| `"))
-    assert record["keys"] == documented
-    disagreements = []
-    for key in documented:
-        section, name = key.split(".")
-        for i, value in enumerate(SCHEMA_SAMPLES):
-            try:
-                Settings.from_json({section: {name: value}})
-                server = True
-            except DshError:
-                server = False
-            if record["verdicts"][key][i] != server:
-                disagreements.append((key, value, "lua", record["verdicts"][key][i]))
-    assert disagreements == []
-
-
-# --- without a runnable sidecar, in a real terminal -----------------------------------------------
-
-
-class Tmux:
-    """A private tmux server with one 80x24 window: Neovim's real UI, as a user sees it."""
-
-    def __init__(self, socket: Path) -> None:
-        self.socket = socket
-        self.env = {k: v for k, v in os.environ.items() if k != "TMUX"}
-
-    def __call__(self, *args: str) -> str:
-        return subprocess.run(
-            ["tmux", "-S", str(self.socket), "-f", "/dev/null", *args],
-            env=self.env,
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        ).stdout
-
-    def screen(self) -> str:
-        return self("capture-pane", "-p", "-t", "t:0")
-
-    def keys(self, *keys: str) -> None:
-        self("send-keys", "-t", "t:0", *keys)
-
-
-def wait_until(what: str, predicate: Callable[[], bool], tmux: Tmux, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}; screen:\n{tmux.screen()}")
-        time.sleep(0.05)
-
-
-def test_without_a_sidecar_one_notice_and_no_more_spawns(
-    nvim: Path, project: Project, tmp_path: Path
-) -> None:
-    other = tmp_path / "other"
-    (other / ".git").mkdir(parents=True)
-    (other / "c.txt").write_text("c\n")
-    (project.root / "pkg" / "src" / "m.py").write_text("x = 1\n")
-    # Every run of python3 is noted: the probe, and any sidecar the plugin would spawn.
-    spawns = tmp_path / "spawns.log"
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "python3").write_text(
-        f'#!/bin/sh\necho "$*" >> {spawns}\nexec /usr/bin/python3 "$@"\n'
-    )
-    (bin_dir / "python3").chmod(0o755)
-    init = tmp_path / "init.lua"
-    init.write_text(
-        f"vim.opt.runtimepath:prepend({str(PLUGIN)!r})\n"
-        f"require('dsh_sidecar').setup({{ settings = {{ store = {{ path = {str(project.store)!r} }} }} }})\n"
-    )
-    messages = tmp_path / "messages.txt"
-    mark = tmp_path / "mark"
-    env = {
-        "PATH": f"{bin_dir}:/usr/bin:/bin",
-        "PYTHONPATH": "",
-        "DSH_HOME": str(project.home),
-        "XDG_STATE_HOME": str(project.state / "state"),
-        "XDG_DATA_HOME": str(project.state / "data"),
-        "XDG_CACHE_HOME": str(project.state / "cache"),
-        "XDG_CONFIG_HOME": str(project.state / "config"),
-        "TERM": "xterm-256color",
-    }
-    command = " ".join(
-        ["env", *(f"{k}={v}" for k, v in env.items()), str(nvim), "-u", str(init), "pkg/src/m.py"]
-    )
-    tmux = Tmux(tmp_path / "tmux.sock")
-    tmux("new-session", "-d", "-s", "t", "-x", "80", "-y", "24", "-c", str(project.root), command)
-    try:
-
-        def lines(path: Path) -> list[str]:
-            return path.read_text().splitlines() if path.exists() else []
-
-        def sidecar_runs() -> list[str]:
-            # Neovim's python provider runs python3 too, to find pynvim: not ours.
-            return [line for line in lines(spawns) if "dsh_sidecar" in line]
-
-        def dump_messages() -> list[str]:
-            messages.unlink(missing_ok=True)
-            mark.unlink(missing_ok=True)
-            tmux.keys(
-                f":call writefile(split(execute('messages'), \"\\n\"), '{messages}')"
-                f" | call writefile(['ok'], '{mark}')",
-                "Enter",
-            )
-            wait_until("the messages", mark.exists, tmux)
-            return [m for m in lines(messages) if m.strip()]
-
-        notice = "dsh_sidecar: no sidecar installed. Run :DshInstall"
-        wait_until("the notice", lambda: notice in tmux.screen(), tmux)
-        # More files, of this project and of another one.
-        for path in ("pkg/src/x.txt", "AGENTS.md", str(other / "c.txt")):
-            tmux.keys(f":edit {path}", "Enter")
-        # Had a start been attempted, its probe would have run by now.
-        time.sleep(1.5)
-        shown = dump_messages()
-        screen = tmux.screen()
-        assert "Press ENTER" not in screen and "-- More --" not in screen, screen
-        assert [m for m in shown if "dsh" in m or "lient" in m or "pawn" in m] == [notice], shown
-        # One probe (`python3 -m dsh_sidecar serve --help`) in the whole session, no sidecar.
-        assert sidecar_runs() == ["-m dsh_sidecar serve --help"]
-
-        # The user acts: :DshRestart tries again, once, and says so once.
-        tmux.keys(":DshRestart", "Enter")
-        wait_until("the second probe", lambda: len(sidecar_runs()) == 2, tmux)
-        wait_until("the second notice", lambda: dump_messages().count(notice) == 2, tmux)
-        screen = tmux.screen()
-        assert "Press ENTER" not in screen and "-- More --" not in screen, screen
-        assert sidecar_runs() == ["-m dsh_sidecar serve --help"] * 2
-    finally:
-        subprocess.run(["tmux", "-S", str(tmux.socket), "kill-server"], capture_output=True)
 
 
 def documented_block(mark: str, lang: str) -> str:

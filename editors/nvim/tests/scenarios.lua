@@ -593,29 +593,7 @@ function scenarios.bad_settings()
     before = before,
     after = after,
     same_client = client.get(project).id == id,
-    sent = require('dsh_sidecar.config').wire_settings(),
   })
-end
-
--- The schema's verdict on each sample value of each key (DSH_TEST_SAMPLES, JSON), for the test
--- that compares them with the sidecar's.
-function scenarios.schema()
-  local schema = require('dsh_sidecar.schema')
-  local samples = vim.json.decode(table.concat(vim.fn.readfile(env('DSH_TEST_SAMPLES')), '\n'))
-  local verdicts = {}
-  local keys = {}
-  for section, specs in pairs(schema.settings) do
-    for key, spec in pairs(specs) do
-      local name = section .. '.' .. key
-      table.insert(keys, name)
-      verdicts[name] = {}
-      for i, value in ipairs(samples) do
-        verdicts[name][i] = spec.check(value) and true or false
-      end
-    end
-  end
-  table.sort(keys)
-  out({ check = 'schema', keys = keys, verdicts = verdicts })
 end
 
 -- The setup line of docs/editors/neovim.md for an environment of one's own (DSH_TEST_SNIPPET).

@@ -148,6 +148,9 @@ local function on_exit(st, code, signal)
     give_up(('exited with code %s before it was ready'):format(code))
   end
   st.failed = st.failed or { message = ('dsh-sidecar exited (code %s, signal %s)'):format(code, signal) }
+  if st.id then
+    settings_checked(st.id, {})
+  end
   if states[st.root] == st then
     states[st.root] = nil
   end
@@ -156,6 +159,49 @@ local function on_exit(st, code, signal)
   st.inflight = {}
   for cb in pairs(inflight) do
     cb(st.failed)
+  end
+end
+
+-- Refused settings (dsh/settings/didCheck): message text -> { [client id] = true } of the
+-- sidecars that currently refuse it. Every sidecar of the editor reads the same settings, so a
+-- refusal is shown once, when the first one reports it, and again only after it was fixed.
+local refusals = {}
+
+-- "dsh_sidecar: setting <key> = <value as JSON> ignored: <why, with the expected form>".
+local function refusal_text(refusal)
+  local key = tostring(refusal.key)
+  local ok, value = pcall(vim.json.encode, refusal.value)
+  -- Older Neovims' encoder writes "/" as "\/", which is valid JSON but not what was typed.
+  value = ok and value:gsub('\\/', '/') or tostring(refusal.value)
+  if #value > 60 then
+    value = value:sub(1, 57) .. '...'
+  end
+  local why = tostring(refusal.message or '')
+  if why:sub(1, #key + 2) == key .. ': ' then
+    why = why:sub(#key + 3)
+  end
+  return ('dsh_sidecar: setting %s = %s ignored: %s'):format(key, value, why)
+end
+
+local function settings_checked(client_id, refused)
+  local now = {}
+  for _, refusal in ipairs(type(refused) == 'table' and refused or {}) do
+    now[refusal_text(refusal)] = true
+  end
+  for text, ids in pairs(refusals) do
+    if not now[text] then
+      ids[client_id] = nil
+      if next(ids) == nil then
+        refusals[text] = nil
+      end
+    end
+  end
+  for text in pairs(now) do
+    if not refusals[text] then
+      refusals[text] = {}
+      vim.notify(text, vim.log.levels.WARN)
+    end
+    refusals[text][client_id] = true
   end
 end
 
@@ -248,6 +294,9 @@ local function lsp_config(st, opts)
     handlers = {
       [methods.CONTEXT_DID_CHANGE] = function(_, params, ctx)
         M.emit(methods.CONTEXT_DID_CHANGE, params, ctx.client_id)
+      end,
+      [methods.SETTINGS_DID_CHECK] = function(_, params, ctx)
+        settings_checked(ctx.client_id, params and params.refused)
       end,
     },
     on_init = function(client, result)

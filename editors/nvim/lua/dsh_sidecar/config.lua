@@ -1,7 +1,5 @@
 -- Options of setup{}, their defaults, and what derives from them.
 
-local schema = require('dsh_sidecar.schema')
-
 local M = {}
 
 M.defaults = {
@@ -39,33 +37,9 @@ M.defaults = {
 -- nil until setup{} ran, so health can tell "not configured" from "configured with defaults".
 M.options = nil
 
--- Problems of the last settings given (see schema.lua), and those already reported, so one
--- message names each bad key once, not on every push.
-M.problems = {}
-local reported = {}
-
 function M.set(opts)
-  opts = opts or {}
-  local settings = opts.settings
-  M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), vim.tbl_extend('force', opts, { settings = {} }))
-  -- The tree as given may hold vim.NIL and lists, which tbl_deep_extend would merge into the
-  -- defaults' {}; only the keys that pass the schema go on.
-  M.options.settings, M.problems = schema.sanitize(settings)
+  M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
   return M.options
-end
-
--- One message per bad key (key, value, expected form) not reported before; a key fixed and
--- broken again is reported again.
-function M.report_problems()
-  local now = {}
-  for _, problem in ipairs(M.problems) do
-    local text = schema.describe(problem)
-    now[text] = true
-    if not reported[text] then
-      vim.notify(text, vim.log.levels.WARN)
-    end
-  end
-  reported = now
 end
 
 -- Options in force; commands and the API work with the defaults even before setup{}.

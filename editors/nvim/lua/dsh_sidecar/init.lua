@@ -27,7 +27,6 @@ end
 function M.setup(opts)
   local first = config.options == nil
   config.set(opts)
-  config.report_problems()
   if not first then
     client.push_settings()
   end
@@ -53,10 +52,10 @@ function M.setup(opts)
 end
 
 -- Replace the `dsh` settings tree at run time (workspace/didChangeConfiguration).
--- A bad key is left out (see schema.lua) and named in one message; the rest applies.
+-- The sidecar checks each key: a bad one keeps its previous value, the rest applies, and
+-- dsh/settings/didCheck names it (client.lua shows that once).
 function M.configure(settings)
   config.set(vim.tbl_extend('force', config.options or {}, { settings = settings }))
-  config.report_problems()
   client.push_settings()
 end
 
