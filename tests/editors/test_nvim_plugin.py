@@ -716,6 +716,123 @@ def test_a_bad_setting_is_named_once_and_the_fix_applies_live(nvim: Path, projec
     assert "pkg/AGENTS.md" in json.dumps(record["after"]["dsh_sidecar"])
 
 
+# --- without a runnable sidecar, in a real terminal -----------------------------------------------
+
+
+class Tmux:
+    """A private tmux server with one 80x24 window: Neovim's real UI, as a user sees it."""
+
+    def __init__(self, socket: Path) -> None:
+        self.socket = socket
+        self.env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+
+    def __call__(self, *args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-S", str(self.socket), "-f", "/dev/null", *args],
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout
+
+    def screen(self) -> str:
+        return self("capture-pane", "-p", "-t", "t:0")
+
+    def keys(self, *keys: str) -> None:
+        self("send-keys", "-t", "t:0", *keys)
+
+
+def wait_until(what: str, predicate: Callable[[], bool], tmux: Tmux, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}; screen:\n{tmux.screen()}")
+        time.sleep(0.05)
+
+
+def test_without_a_sidecar_one_notice_and_no_more_spawns(
+    nvim: Path, project: Project, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    (other / "c.txt").write_text("c\n")
+    (project.root / "pkg" / "src" / "m.py").write_text("x = 1\n")
+    # Every run of python3 is noted: the probe, and any sidecar the plugin would spawn.
+    spawns = tmp_path / "spawns.log"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").write_text(
+        f'#!/bin/sh\necho "$*" >> {spawns}\nexec /usr/bin/python3 "$@"\n'
+    )
+    (bin_dir / "python3").chmod(0o755)
+    init = tmp_path / "init.lua"
+    init.write_text(
+        f"vim.opt.runtimepath:prepend({str(PLUGIN)!r})\n"
+        f"require('dsh_sidecar').setup({{ settings = {{ store = {{ path = {str(project.store)!r} }} }} }})\n"
+    )
+    messages = tmp_path / "messages.txt"
+    mark = tmp_path / "mark"
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "PYTHONPATH": "",
+        "DSH_HOME": str(project.home),
+        "XDG_STATE_HOME": str(project.state / "state"),
+        "XDG_DATA_HOME": str(project.state / "data"),
+        "XDG_CACHE_HOME": str(project.state / "cache"),
+        "XDG_CONFIG_HOME": str(project.state / "config"),
+        "TERM": "xterm-256color",
+    }
+    command = " ".join(
+        ["env", *(f"{k}={v}" for k, v in env.items()), str(nvim), "-u", str(init), "pkg/src/m.py"]
+    )
+    tmux = Tmux(tmp_path / "tmux.sock")
+    tmux("new-session", "-d", "-s", "t", "-x", "80", "-y", "24", "-c", str(project.root), command)
+    try:
+
+        def lines(path: Path) -> list[str]:
+            return path.read_text().splitlines() if path.exists() else []
+
+        def sidecar_runs() -> list[str]:
+            # Neovim's python provider runs python3 too, to find pynvim: not ours.
+            return [line for line in lines(spawns) if "dsh_sidecar" in line]
+
+        def dump_messages() -> list[str]:
+            messages.unlink(missing_ok=True)
+            mark.unlink(missing_ok=True)
+            tmux.keys(
+                f":call writefile(split(execute('messages'), \"\\n\"), '{messages}')"
+                f" | call writefile(['ok'], '{mark}')",
+                "Enter",
+            )
+            wait_until("the messages", mark.exists, tmux)
+            return [m for m in lines(messages) if m.strip()]
+
+        notice = "dsh_sidecar: no sidecar installed. Run :DshInstall"
+        wait_until("the notice", lambda: notice in tmux.screen(), tmux)
+        # More files, of this project and of another one.
+        for path in ("pkg/src/x.txt", "AGENTS.md", str(other / "c.txt")):
+            tmux.keys(f":edit {path}", "Enter")
+        # Had a start been attempted, its probe would have run by now.
+        time.sleep(1.5)
+        shown = dump_messages()
+        screen = tmux.screen()
+        assert "Press ENTER" not in screen and "-- More --" not in screen, screen
+        assert [m for m in shown if "dsh" in m or "lient" in m or "pawn" in m] == [notice], shown
+        # One probe (`python3 -m dsh_sidecar serve --help`) in the whole session, no sidecar.
+        assert sidecar_runs() == ["-m dsh_sidecar serve --help"]
+
+        # The user acts: :DshRestart tries again, once, and says so once.
+        tmux.keys(":DshRestart", "Enter")
+        wait_until("the second probe", lambda: len(sidecar_runs()) == 2, tmux)
+        wait_until("the second notice", lambda: dump_messages().count(notice) == 2, tmux)
+        screen = tmux.screen()
+        assert "Press ENTER" not in screen and "-- More --" not in screen, screen
+        assert sidecar_runs() == ["-m dsh_sidecar serve --help"] * 2
+    finally:
+        subprocess.run(["tmux", "-S", str(tmux.socket), "kill-server"], capture_output=True)
+
+
 def documented_block(mark: str, lang: str) -> str:
     lines = DOC.read_text().splitlines()
     start = lines.index(f"<!-- tested: {mark} -->")
