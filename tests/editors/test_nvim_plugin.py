@@ -159,6 +159,8 @@ def succeed(
 ) -> Run:
     run = run_scenario(nvim, scenario, project, extra_env)
     assert run.returncode == 0 and "done" in run.records, run.explain()
+    # A Lua error in a callback (vim.schedule, a job, an LSP handler) does not stop the scenario.
+    assert "Error executing" not in run.stderr + run.stdout, run.explain()
     return run
 
 

@@ -102,6 +102,49 @@ local function flush_waiters(st)
   end
 end
 
+-- Refused settings (dsh/settings/didCheck): message text -> { [client id] = true } of the
+-- sidecars that currently refuse it. Every sidecar of the editor reads the same settings, so a
+-- refusal is shown once, when the first one reports it, and again only after it was fixed.
+local refusals = {}
+
+-- "dsh_sidecar: setting <key> = <value as JSON> ignored: <why, with the expected form>".
+local function refusal_text(refusal)
+  local key = tostring(refusal.key)
+  local ok, value = pcall(vim.json.encode, refusal.value)
+  -- Older Neovims' encoder writes "/" as "\/", which is valid JSON but not what was typed.
+  value = ok and value:gsub('\\/', '/') or tostring(refusal.value)
+  if #value > 60 then
+    value = value:sub(1, 57) .. '...'
+  end
+  local why = tostring(refusal.message or '')
+  if why:sub(1, #key + 2) == key .. ': ' then
+    why = why:sub(#key + 3)
+  end
+  return ('dsh_sidecar: setting %s = %s ignored: %s'):format(key, value, why)
+end
+
+local function settings_checked(client_id, refused)
+  local now = {}
+  for _, refusal in ipairs(type(refused) == 'table' and refused or {}) do
+    now[refusal_text(refusal)] = true
+  end
+  for text, ids in pairs(refusals) do
+    if not now[text] then
+      ids[client_id] = nil
+      if next(ids) == nil then
+        refusals[text] = nil
+      end
+    end
+  end
+  for text in pairs(now) do
+    if not refusals[text] then
+      refusals[text] = {}
+      vim.notify(text, vim.log.levels.WARN)
+    end
+    refusals[text][client_id] = true
+  end
+end
+
 -- The one notice of an editor session without a runnable sidecar: short enough for one screen
 -- line (a longer one, or two, would stop the editor at a Press-ENTER prompt), naming the
 -- command that helps.
@@ -159,49 +202,6 @@ local function on_exit(st, code, signal)
   st.inflight = {}
   for cb in pairs(inflight) do
     cb(st.failed)
-  end
-end
-
--- Refused settings (dsh/settings/didCheck): message text -> { [client id] = true } of the
--- sidecars that currently refuse it. Every sidecar of the editor reads the same settings, so a
--- refusal is shown once, when the first one reports it, and again only after it was fixed.
-local refusals = {}
-
--- "dsh_sidecar: setting <key> = <value as JSON> ignored: <why, with the expected form>".
-local function refusal_text(refusal)
-  local key = tostring(refusal.key)
-  local ok, value = pcall(vim.json.encode, refusal.value)
-  -- Older Neovims' encoder writes "/" as "\/", which is valid JSON but not what was typed.
-  value = ok and value:gsub('\\/', '/') or tostring(refusal.value)
-  if #value > 60 then
-    value = value:sub(1, 57) .. '...'
-  end
-  local why = tostring(refusal.message or '')
-  if why:sub(1, #key + 2) == key .. ': ' then
-    why = why:sub(#key + 3)
-  end
-  return ('dsh_sidecar: setting %s = %s ignored: %s'):format(key, value, why)
-end
-
-local function settings_checked(client_id, refused)
-  local now = {}
-  for _, refusal in ipairs(type(refused) == 'table' and refused or {}) do
-    now[refusal_text(refusal)] = true
-  end
-  for text, ids in pairs(refusals) do
-    if not now[text] then
-      ids[client_id] = nil
-      if next(ids) == nil then
-        refusals[text] = nil
-      end
-    end
-  end
-  for text in pairs(now) do
-    if not refusals[text] then
-      refusals[text] = {}
-      vim.notify(text, vim.log.levels.WARN)
-    end
-    refusals[text][client_id] = true
   end
 end
 
