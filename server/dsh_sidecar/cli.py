@@ -54,6 +54,9 @@ EXIT_BROKEN_PIPE = 1  # what Python's own SIGPIPE recipe returns
 # that parsing the command line does not load the server.
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MIN_MAX_MESSAGE_BYTES = 1024
+# A settings tree is a few kilobytes; the cap keeps ``--settings /dev/zero`` (or a file named by
+# mistake) from being read without end.
+MAX_SETTINGS_FILE_BYTES = 1024 * 1024
 
 
 class UsageError(Exception):
@@ -383,15 +386,38 @@ def load_settings(path: str | None) -> Settings:
     if path is None:
         return Settings()
     try:
-        with open(path, encoding="utf-8") as handle:
-            raw = json.load(handle)
+        with open(path, "rb") as handle:
+            # One byte past the cap tells an over-sized file (or /dev/zero) from one at it.
+            data = _read_at_most(handle, MAX_SETTINGS_FILE_BYTES + 1)
     except OSError as exc:
         raise UsageError(f"--settings {path}: cannot read: {exc.strerror or exc}") from exc
+    if len(data) > MAX_SETTINGS_FILE_BYTES:
+        raise UsageError(
+            f"--settings {path}: larger than {MAX_SETTINGS_FILE_BYTES} bytes"
+            " (a settings file is a small JSON object)"
+        )
+    try:
+        raw = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise UsageError(f"--settings {path}: not UTF-8 ({exc.reason})") from exc
     except json.JSONDecodeError as exc:
         raise UsageError(f"--settings {path}: invalid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise UsageError(f"--settings {path}: invalid JSON: nested too deeply") from exc
     return Settings.from_json(raw)
+
+
+def _read_at_most(handle: BinaryIO, limit: int) -> bytes:
+    """Up to ``limit`` bytes: a device or pipe that never ends is read no further."""
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = handle.read(min(left, 65536))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def _existing_directory(given: str | None) -> str:
