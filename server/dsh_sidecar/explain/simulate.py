@@ -113,8 +113,8 @@ class _Run:
         self.found: list[_Found] = []
         self.seen: set[str] = set()
         self.imported = 0
-        self.fallback_on = self._fallback_on()
         self.import_cap_said = False
+        self.fallback_on = self._fallback_on()
 
     # --- places -------------------------------------------------------------------------------
 
