@@ -36,6 +36,7 @@ from vscode_harness import (
     texts,
 )
 
+
 def script(n: int, body: dict[str, Any]) -> Reply:
     return text_reply(n, f"Answer {n}: it is noted.")
 
