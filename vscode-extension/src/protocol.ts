@@ -82,6 +82,10 @@ export interface SessionHeader {
   createdAt: number;
   cwd: string;
   title?: string;
+  /** A session an agent's hooks drive: "claude", "codex" or "gemini". */
+  agent?: string;
+  agentSession?: string;
+  parentId?: string;
 }
 
 export type ScopeFileState =

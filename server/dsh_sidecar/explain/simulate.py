@@ -22,14 +22,16 @@ import attrs
 
 from dsh_sidecar.agents.rules import AgentRules, RuleSet, UserGlobal
 from dsh_sidecar.fs import LocalFileSystem
+from dsh_sidecar.sources.agent_instructions.confinement import Confinement
 from dsh_sidecar.sources.agent_instructions.discovery import ancestor_chain
-from dsh_sidecar.sources.agent_instructions.paths import relative_path
+from dsh_sidecar.sources.agent_instructions.paths import is_within, relative_path
+from dsh_sidecar.sources.agent_instructions.rules import MAX_GLOBS_PER_RULE
 
 from .frontmatter import FrontValue, read_frontmatter
-from .globs import compile_glob, split_patterns
+from .globs import compile_claude_glob, compile_glob, compile_vscode_glob, split_patterns
 from .imports import import_paths, import_spans
 from .model import LOADED_AGENT_STATES, AgentFile, LimitInfo, SourceRef
-from .reading import FileRead, list_files, read_file
+from .reading import MAX_LIST_DEPTH, MAX_LISTED_FILES, FileRead, list_files, read_file
 
 USER_GLOBAL = "user-global"
 PROJECT = "project"
@@ -53,6 +55,9 @@ class Where:
     home: str
     env: Mapping[str, str]
     read_cap: int
+    # Where a project file may really live (the sidecar's own trust boundary): a file under
+    # ``workspace`` whose real path is elsewhere is reported, never read.
+    confinement: Confinement | None = None
 
     @property
     def file_dir(self) -> str:
@@ -108,6 +113,7 @@ class _Run:
         self.found: list[_Found] = []
         self.seen: set[str] = set()
         self.imported = 0
+        self.import_cap_said = False
         self.fallback_on = self._fallback_on()
 
     # --- places -------------------------------------------------------------------------------
@@ -183,7 +189,9 @@ class _Run:
     # --- reading ------------------------------------------------------------------------------
 
     def _read(self, path: str) -> FileRead | None:
-        return read_file(self.fs, path, self.where.read_cap)
+        inside = is_within(path, self.where.workspace)
+        confined = self.where.confinement if inside else None
+        return read_file(self.fs, path, self.where.read_cap, confined)
 
     def _unseen_read(self, path: str) -> FileRead | None:
         """The read of ``path`` when it is there and not considered yet. Most names a run looks
@@ -322,6 +330,18 @@ class _Run:
                 if pattern is None:
                     continue
                 listing = list_files(folder, pattern, self.fs)
+                if listing.truncated:
+                    # Never a silent cut: the folder itself says the rest was not looked at.
+                    self.found.append(
+                        _Found(
+                            folder,
+                            RULE,
+                            "not-read",
+                            f"more than {MAX_LISTED_FILES} rule files (or {MAX_LIST_DEPTH} "
+                            "levels) here: this explanation looks at the first ones only",
+                            None,
+                        )
+                    )
                 for path in listing.files:
                     read = self._unseen_read(path)
                     if read is None:
@@ -367,15 +387,30 @@ class _Run:
             )
         )
         rel = os.path.relpath(self.where.file, base)
+        cut = ""
+        if len(patterns) > MAX_GLOBS_PER_RULE:
+            cut = f" (only the first {MAX_GLOBS_PER_RULE} of {len(patterns):,} globs are read)"
+            patterns = patterns[:MAX_GLOBS_PER_RULE]
         shown = ", ".join(patterns)
-        if rel == ".." or rel.startswith(".." + os.sep):
-            return "unmatched", f"{field} {shown}: the file is outside {self.display(base)}"
+        # VS Code prefixes applyTo globs with **/ and matches the absolute path, ignoring case;
+        # Claude Code's paths match at any depth, a directory covering what is below it
+        # (globs.py; observed with 2.1.332, and taken to hold where VS Code reads paths too).
+        vscode = field == "applyTo"
+        compile_one = (
+            compile_vscode_glob
+            if vscode
+            else compile_claude_glob
+            if field == "paths"
+            else compile_glob
+        )
+        if not vscode and (rel == ".." or rel.startswith(".." + os.sep)):
+            return "unmatched", f"{field} {shown}: the file is outside {self.display(base)}{cut}"
         rel = rel.replace(os.sep, "/")
         for pattern in patterns:
-            compiled = compile_glob(pattern)
-            if compiled is not None and compiled.matches(rel):
-                return "loaded", f"{field} {pattern} matches {rel}"
-        return "unmatched", f"{field} {shown} does not match {rel}"
+            compiled = compile_one(pattern)
+            if compiled is not None and compiled.matches(rel, base):
+                return "loaded", f"{field} {pattern} matches {rel}{cut}"
+        return "unmatched", f"{field} {shown} does not match {rel}{cut}"
 
     def _rule_when(self, rule_set: RuleSet, owner: str, read: FileRead) -> str:
         """A rule that applies to every file arrives at start; one whose globs match the file,
@@ -434,7 +469,21 @@ class _Run:
             if key in self.seen:
                 continue
             if self.imported >= MAX_IMPORTED_FILES:
-                break  # a repository of files importing each other is not read without end
+                # A repository of files importing each other is not read without end; the
+                # first import not followed says so.
+                if not self.import_cap_said:
+                    self.import_cap_said = True
+                    out.append(
+                        _Found(
+                            path,
+                            IMPORT,
+                            "not-read",
+                            f"more than {MAX_IMPORTED_FILES} imported files: this explanation "
+                            "follows no more",
+                            None,
+                        )
+                    )
+                break
             target = self._read(path)
             if target is None:
                 continue

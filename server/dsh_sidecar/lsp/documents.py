@@ -26,7 +26,7 @@ from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS
 from dsh_sidecar.sources.agent_instructions.usage import other_agents_file
 
 from .answers import kept_answer
-from .diagnostics import diagnostic_text, instruction_diagnostics
+from .diagnostics import diagnostic_text, instruction_diagnostics, rule_limit_message
 from .explain import explain_work
 from .hover import chain_hover, conventions_hover, instruction_file_hover, rule_file_hover
 from .links import document_links, to_document_link, to_location, tooltip_support
@@ -228,6 +228,8 @@ class DocumentTracker:
                 rule = report.facts.rule
                 if text is None and rule is not None and rule.abs_path == path:
                     text = rule_file_hover(report, rule, max_bytes)
+                if text is None and report.facts.beyond_rule_limit:
+                    text = f"**{os.path.basename(path)}** — {rule_limit_message()}"
                 if text is None and instruction_file:
                     text = conventions_hover(report, path)
                 if text is None:

@@ -62,7 +62,11 @@ class DshServer(LanguageServer):
     @property
     def service(self) -> SessionService:
         if self._service is None:
-            raise JsonRpcServerNotInitialized()
+            # A request pipelined right behind initialize, before the service has started.
+            raise JsonRpcServerNotInitialized(
+                "the server is still initializing (wait for the initialize answer)",
+                data={"code": errors.NOT_INITIALIZED},
+            )
         return self._service
 
     async def start_service(self, settings: Settings) -> None:

@@ -32,7 +32,10 @@ from .types import (
 
 
 def header(h: SessionHeader) -> SessionHeaderWire:
-    return SessionHeaderWire(id=h.id, created_at=h.created_at, cwd=h.cwd, title=h.title)
+    return SessionHeaderWire(
+        id=h.id, created_at=h.created_at, cwd=h.cwd, title=h.title,
+        agent=h.agent, agent_session=h.agent_session, parent_id=h.parent_id,
+    )  # fmt: skip
 
 
 def candidate(c: Candidate) -> CandidateWire:
@@ -59,8 +62,11 @@ def scope_file(entry: ChainEntry) -> ScopeFile:
     # The real path only when it says something: the file is reached through a symlink.
     target = entry.target if entry.target is not None and entry.target != cand.abs_path else None
     rule = None
+    reason = entry.reason
     if cand.rule_set is not None and entry.applies is not None:
         rule = rule_info(cand.rule_set, entry.applies)
+        # A list bound is said where the file is listed, never a silent cut.
+        reason = reason or entry.applies.limit_note()
     return ScopeFile(
         path=cand.abs_path,
         display_path=cand.display_path,
@@ -68,7 +74,7 @@ def scope_file(entry: ChainEntry) -> ScopeFile:
         state=entry.state,
         bytes=entry.bytes,  # None only when the file could not even be stat'ed
         digest=entry.digest,
-        reason=entry.reason,
+        reason=reason,
         included_bytes=entry.included_bytes,
         target=target,
         imports=[imported_file(r) for r in entry.imports] or None,

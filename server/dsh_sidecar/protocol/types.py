@@ -168,6 +168,10 @@ class SessionHeaderWire:
     created_at: int
     cwd: str
     title: str | None = None
+    # A session an agent's hooks drive: the agent, its own session id, a subagent's parent.
+    agent: str | None = None
+    agent_session: str | None = None
+    parent_id: str | None = None
 
 
 @attrs.define

@@ -215,6 +215,13 @@ class SessionService:
         known = await self.workers.store(lambda: self.store.get_session(session_id) is not None)
         raise _not_open(session_id) if known else _unknown(session_id)
 
+    def _stored_inbox(self, session_id: str) -> list[Message] | None:
+        """A stored session's inbox, None when there is no such session (blocking: workers)."""
+        with self.store.snapshot():
+            if self.store.get_session(session_id) is None:
+                return None
+            return self.store.inbox(session_id)
+
     def _known_header(self, session_id: str) -> SessionHeader:
         """The stored header (blocking: workers only)."""
         header = self.store.get_session(session_id)
@@ -564,7 +571,15 @@ class SessionService:
     # --- pending context and previews -----------------------------------------------------------
 
     async def pending(self, session_id: str) -> list[Message]:
-        live = await self._require_live(session_id)
+        """The session's inbox. A stored session that is not live here (another process's, an
+        agent's hook session) is answered from the store as it stands: this process has no
+        touches of it to wait for."""
+        live = self.live.get(session_id)
+        if live is None:
+            stored = await self.workers.store(lambda: self._stored_inbox(session_id))
+            if stored is None:
+                raise _unknown(session_id)
+            return stored
         await self._editor_touches_done()
         await live.projections.drain()
         if live.inbox is None:  # not known since the session was re-opened: ask the store
