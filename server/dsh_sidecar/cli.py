@@ -13,38 +13,21 @@ subcommand shows that subcommand's usage, not the top-level one.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
-import shutil
-import signal
-import sqlite3
-import subprocess
 import sys
-import unicodedata
 from collections.abc import Callable, Sequence
-from importlib import import_module, metadata
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import dsh_sidecar
-from dsh_sidecar.config import InstructionSettings, Settings, describe_dsh_home, os_home
 from dsh_sidecar.errors import DshError
-from dsh_sidecar.fs import LOCAL_FS
-from dsh_sidecar.protocol import mapping
-from dsh_sidecar.protocol.encode import to_json
-from dsh_sidecar.sessions.store import describe_schema
-from dsh_sidecar.sources.agent_instructions.baseline import (
-    INCLUDED,
-    TRUNCATED,
-    BaselineLoad,
-    ChainEntry,
-    load_baseline,
-    load_document_chain,
-)
-from dsh_sidecar.sources.agent_instructions.confinement import confinement_once
-from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
-from dsh_sidecar.sources.agent_instructions.escaping import one_line
-from dsh_sidecar.sources.agent_instructions.usage import OffConvention, project_conventions
+
+# Each command imports what it uses inside its own function: ``--version`` and ``preview``
+# must not pay for the session store, the wire mapping or explain's models (docs/benchmarks.md,
+# CLI start-up; tests/unit/test_cli_imports.py checks the imported modules per command).
+if TYPE_CHECKING:
+    from dsh_sidecar.config import InstructionSettings, Settings
+    from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, ChainEntry
+    from dsh_sidecar.sources.agent_instructions.usage import OffConvention
 
 PROG = "dsh-sidecar"
 EXIT_OK = 0
@@ -224,6 +207,7 @@ def _hooks_parser(sub: Any) -> None:
 
 
 def _cmd_hooks(args: argparse.Namespace) -> int:
+    from dsh_sidecar.config import Settings, os_home
     from dsh_sidecar.hooks import manage
     from dsh_sidecar.hooks.install import default_executable
 
@@ -248,6 +232,8 @@ def _cmd_hooks(args: argparse.Namespace) -> int:
 
 
 def _cmd_sessions(args: argparse.Namespace) -> int:
+    import sqlite3
+
     from dsh_sidecar.sessions.listing import list_stored_sessions, session_lines
 
     store = load_settings(args.settings).store_path()
@@ -286,6 +272,9 @@ def _settings_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_preview(args: argparse.Namespace) -> int:
+    from dsh_sidecar.fs import LOCAL_FS
+    from dsh_sidecar.sources.agent_instructions.baseline import load_baseline
+
     settings = load_settings(args.settings).instructions
     directory = _existing_directory(args.directory)
     load = load_baseline(directory, settings, LOCAL_FS, dsh_home=settings.home())
@@ -309,6 +298,8 @@ def preview_notes(load: BaselineLoad, settings: InstructionSettings) -> list[str
     An empty output must never look like "nothing applies" when files were found but skipped
     (all oversized, say), nor a partial baseline like the whole chain.
     """
+    from dsh_sidecar.sources.agent_instructions.baseline import INCLUDED, TRUNCATED
+
     if not settings.active:
         return [f"no baseline: {_inactive_reason(settings)}"]
     if not load.entries:
@@ -349,6 +340,9 @@ def _inactive_reason(settings: InstructionSettings) -> str:
 
 
 def _cmd_scopes(args: argparse.Namespace) -> int:
+    from dsh_sidecar.fs import LOCAL_FS
+    from dsh_sidecar.sources.agent_instructions.baseline import load_document_chain
+
     settings = load_settings(args.settings).instructions
     path = os.path.abspath(args.file)
     if not os.path.exists(path):
@@ -371,6 +365,7 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
 def _cmd_explain(args: argparse.Namespace) -> int:
     from dsh_sidecar.explain import explain_file
     from dsh_sidecar.explain.text import render_text
+    from dsh_sidecar.fs import LOCAL_FS
 
     settings = load_settings(args.settings).instructions
     path = os.path.abspath(args.file)
@@ -390,6 +385,13 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
+    import platform
+    from importlib import metadata
+    from importlib.util import find_spec
+
+    from dsh_sidecar.config import describe_dsh_home
+    from dsh_sidecar.sessions.store import describe_schema
+
     settings = load_settings(args.settings)
     rows: list[tuple[str, str]] = [
         (
@@ -402,7 +404,10 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     for dist in ("pygls", "lsprotocol"):
         try:
             version = metadata.version(dist)
-            import_module(dist)
+            # Located, not imported: importing pygls and lsprotocol costs more than the rest of
+            # the command (docs/benchmarks.md, CLI start-up); ``serve`` is what imports them.
+            if find_spec(dist) is None:
+                raise ImportError(f"no module named {dist!r}")
         except (metadata.PackageNotFoundError, ImportError) as exc:
             rows.append((dist, f"missing ({exc})"))
             problems.append(f"{dist} is not installed")
@@ -447,6 +452,12 @@ def conventions_here(
 ) -> list[OffConvention]:
     """Conventions of other agents that the project of the current directory (and the user's
     home) uses while their setting is off: each says which setting reads it."""
+    from dsh_sidecar.config import os_home
+    from dsh_sidecar.fs import LOCAL_FS
+    from dsh_sidecar.sources.agent_instructions.confinement import confinement_once
+    from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
+    from dsh_sidecar.sources.agent_instructions.usage import project_conventions
+
     if directory is None:
         try:
             directory = os.getcwd()
@@ -464,7 +475,10 @@ def conventions_here(
 def hooks_here(settings: InstructionSettings) -> list[str]:
     """Per agent: where this sidecar's hooks are installed for the current directory's project
     (and the user), and whether that agent would run them here."""
+    from dsh_sidecar.config import os_home
+    from dsh_sidecar.fs import LOCAL_FS
     from dsh_sidecar.hooks.manage import doctor_rows
+    from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 
     try:
         directory = os.getcwd()
@@ -475,6 +489,8 @@ def hooks_here(settings: InstructionSettings) -> list[str]:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    import signal
+
     if args.port is not None and not args.tcp:
         raise UsageError("--port needs --tcp")
     if args.port is not None and not 0 <= args.port <= 65535:
@@ -530,6 +546,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def load_settings(path: str | None) -> Settings:
     """Defaults, or the settings tree (docs/configuration.md) read from ``path``."""
+    import json
+
+    from dsh_sidecar.config import Settings
+
     if path is None:
         return Settings()
     try:
@@ -589,12 +609,18 @@ def _config_message(exc: DshError) -> str:
 
 def preview_json(load: BaselineLoad, not_read: Sequence[OffConvention] = ()) -> dict[str, Any]:
     """The ``--json`` document: exactly the ``dsh/context/preview`` result."""
+    from dsh_sidecar.protocol import mapping
+    from dsh_sidecar.protocol.encode import to_json
+
     document: dict[str, Any] = to_json(mapping.preview_result(load, not_read))
     return document
 
 
 def scopes_json(load: BaselineLoad, not_read: Sequence[OffConvention] = ()) -> dict[str, Any]:
     """``scopes --json``: the ``dsh/scopes`` result without ``sessions`` (no live sessions here)."""
+    from dsh_sidecar.protocol import mapping
+    from dsh_sidecar.protocol.encode import to_json
+
     document: dict[str, Any] = {
         "projectRoot": load.project_root,
         "directory": load.cwd,
@@ -640,6 +666,10 @@ def terminal_safe(text: str) -> str:
     name would forge a line of the listing, an escape sequence would drive the terminal. Line
     breaks are escaped as the templates escape them (``\\n``); other controls as ``\\x1b``.
     """
+    import unicodedata
+
+    from dsh_sidecar.sources.agent_instructions.escaping import one_line
+
     return "".join(
         (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
         if unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI_CONTROLS
@@ -670,6 +700,9 @@ def store_writable(path: str) -> tuple[bool, str]:
 
 
 def _tmux_status() -> tuple[str | None, str]:
+    import shutil
+    import subprocess
+
     tmux = shutil.which("tmux")
     if tmux is None:
         return None, "not found on PATH (tmux-context has nothing to report)"
@@ -683,6 +716,8 @@ def _tmux_status() -> tuple[str | None, str]:
 
 
 def _write_json(document: Any) -> None:
+    import json
+
     # backslashreplace turns a lone surrogate (an undecodable byte in a file name) into a \\udcXX
     # escape, which is valid JSON, instead of failing or emitting invalid UTF-8.
     text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
