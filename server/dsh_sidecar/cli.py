@@ -281,14 +281,15 @@ def _cmd_preview(args: argparse.Namespace) -> int:
     if args.json:
         _write_json(preview_json(load, conventions_here(settings, load.cwd, imports=False)))
     else:
-        # The notes go first, so a terminal shows them above the text rather than glued to its
-        # last line (the text ends without a newline).
+        # The notes go first, so a terminal shows them above the text.
         notes = "".join(f"{PROG}: {note}\n" for note in preview_notes(load, settings))
         notes += "".join(f"{PROG}: {note}\n" for note in unread_notes(load.cwd, settings))
         _write_bytes(notes.encode("utf-8", "surrogateescape"), sys.stderr.buffer)
-        # Exactly the baseline bytes, with no newline added: the output can be compared with
-        # (or counted against) the budget as it is.
-        _write_bytes(load.text.encode("utf-8", "surrogateescape"))
+        # The baseline bytes and one newline, so the next prompt starts on its own line; the
+        # baseline itself (what the budget counted) is ``--json``'s ``text``. Nothing to send
+        # prints nothing at all.
+        text = load.text + "\n" if load.text else ""
+        _write_bytes(text.encode("utf-8", "surrogateescape"))
     return EXIT_OK
 
 

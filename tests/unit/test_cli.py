@@ -75,10 +75,10 @@ def test_preview_prints_exactly_the_baseline_bytes(env: Path, capsysbinary: Capt
     cwd = sample(env)
     code, out, err = run(capsysbinary, "preview", str(cwd))
     assert (code, err) == (0, "")
-    # No newline is added: the output is the baseline, byte for byte.
-    assert out == SAMPLE_TEXT.encode("utf-8")
+    # The baseline, byte for byte, then one newline so the next prompt starts on its own line.
+    assert out == SAMPLE_TEXT.encode("utf-8") + b"\n"
     load = load_baseline(str(cwd), InstructionSettings(), LOCAL_FS, dsh_home=str(env / "home"))
-    assert out == load.text.encode("utf-8")
+    assert out == load.text.encode("utf-8") + b"\n"
 
 
 def test_preview_defaults_to_the_current_directory(
@@ -87,7 +87,7 @@ def test_preview_defaults_to_the_current_directory(
     monkeypatch.chdir(sample(env))
     code, out, _ = run(capsysbinary, "preview")
     assert code == 0
-    assert out == SAMPLE_TEXT.encode("utf-8")
+    assert out == SAMPLE_TEXT.encode("utf-8") + b"\n"
 
 
 def test_preview_of_a_directory_without_instructions_prints_nothing_and_says_why(
@@ -117,7 +117,7 @@ def test_preview_notes_every_file_it_skipped_or_cut(env: Path, capsysbinary: Cap
     cwd = json_tree(env)
     tree = {"instructions": {"maxSourceBytes": 100, "maxBytes": PKG_ONLY_BUDGET}}
     code, out, err = run(capsysbinary, "preview", str(cwd), "--settings", settings_file(env, tree))
-    assert (code, out) == (0, pkg_only_text(PKG_ONLY_BUDGET).encode())
+    assert (code, out) == (0, pkg_only_text(PKG_ONLY_BUDGET).encode() + b"\n")
     lines = err.splitlines()
     assert lines[:4] == [
         "dsh-sidecar: skipped $DSH_HOME/AGENTS.md: omitted by the byte budget",
@@ -133,7 +133,8 @@ def test_preview_notes_the_file_the_budget_cut(env: Path, capsysbinary: Capture)
     write_tree(env, {"p/.git/": "", "p/AGENTS.md": "x" * 1000})
     path = settings_file(env, {"instructions": {"maxBytes": 400}})
     code, out, err = run(capsysbinary, "preview", str(env / "p"), "--settings", path)
-    assert code == 0 and len(out) <= 400
+    # The budget counts the baseline, not the newline printed after it.
+    assert code == 0 and out.endswith(b"\n") and len(out) - 1 <= 400
     kept = re.search(rb"from 1000 to (\d+) bytes", out)
     assert kept is not None
     assert err == (
@@ -828,7 +829,7 @@ def test_module_entry_point_writes_utf8_bytes_whatever_the_locale(env: Path) -> 
         check=False,
     )
     assert (done.returncode, done.stderr) == (0, b"")
-    assert done.stdout == SAMPLE_TEXT.encode("utf-8")
+    assert done.stdout == SAMPLE_TEXT.encode("utf-8") + b"\n"
     bad = subprocess.run(
         [sys.executable, "-m", "dsh_sidecar", "preview", str(env / "nowhere")],
         capture_output=True,

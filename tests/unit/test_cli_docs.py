@@ -147,9 +147,8 @@ def test_every_example_prints_what_the_page_shows(
             check=False,
         )
         shown = done.stdout.decode("utf-8")
-        # preview adds no newline after the text; the page starts the next prompt on a new line.
-        if shown and not shown.endswith("\n"):
-            shown += "\n"
+        # Every command ends what it prints with a newline (preview included), as the page shows.
+        assert not shown or shown.endswith("\n"), f"$ {example.command}\n{shown!r}"
         expected = [line.replace(DEMO, str(root)) for line in example.output]
         actual = shown.splitlines()
         if example.command == "dsh-sidecar doctor":

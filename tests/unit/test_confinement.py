@@ -254,7 +254,7 @@ def test_cli_preview_and_scopes_show_the_target_and_never_the_content(
 
     assert main(["preview", str(tree / "p")]) == 0
     out, _ = capsysbinary.readouterr()
-    assert out.decode() == framed(("CLAUDE.md", "claude rule\n"))
+    assert out.decode() == framed(("CLAUDE.md", "claude rule\n")) + "\n"
 
     assert main(["preview", str(tree / "p"), "--json"]) == 0
     doc = json.loads(capsysbinary.readouterr()[0])
