@@ -34,10 +34,30 @@ from vscode_harness import (
     run_runner,
     text_reply,
     texts,
+    tool_reply,
 )
 
+REASON = "put it under lib/ instead"
+
+
 def script(n: int, body: dict[str, Any]) -> Reply:
-    return text_reply(n, f"Answer {n}: it is noted.")
+    messages = body["messages"]
+    last_user = next(
+        i for i in range(len(messages) - 1, -1, -1)
+        if messages[i]["role"] == "user" and any(t.startswith("TOOLS") for t in texts(messages[i]))
+    ) if any(t.startswith("TOOLS") for m in messages for t in texts(m)) else None  # fmt: skip
+    if last_user is None:
+        return text_reply(n, f"Answer {n}: it is noted.")
+    calls = [
+        m for m in messages[last_user + 1 :] if m["role"] == "assistant" and m.get("tool_calls")
+    ]
+    if not calls:
+        return tool_reply(n, "call_read_1", "read", {"file_path": "AGENTS.md"})
+    if len(calls) == 1:
+        return tool_reply(
+            n, "call_write_1", "write", {"file_path": "src/new.txt", "content": "x\n"}
+        )
+    return text_reply(n, "Understood, not written.")
 
 
 @pytest.fixture
@@ -109,21 +129,40 @@ def test_chat_view_settings_and_time_zone(
     # 2. The zones the model was told: the browser's while the setting was refused, then the
     # setting's, then (a later bad value keeps the previous one) still the setting's.
     bodies = fake_model.bodies()
-    assert len(bodies) == 3
-    first, second, third = (readings(b)[-1] for b in bodies)
+    assert len(bodies) == 6  # three prompts, then one turn with two tool calls
+    first, second, third = (readings(b)[-1] for b in bodies[:3])
     assert "[America/New_York]" in first, first
     assert "+09:00[Asia/Tokyo]" in second, second
     assert "[America/New_York]" in third, third  # refused again: the editor's zone
 
+    # 6. Tool calls as cards: the tool, the file as a link, the status, the result folded.
+    read, write = found["readCard"], found["writeCard"]
+    assert (read["tool"], read["file"], read["href"]) == ("read", "AGENTS.md", "AGENTS.md")
+    assert read["status"] == "✓ done" or read["status"] == "done", read
+    assert read["resultOpen"] is False and "Root rules." in read["result"]
+    assert read["separateResults"] == 0  # the result is in the card, not a second item
+    assert (write["tool"], write["file"]) == ("write", "src/new.txt")
+    assert write["statusWhilePending"] == "running…"
+    assert write["status"] == "rejected" and REASON in write["result"]
+    assert found["openedFromCard"] == "AGENTS.md"
+    # Reject's reason went back to the model as the tool result; nothing was written.
+    tool_results = [m["content"] for m in bodies[-1]["messages"] if m["role"] == "tool"]
+    assert tool_results[-1] == (
+        "Error: the user rejected the write of src/new.txt; the file was not changed. "
+        f"The user's reason: {REASON}"
+    )
+    assert not (workspace / "src" / "new.txt").exists()
+
     # 3. A view, not a tab; it survives Close All Editors and keeps its state when hidden.
     assert found["viewHeader"] >= 1 and found["chatTabsAtStart"] == 0
-    assert found["afterCloseAll"] == {"frame": True, "messages": 3}
+    assert found["afterCloseAll"] == {"frame": True, "messages": 4}
     assert found["hiddenWhileExplorer"] is True
-    assert found["afterShow"] == {"messages": 3}
+    assert found["afterShow"] == {"messages": 4}
     assert found["titleVisible"] is True  # the header wraps in a narrow side bar
     assert found["afterNewSession"] == {"messages": 0}
     assert found["defaultsSize"] > 10000 and found["defaultsListOurs"] is True
     assert found["conflicts"] == []
     assert found["editorTab"] is True
 
-    assert (shots / f"chat-view-{theme}.png").stat().st_size > 10000
+    for name in ("chat-view", "tool-card"):
+        assert (shots / f"{name}-{theme}.png").stat().st_size > 5000

@@ -311,7 +311,8 @@ export class ChatPanel implements vscode.Disposable {
     this.status(`The agent proposes to ${plan.name === 'write' && plan.before === null ? 'create' : 'change'} ${plan.display}. Accept or reject it.`);
     const decision = await this.deps.approvals.request(id, plan, signal, this.diffColumn());
     if (decision === 'accepted') return plan.apply();
-    return { text: notAppliedText(plan, decision), isError: true, resolvedPath: plan.path };
+    const reason = decision === 'rejected' ? this.deps.approvals.takeReason(id) : undefined;
+    return { text: notAppliedText(plan, decision, reason), isError: true, resolvedPath: plan.path };
   }
 
   private updateApproval(id: string, decision: ApprovalView['state']): void {
@@ -506,7 +507,7 @@ export class ChatPanel implements vscode.Disposable {
         await this.insertAtCursor(message.text);
         break;
       case 'approve':
-        this.deps.approvals.decide(message.id, message.accept ? 'accepted' : 'rejected');
+        this.deps.approvals.decide(message.id, message.accept ? 'accepted' : 'rejected', message.reason);
         break;
       case 'showDiff':
         await this.deps.approvals.showDiff(message.id, this.diffColumn());

@@ -6,7 +6,7 @@
 import { mergeIntoPrompt } from '../chat/queue';
 import { plural } from '../text';
 import { button, byId, el } from './dom';
-import { renderApproval, renderItem } from './items';
+import { fillToolCard, renderApproval, renderItem } from './items';
 import type {
   ApprovalView,
   ChatItem,
@@ -70,8 +70,18 @@ function scrollToEnd(force = false): void {
 
 function append(items: ChatItem[]): void {
   byIdOrNull('empty')?.remove();
-  for (const item of items) log.append(renderItem(item));
+  for (const item of items) {
+    // A result goes into its call's card when that card is shown.
+    const card = item.kind === 'tool-result' && item.callId !== undefined ? toolCard(item.callId) : null;
+    if (card !== null) fillToolCard(card, item);
+    else log.append(renderItem(item));
+  }
   scrollToEnd();
+}
+
+function toolCard(callId: string): HTMLElement | null {
+  for (const card of log.querySelectorAll<HTMLElement>('.tool-card')) if (card.dataset['callId'] === callId) return card;
+  return null;
 }
 
 function byIdOrNull(id: string): HTMLElement | null {
@@ -240,7 +250,7 @@ function renderApprovalCard(view: ApprovalView): void {
   const card = renderApproval(view, {
     diff: () => post({ type: 'showDiff', id: view.id }),
     accept: () => post({ type: 'approve', id: view.id, accept: true }),
-    reject: () => post({ type: 'approve', id: view.id, accept: false }),
+    reject: (reason) => post({ type: 'approve', id: view.id, accept: false, ...(reason.trim() !== '' ? { reason } : {}) }),
   });
   const existing = byIdOrNull(card.id);
   if (existing !== null) existing.replaceWith(card);

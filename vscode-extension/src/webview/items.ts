@@ -28,7 +28,8 @@ export function renderItem(item: ChatItem): HTMLElement {
     article.append(speaker, body);
     return article;
   }
-  // Tool traffic and sourced context are folded away: present, but not in the way.
+  if (item.kind === 'tool-call') return renderToolCard(item);
+  // Sourced context (and a result whose call is not shown) is folded away: present, not in the way.
   const details = el('details', `msg ${item.kind}${item.isError === true ? ' error' : ''}`);
   details.dataset['id'] = item.id;
   const summary = el('summary');
@@ -37,10 +38,61 @@ export function renderItem(item: ChatItem): HTMLElement {
   return details;
 }
 
+const STATUS_TEXT = { running: 'running…', done: 'done', failed: 'failed', rejected: 'rejected' };
+
+/**
+ * A tool call as a card: the tool, its file as a link, its status, and (once it arrives) the
+ * result folded; the arguments are folded too. `fillToolCard` puts the result in.
+ */
+export function renderToolCard(item: ChatItem): HTMLElement {
+  const card = el('div', 'msg tool-card running');
+  card.dataset['id'] = item.id;
+  if (item.callId !== undefined) card.dataset['callId'] = item.callId;
+  card.setAttribute('role', 'group');
+  card.setAttribute('aria-label', `Tool call: ${item.title}`);
+  const head = el('div', 'tool-head');
+  head.append(el('span', 'tool-name', item.tool ?? item.title));
+  if (item.file !== undefined) {
+    const link = el('a', 'tool-file', item.file);
+    link.dataset['href'] = item.file;
+    link.tabIndex = 0;
+    link.title = `Open ${item.file}`;
+    head.append(link);
+  }
+  const status = el('span', 'tool-status', STATUS_TEXT.running);
+  status.setAttribute('aria-live', 'polite');
+  head.append(status);
+  const args = el('details', 'tool-args');
+  args.append(el('summary', '', 'Arguments'), el('pre', '', item.text));
+  const result = el('details', 'tool-result');
+  result.hidden = true;
+  result.append(el('summary', '', 'Result'), el('pre', ''));
+  card.append(head, args, result);
+  return card;
+}
+
+/** Put a result into its call's card: the status, and the text folded. */
+export function fillToolCard(card: HTMLElement, result: ChatItem): void {
+  const status = result.status ?? (result.isError === true ? 'failed' : 'done');
+  card.classList.remove('running');
+  card.classList.add(status);
+  const label = card.querySelector('.tool-status');
+  if (label !== null) label.textContent = STATUS_TEXT[status];
+  const folded = card.querySelector<HTMLDetailsElement>('details.tool-result');
+  if (folded === null) return;
+  folded.hidden = false;
+  folded.dataset['id'] = result.id;
+  const pre = folded.querySelector('pre');
+  if (pre !== null) pre.textContent = result.text;
+}
+
 const VERBS = { pending: '', accepted: 'Accepted: written.', rejected: 'Rejected: not written.', stopped: 'Stopped: not written.' };
 
-/** The card of a proposed write/edit; `actions` get the buttons while it is pending. */
-export function renderApproval(view: ApprovalView, actions: { diff(): void; accept(): void; reject(): void }): HTMLElement {
+/**
+ * The card of a proposed write/edit; `actions` get the buttons while it is pending. Reject sends
+ * the optional reason typed next to it; the model reads it in the tool result.
+ */
+export function renderApproval(view: ApprovalView, actions: { diff(): void; accept(): void; reject(reason: string): void }): HTMLElement {
   const card = el('div', `approval ${view.state}`);
   card.id = `approval-${view.id}`;
   card.setAttribute('role', 'group');
@@ -54,11 +106,21 @@ export function renderApproval(view: ApprovalView, actions: { diff(): void; acce
     const diff = el('button', 'secondary', 'View diff');
     const accept = el('button', 'accept', 'Accept');
     const reject = el('button', 'reject secondary', 'Reject');
-    for (const [b, f] of [[diff, actions.diff], [accept, actions.accept], [reject, actions.reject]] as const) {
+    const reason = el('input', 'reject-reason');
+    reason.type = 'text';
+    reason.placeholder = 'Why not? (optional, told to the agent)';
+    reason.setAttribute('aria-label', 'Reason for rejecting (optional, told to the agent)');
+    for (const [b, f] of [[diff, actions.diff], [accept, actions.accept], [reject, () => actions.reject(reason.value)]] as const) {
       b.type = 'button';
       b.addEventListener('click', f);
     }
-    row.append(diff, accept, reject);
+    reason.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') {
+        e.preventDefault();
+        actions.reject(reason.value);
+      }
+    });
+    row.append(diff, accept, reject, reason);
   } else {
     row.append(el('span', `verdict ${view.state}`, VERBS[view.state]));
   }

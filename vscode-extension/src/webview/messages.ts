@@ -16,7 +16,16 @@ export interface ChatItem {
   isError?: boolean;
   /** An answer the user stopped: what the model had said so far. */
   stopped?: boolean;
+  /** Tool calls and results: the call they belong to (a result fills its call's card). */
+  callId?: string;
+  /** Tool calls: the tool and the file it works on (relative, as the model gave it). */
+  tool?: string;
+  file?: string;
+  /** Tool results: how the call ended. */
+  status?: ToolStatus;
 }
+
+export type ToolStatus = 'done' | 'failed' | 'rejected';
 
 export interface CandidateView {
   label: string;
@@ -98,7 +107,8 @@ export type FromChat =
   | { type: 'openLink'; href: string }
   | { type: 'copy'; text: string }
   | { type: 'insert'; text: string }
-  | { type: 'approve'; id: string; accept: boolean }
+  /** `reason`: why the user rejected it (optional); the model reads it in the tool result. */
+  | { type: 'approve'; id: string; accept: boolean; reason?: string }
   | { type: 'showDiff'; id: string }
   | { type: 'unqueue'; id: number }
   | { type: 'listSessions' }

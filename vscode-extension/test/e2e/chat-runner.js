@@ -150,7 +150,9 @@ async function main() {
     await chat.waitForSelector('.approval.pending:has-text("src/app.py")', { timeout: 30000 });
     await page.waitForSelector('.tab:has-text("app.py (edit proposed by the agent)")', { timeout: 15000 });
     await page.waitForSelector('.monaco-diff-editor', { state: 'visible', timeout: 15000 });
-    found.diffLines = await page.locator('.monaco-diff-editor .editor.modified').first().innerText();
+    // The diff's text is laid out a moment after the editor shows.
+    await page.waitForFunction(() => [...document.querySelectorAll('.monaco-diff-editor .editor.modified')].some((e) => (e.textContent || '').includes('good')), undefined, { timeout: 15000 });
+    found.diffLines = await page.locator('.monaco-diff-editor .editor.modified:has-text("good")').first().innerText();
     found.beforeAccept = fs.readFileSync(APP, 'utf8');
     await page.screenshot({ path: path.join(dir, `chat-diff-${themeKind}.png`) });
     await chat.locator('.approval.pending button:has-text("Accept")').click();

@@ -115,6 +115,36 @@ async function main() {
     await until(page, 'the second refusal goes away', async () => (await later.count()) === 0, 20000);
     found.notifications = await notificationsSeen(page);
 
+    // --- 6. tool calls as cards; Reject with a reason ----------------------------------------
+    await ask('TOOLS read the rules, then write a file');
+    const writeCard = chat.locator('.tool-card:has(.tool-name:text-is("write"))');
+    await writeCard.waitFor({ state: 'visible', timeout: 30000 });
+    await chat.waitForSelector('.approval.pending:has-text("src/new.txt")', { timeout: 30000 });
+    const cardOf = async (card) => ({
+      tool: await card.locator('.tool-name').innerText(),
+      file: await card.locator('.tool-file').innerText(),
+      href: await card.locator('.tool-file').getAttribute('data-href'),
+      status: (await card.locator('.tool-status').innerText()).trim(),
+      resultOpen: await card.locator('details.tool-result').evaluate((d) => /** @type {HTMLDetailsElement} */ (d).open),
+      result: await card.locator('details.tool-result pre').textContent(),
+    });
+    const readCard = chat.locator('.tool-card:has(.tool-name:text-is("read"))');
+    await chat.waitForSelector('.tool-card.done:has(.tool-name:text-is("read"))', { timeout: 15000 });
+    found.readCard = { ...(await cardOf(readCard)), separateResults: await chat.locator('details.msg.tool-result').count() };
+    found.writeCard = { statusWhilePending: (await writeCard.locator('.tool-status').innerText()).trim() };
+    await chat.fill('.approval.pending .reject-reason', 'put it under lib/ instead');
+    await page.screenshot({ path: path.join(shots, `tool-card-${themeKind}.png`) });
+    await chat.locator('.approval.pending button:has-text("Reject")').click();
+    await chat.waitForSelector('.tool-card.rejected:has(.tool-name:text-is("write"))', { timeout: 15000 });
+    await chat.waitForSelector('article.msg.assistant:has-text("Understood, not written.")', { timeout: 30000 });
+    await idle();
+    found.writeCard = { ...found.writeCard, ...(await cardOf(writeCard)) };
+    found.writeCard.status = found.writeCard.status.replace(/^✗ /, '');
+    // The file link opens the file.
+    await readCard.locator('.tool-file').click();
+    await page.waitForSelector('.tab.active:has-text("AGENTS.md")', { timeout: 15000 });
+    found.openedFromCard = 'AGENTS.md';
+
     // --- 3. survives Close All Editors; keeps its state hidden; keybindings ----------------
     await runCommand(page, 'View: Close All Editors');
     await page.waitForTimeout(1000);
