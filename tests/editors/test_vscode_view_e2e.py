@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,29 @@ def test_chat_view_settings_and_time_zone(
         f"The user's reason: {REASON}"
     )
     assert not (workspace / "src" / "new.txt").exists()
+
+    # 5. Copy a message; history: search, rename, delete (asked first, gone from the store).
+    assert found["copiedAnswer"] == "Answer 1: it is noted."
+    assert "TIME first" in found["sessionsBefore"] and len(found["sessionsBefore"]) == 2
+    assert found["searchVisible"] == ["TIME first"]
+    assert "Renamed history" in found["renamedList"]
+    assert found["renamedHiddenBySearch"] is True  # the search still says "time"
+    first_id = found["firstSessionId"]
+    titles = {s["id"]: s.get("title") for s in found["renamedInStore"]["sessions"]}
+    assert titles[first_id] == "Renamed history"
+    assert 'Delete the session "Renamed history"?' in found["deleteQuestion"]
+    assert first_id not in {s["id"] for s in found["afterDelete"]["sessions"]}
+    store = sqlite3.connect(cs.dsh_home / "sessions.sqlite3")
+    try:
+        for table, column in (
+            ("sessions", "id"),
+            ("events", "session_id"),
+            ("surface", "session_id"),
+        ):
+            count = store.execute(f"SELECT count(*) FROM {table} WHERE {column} = ?", (first_id,))
+            assert count.fetchone()[0] == 0, table
+    finally:
+        store.close()
 
     # 3. A view, not a tab; it survives Close All Editors and keeps its state when hidden.
     assert found["viewHeader"] >= 1 and found["chatTabsAtStart"] == 0

@@ -404,6 +404,34 @@ export class ChatPanel implements vscode.Disposable {
     }
   }
 
+  async renameSession(id: string, title: string): Promise<void> {
+    const name = title.trim().slice(0, 200);
+    if (name === '') return;
+    try {
+      await this.deps.sessions.rename(this.folder, id, name);
+      this.status(`Renamed to "${name}".`);
+    } catch (err) {
+      this.notice('error', `Could not rename that session: ${errorText(err)}`);
+    }
+    await this.listSessions();
+  }
+
+  /** Delete a session from the store (the panel asked the user first). */
+  async deleteSession(id: string, title: string): Promise<boolean> {
+    if (this.busy && id === this.shownSessionId) {
+      this.notice('error', 'Wait for the agent to finish before deleting this session.');
+      return false;
+    }
+    try {
+      await this.deps.sessions.delete(this.folder, id);
+      this.status(`Deleted the session "${title}".`);
+    } catch (err) {
+      this.notice('error', `Could not delete that session: ${errorText(err)}`);
+      return false;
+    }
+    return true;
+  }
+
   /** (Re)render the whole history of the folder's session. */
   async load(): Promise<void> {
     const model = await this.modelView();
@@ -520,6 +548,12 @@ export class ChatPanel implements vscode.Disposable {
         break;
       case 'switchSession':
         await this.switchSession(message.id);
+        break;
+      case 'renameSession':
+        await this.renameSession(message.id, message.title);
+        break;
+      case 'deleteSession':
+        await this.deleteSession(message.id, message.title);
         break;
       case 'discard':
         await this.discard(message.messageId, message.scopes);

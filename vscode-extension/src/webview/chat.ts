@@ -6,7 +6,7 @@
 import { mergeIntoPrompt } from '../chat/queue';
 import { plural } from '../text';
 import { button, byId, el } from './dom';
-import { fillToolCard, renderApproval, renderItem } from './items';
+import { fillToolCard, renderApproval, renderItem, sourceTextOf } from './items';
 import type {
   ApprovalView,
   ChatItem,
@@ -147,6 +147,11 @@ function onLogActivate(e: Event): void {
     return;
   }
   const action = target.closest<HTMLButtonElement>('button[data-action]');
+  if (action?.dataset['action'] === 'copy-message') {
+    const article = action.closest<HTMLElement>('article.msg');
+    post({ type: 'copy', text: article !== null ? (sourceTextOf(article) ?? '') : '' });
+    return;
+  }
   if (action !== null) {
     const code = action.closest('.code-block')?.querySelector('code')?.textContent ?? '';
     post({ type: action.dataset['action'] === 'insert' ? 'insert' : 'copy', text: code });
@@ -207,6 +212,24 @@ function askCompact(count: number): void {
   });
   confirmBar.append(yes, no);
   yes.focus();
+}
+
+/** Deleting is for good: asked in the panel first, like compaction. */
+function askDelete(s: SessionListItem): void {
+  toggleSessions(false);
+  confirmBar.hidden = false;
+  confirmBar.replaceChildren(
+    el('span', 'text', `Delete the session "${s.title}"? Its whole conversation is removed from the session store; this cannot be undone.`),
+  );
+  const yes = button('Delete', 'primary', () => {
+    confirmBar.hidden = true;
+    post({ type: 'deleteSession', id: s.id, title: s.title });
+  });
+  const no = button('Cancel', 'secondary', () => {
+    confirmBar.hidden = true;
+  });
+  confirmBar.append(yes, no);
+  no.focus();
 }
 
 // --- queue, pending context, approvals -----------------------------------------------------------
@@ -272,9 +295,22 @@ function toggleSessions(open: boolean): void {
   }
 }
 
+let sessionQuery = '';
+
 function renderSessions(sessions: SessionListItem[]): void {
   sessionList.replaceChildren();
+  // Search: filters the titles as one types (the list holds the folder's sessions already).
+  const searchRow = el('li', 'search');
+  searchRow.setAttribute('role', 'presentation');
+  const search = el('input', 'session-search');
+  search.type = 'search';
+  search.placeholder = 'Search sessions';
+  search.setAttribute('aria-label', 'Search the sessions of this folder by title');
+  search.value = sessionQuery;
+  searchRow.append(search);
+  sessionList.append(searchRow);
   if (sessions.length === 0) sessionList.append(el('li', 'muted', 'No sessions yet.'));
+  const rows: { li: HTMLElement; title: string }[] = [];
   sessions.forEach((s, i) => {
     const li = el('li', s.current ? 'current' : '');
     li.id = `session-option-${i}`;
@@ -282,12 +318,59 @@ function renderSessions(sessions: SessionListItem[]): void {
     li.setAttribute('aria-selected', String(s.current));
     li.tabIndex = -1;
     li.dataset['id'] = s.id;
-    li.append(el('span', 'title', s.title), el('span', 'age', s.age));
+    const title = el('span', 'title', s.title);
+    const rename = el('button', 'secondary row-action rename', 'Rename');
+    rename.type = 'button';
+    rename.setAttribute('aria-label', `Rename ${s.title}`);
+    rename.addEventListener('click', (e) => {
+      e.stopPropagation();
+      editTitle(li, title, s);
+    });
+    const remove = el('button', 'secondary row-action delete', 'Delete');
+    remove.type = 'button';
+    remove.setAttribute('aria-label', `Delete ${s.title}`);
+    remove.addEventListener('click', (e) => {
+      e.stopPropagation();
+      askDelete(s);
+    });
+    li.append(title, el('span', 'age', s.age), rename, remove);
     li.addEventListener('click', () => pickSession(s));
     sessionList.append(li);
+    rows.push({ li, title: s.title.toLowerCase() });
   });
+  const filter = (): void => {
+    sessionQuery = search.value;
+    const needle = search.value.trim().toLowerCase();
+    for (const row of rows) row.li.hidden = needle !== '' && !row.title.includes(needle);
+  };
+  search.addEventListener('input', filter);
+  filter();
   const first = sessionList.querySelector<HTMLElement>('li.current') ?? sessionList.querySelector<HTMLElement>('li[role=option]');
-  first?.focus();
+  if (sessionQuery !== '') search.focus();
+  else first?.focus();
+}
+
+/** Rename in place: the title becomes a text box; Enter saves, Esc cancels. */
+function editTitle(li: HTMLElement, title: HTMLElement, s: SessionListItem): void {
+  const input = el('input', 'rename-input');
+  input.type = 'text';
+  input.value = s.title;
+  input.setAttribute('aria-label', `New title for ${s.title}`);
+  title.replaceWith(input);
+  input.focus();
+  input.select();
+  input.addEventListener('click', (e) => e.stopPropagation());
+  input.addEventListener('keydown', (e) => {
+    e.stopPropagation();
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      post({ type: 'renameSession', id: s.id, title: input.value });
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      input.replaceWith(title);
+      li.focus();
+    }
+  });
 }
 
 function pickSession(s: SessionListItem): void {

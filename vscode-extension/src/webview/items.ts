@@ -11,13 +11,26 @@ const SPEAKERS: Record<ChatItem['kind'], string> = {
   context: 'Context',
 };
 
+/** The text a message was rendered from (Markdown for answers), for its Copy button. */
+const sourceTexts = new WeakMap<HTMLElement, string>();
+
+export function sourceTextOf(article: HTMLElement): string | undefined {
+  return sourceTexts.get(article);
+}
+
 export function renderItem(item: ChatItem): HTMLElement {
   if (item.kind === 'user' || item.kind === 'assistant') {
     const article = el('article', `msg ${item.kind}${item.stopped === true ? ' stopped' : ''}`);
     article.dataset['id'] = item.id;
     article.setAttribute('aria-label', item.kind === 'user' ? 'You' : item.stopped === true ? 'The agent (stopped)' : 'The agent');
+    sourceTexts.set(article, item.text);
     const speaker = el('div', 'speaker', SPEAKERS[item.kind]);
     if (item.stopped === true) speaker.append(el('span', 'badge', 'stopped'));
+    const copy = el('button', 'secondary msg-action', 'Copy');
+    copy.type = 'button';
+    copy.dataset['action'] = 'copy-message';
+    copy.setAttribute('aria-label', item.kind === 'user' ? 'Copy your message' : "Copy the agent's answer");
+    speaker.append(copy);
     let body: HTMLElement;
     if (item.kind === 'user') {
       body = el('div', 'body plain', item.text);

@@ -113,6 +113,9 @@ export type FromChat =
   | { type: 'unqueue'; id: number }
   | { type: 'listSessions' }
   | { type: 'switchSession'; id: string }
+  | { type: 'renameSession'; id: string; title: string }
+  /** Sent once the user confirmed in the panel. */
+  | { type: 'deleteSession'; id: string; title: string }
   | { type: 'discard'; messageId: string; scopes?: string[] }
   | { type: 'action'; action: NoticeAction };
 

@@ -84,6 +84,11 @@ async function main() {
     await until(page, 'first answer', async () => (await answers()) >= 1, 60000);
     await idle();
 
+    // Copy on a message copies what it says (the Markdown source of an answer).
+    await chat.locator('article.msg.assistant').first().locator('button.msg-action:has-text("Copy")').click();
+    await chat.waitForSelector('#status:has-text("Copied to the clipboard.")', { timeout: 10000 });
+    found.copiedAnswer = await call('clipboard');
+
     // Open Setting opens the settings editor on that very setting.
     await refusal.first().locator('a:has-text("Open Setting")').click();
     await page.waitForSelector('.settings-editor', { timeout: 15000 });
@@ -165,6 +170,30 @@ async function main() {
     await page.keyboard.press('Control+Alt+Shift+D');
     await chat.waitForFunction(() => document.getElementById('session-title')?.textContent === 'New session', undefined, { timeout: 15000 });
     found.afterNewSession = { messages: await chat.locator('article.msg.user').count() };
+
+    // --- 5. history: search, rename, delete (confirmed) ----------------------------------------
+    await chat.click('#sessions-button');
+    await chat.waitForSelector('#session-list li[role=option]:has-text("TIME first")', { timeout: 15000 });
+    found.sessionsBefore = await chat.locator('#session-list li[role=option] .title').allInnerTexts();
+    await chat.fill('#session-list .session-search', 'time');
+    found.searchVisible = await chat.locator('#session-list li[role=option]:visible .title').allInnerTexts();
+    const row = chat.locator('#session-list li[role=option]:has-text("TIME first")');
+    found.firstSessionId = await row.getAttribute('data-id');
+    await row.locator('button.rename').click();
+    await chat.fill('#session-list .rename-input', 'Renamed history');
+    await chat.press('#session-list .rename-input', 'Enter');
+    // The search stays as typed ("time"), so the renamed row is listed but filtered out.
+    await chat.waitForSelector('#session-list li[role=option]:has-text("Renamed history")', { state: 'attached', timeout: 15000 });
+    found.renamedHiddenBySearch = await chat.locator('#session-list li[role=option]:has-text("Renamed history")').isHidden();
+    found.renamedList = await chat.locator('#session-list li[role=option] .title').allInnerTexts();
+    found.renamedInStore = await call('sidecar', { method: 'dsh/session/list', params: {} });
+    await chat.fill('#session-list .session-search', '');
+    await chat.locator('#session-list li[role=option]:has-text("Renamed history") button.delete').click();
+    await chat.waitForSelector('#confirm:not([hidden]) button:has-text("Delete")', { timeout: 10000 });
+    found.deleteQuestion = await chat.locator('#confirm .text').innerText();
+    await chat.click('#confirm button:has-text("Delete")');
+    await chat.waitForSelector('#status:has-text("Deleted the session")', { timeout: 15000 });
+    found.afterDelete = await call('sidecar', { method: 'dsh/session/list', params: {} });
 
     // The defaults of this editor do not bind our keys to anything else.
     const defaults = /** @type {string} */ (await call('defaultKeybindings'));
