@@ -39,19 +39,35 @@ from vscode_harness import (
 )
 
 REASON = "put it under lib/ instead"
+MOD = (
+    "class Greeter:\n"
+    "    def greet(self, name):\n"
+    '        return "hi " + name\n'
+    "\n"
+    "\n"
+    "def greet(name):\n"
+    '    return "hello " + name\n'
+)
+BLOCK = 'def greet(name):\n    return f"good day {name}"\n'
+APPLIED = MOD.replace('def greet(name):\n    return "hello " + name\n', BLOCK)
 
 
 def script(n: int, body: dict[str, Any]) -> Reply:
+    """Answers by the marker word of the latest prompt: TIME, TOOLS or CODE."""
     messages = body["messages"]
-    last_user = next(
-        i for i in range(len(messages) - 1, -1, -1)
-        if messages[i]["role"] == "user" and any(t.startswith("TOOLS") for t in texts(messages[i]))
-    ) if any(t.startswith("TOOLS") for m in messages for t in texts(m)) else None  # fmt: skip
-    if last_user is None:
-        return text_reply(n, f"Answer {n}: it is noted.")
-    calls = [
-        m for m in messages[last_user + 1 :] if m["role"] == "assistant" and m.get("tool_calls")
+    marked = [
+        (i, t.split()[0])
+        for i, m in enumerate(messages)
+        if m["role"] == "user"
+        for t in texts(m)
+        if t.split()[:1] and t.split()[0] in ("TIME", "TOOLS", "CODE")
     ]
+    at, marker = marked[-1]
+    if marker == "CODE":
+        return text_reply(n, f"Use this:\n\n```python src/mod.py\n{BLOCK}```\n", pieces=1)
+    if marker == "TIME":
+        return text_reply(n, f"Answer {n}: it is noted.")
+    calls = [m for m in messages[at + 1 :] if m["role"] == "assistant" and m.get("tool_calls")]
     if not calls:
         return tool_reply(n, "call_read_1", "read", {"file_path": "AGENTS.md"})
     if len(calls) == 1:
@@ -66,6 +82,8 @@ def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     (ws / ".git").mkdir(parents=True)
     (ws / "AGENTS.md").write_text("Root rules.\n", encoding="utf-8")
+    (ws / "src").mkdir()
+    (ws / "src" / "mod.py").write_text(MOD, encoding="utf-8")
     return ws
 
 
@@ -130,7 +148,7 @@ def test_chat_view_settings_and_time_zone(
     # 2. The zones the model was told: the browser's while the setting was refused, then the
     # setting's, then (a later bad value keeps the previous one) still the setting's.
     bodies = fake_model.bodies()
-    assert len(bodies) == 6  # three prompts, then one turn with two tool calls
+    assert len(bodies) == 7  # three prompts, one turn with two tool calls, the code block
     first, second, third = (readings(b)[-1] for b in bodies[:3])
     assert "[America/New_York]" in first, first
     assert "+09:00[Asia/Tokyo]" in second, second
@@ -177,16 +195,24 @@ def test_chat_view_settings_and_time_zone(
     finally:
         store.close()
 
+    # 4. Apply: the module-level greet replaced (not pasted into the class), shown in a diff,
+    # written only on Accept.
+    apply = found["apply"]
+    assert apply["card"].startswith("Apply the code block: edit src/mod.py")
+    assert apply["diffTab"] is True and apply["onDiskBeforeAccept"] == MOD
+    assert (workspace / "src" / "mod.py").read_text() == APPLIED
+    assert 'return "hi " + name' in APPLIED  # the method is untouched
+
     # 3. A view, not a tab; it survives Close All Editors and keeps its state when hidden.
     assert found["viewHeader"] >= 1 and found["chatTabsAtStart"] == 0
-    assert found["afterCloseAll"] == {"frame": True, "messages": 4}
+    assert found["afterCloseAll"] == {"frame": True, "messages": 5}
     assert found["hiddenWhileExplorer"] is True
-    assert found["afterShow"] == {"messages": 4}
+    assert found["afterShow"] == {"messages": 5}
     assert found["titleVisible"] is True  # the header wraps in a narrow side bar
     assert found["afterNewSession"] == {"messages": 0}
     assert found["defaultsSize"] > 10000 and found["defaultsListOurs"] is True
     assert found["conflicts"] == []
     assert found["editorTab"] is True
 
-    for name in ("chat-view", "tool-card"):
+    for name in ("chat-view", "tool-card", "apply-diff"):
         assert (shots / f"{name}-{theme}.png").stat().st_size > 5000

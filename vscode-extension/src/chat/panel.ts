@@ -3,6 +3,8 @@
  * and driving turns through the AgentLoop, with edits approved in a diff, queued prompts, a
  * session list and the pending context.
  */
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
 import { CONTEXT_DISCARD, CONTEXT_PENDING, SESSION_COMPACT, SESSION_REFERENCE_CANDIDATES } from '../methods';
@@ -12,7 +14,8 @@ import { lmRuntime } from '../model/vscodeLm';
 import type { ContextDidChangeParams, Message } from '../protocol';
 import { promptTimeZone, readClientSettings } from '../settings';
 import { formatAge, plural, titleFromPrompt } from '../text';
-import { planTool, TOOL_DEFINITIONS, type ToolCall, type ToolOutcome } from '../tools';
+import { planTool, resolveInside, TOOL_DEFINITIONS, type ToolCall, type ToolOutcome } from '../tools';
+import { placeBlock } from './placement';
 import type { LastTextEditor } from '../lastEditor';
 import type { ApprovalView, FromChat, ModelView, NoticeAction, SessionView, ToChat } from '../webview/messages';
 import { webviewHtml, webviewRoots } from '../webviewHtml';
@@ -315,6 +318,75 @@ export class ChatPanel implements vscode.Disposable {
     return { text: notAppliedText(plan, decision, reason), isError: true, resolvedPath: plan.path };
   }
 
+  /**
+   * Apply a code block from the chat as a reviewed change: into the file it names (or one the
+   * user picks), placed by its enclosing symbol or the closest region (chat/placement.ts), shown
+   * in the diff with Accept/Reject like the agent's own edits. Nothing is written before Accept.
+   */
+  async applyBlock(code: string, named?: string): Promise<'accepted' | 'rejected' | 'stopped' | undefined> {
+    const root = this.folder.uri.fsPath;
+    const file = named ?? (await this.pickFile());
+    if (file === undefined) return undefined;
+    let before: string | null = null;
+    try {
+      const absolute = await resolveInside(root, file);
+      before = await fs.readFile(absolute, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return null;
+        throw err;
+      });
+    } catch (err) {
+      this.notice('error', `Cannot apply to ${file}: ${errorText(err)}`);
+      return undefined;
+    }
+    const placed = before === null || before === '' ? undefined : placeBlock(before, code);
+    const call: ToolCall =
+      placed === undefined
+        ? { id: 'apply', name: 'write', arguments: { file_path: file, content: code } }
+        : { id: 'apply', name: 'edit', arguments: { file_path: file, old_string: before!, new_string: placed.text } };
+    const plan = await planTool(root, call);
+    if (plan.kind === 'done') {
+      this.notice('error', plan.outcome.text.replace(/^Error: /, ''));
+      return undefined;
+    }
+    const id = `${Date.now().toString(36)}-${++this.approvalCount}`;
+    const view: ApprovalView = { id, tool: plan.name, path: plan.display, isNewFile: plan.before === null, state: 'pending', byUser: true };
+    this.approvalViews.set(id, view);
+    this.post({ type: 'approval', approval: view });
+    const where =
+      placed === undefined ? 'as a new file' : placed.placement.how === 'symbol' ? `replacing ${placed.placement.name}` : placed.placement.how === 'region' ? 'replacing the closest region' : 'at the end';
+    this.status(`Review the change to ${plan.display} (${where}), then accept or reject it.`);
+    const decision = await this.deps.approvals.request(id, plan, new AbortController().signal, this.diffColumn());
+    if (decision === 'accepted') {
+      const outcome = await plan.apply();
+      if (outcome.isError) this.notice('error', outcome.text.replace(/^Error: /, ''));
+    }
+    return decision;
+  }
+
+  private async pickFile(): Promise<string | undefined> {
+    const root = this.folder.uri.fsPath;
+    const found = await vscode.workspace.findFiles(new vscode.RelativePattern(this.folder, '**/*'), '**/{node_modules,.git}/**', 2000);
+    const last = this.deps.editors.get()?.document.uri.fsPath;
+    const rel = (p: string): string => path.relative(root, p).split(path.sep).join('/');
+    // The file last edited first: it is the likeliest target.
+    const mine = last !== undefined && last.startsWith(root + path.sep) ? rel(last) : undefined;
+    const others = found.map((u) => rel(u.fsPath)).filter((p) => p !== mine).sort();
+    const items = mine !== undefined ? [mine, ...others] : others;
+    return vscode.window.showQuickPick(items, { placeHolder: 'Apply the code to which file? (the change is shown before anything is written)' });
+  }
+
+  private async insertIntoNewFile(code: string, language: string): Promise<void> {
+    const id = LANGUAGE_IDS[language.toLowerCase()] ?? (language !== '' ? language.toLowerCase() : 'plaintext');
+    let doc: vscode.TextDocument;
+    try {
+      doc = await vscode.workspace.openTextDocument({ content: code, language: id });
+    } catch {
+      doc = await vscode.workspace.openTextDocument({ content: code });
+    }
+    await vscode.window.showTextDocument(doc, { viewColumn: this.diffColumn() });
+    this.status('Inserted into a new, unsaved file.');
+  }
+
   private updateApproval(id: string, decision: ApprovalView['state']): void {
     const view = this.approvalViews.get(id);
     if (view === undefined) return;
@@ -534,6 +606,12 @@ export class ChatPanel implements vscode.Disposable {
       case 'insert':
         await this.insertAtCursor(message.text);
         break;
+      case 'apply':
+        await this.applyBlock(message.text, message.file);
+        break;
+      case 'newFile':
+        await this.insertIntoNewFile(message.text, message.language);
+        break;
       case 'approve':
         this.deps.approvals.decide(message.id, message.accept ? 'accepted' : 'rejected', message.reason);
         break;
@@ -669,6 +747,12 @@ export class ChatPanel implements vscode.Disposable {
     if (!this.isDisposed) void this.panel.webview.postMessage(message);
   }
 }
+
+/** Fence names that are not VS Code language ids. */
+const LANGUAGE_IDS: Record<string, string> = {
+  py: 'python', js: 'javascript', ts: 'typescript', sh: 'shellscript', bash: 'shellscript', shell: 'shellscript',
+  md: 'markdown', yml: 'yaml', rs: 'rust', rb: 'ruby', cs: 'csharp', 'c++': 'cpp', text: 'plaintext', txt: 'plaintext',
+};
 
 function sessionView(session: LiveSession): SessionView {
   return { id: session.header.id, title: session.header.title };

@@ -153,8 +153,12 @@ function onLogActivate(e: Event): void {
     return;
   }
   if (action !== null) {
-    const code = action.closest('.code-block')?.querySelector('code')?.textContent ?? '';
-    post({ type: action.dataset['action'] === 'insert' ? 'insert' : 'copy', text: code });
+    const block = action.closest<HTMLElement>('.code-block');
+    const code = block?.querySelector('code')?.textContent ?? '';
+    const kind = action.dataset['action'];
+    if (kind === 'apply') post({ type: 'apply', text: code, ...(block?.dataset['file'] !== undefined ? { file: block.dataset['file'] } : {}) });
+    else if (kind === 'new-file') post({ type: 'newFile', text: code, language: block?.dataset['lang'] ?? '' });
+    else post({ type: kind === 'insert' ? 'insert' : 'copy', text: code });
   }
 }
 log.addEventListener('click', onLogActivate);

@@ -112,7 +112,7 @@ export function renderApproval(view: ApprovalView, actions: { diff(): void; acce
   const what = view.isNewFile ? 'create' : view.tool === 'write' ? 'rewrite' : 'edit';
   card.setAttribute('aria-label', `Proposed ${what} of ${view.path}`);
   const line = el('div', 'approval-text');
-  line.append(`The agent wants to ${what} `, el('code', '', view.path), '.');
+  line.append(view.byUser === true ? `Apply the code block: ${what} ` : `The agent wants to ${what} `, el('code', '', view.path), '.');
   card.append(line);
   const row = el('div', 'approval-actions');
   if (view.state === 'pending') {
@@ -120,6 +120,7 @@ export function renderApproval(view: ApprovalView, actions: { diff(): void; acce
     const accept = el('button', 'accept', 'Accept');
     const reject = el('button', 'reject secondary', 'Reject');
     const reason = el('input', 'reject-reason');
+    reason.hidden = view.byUser === true; // nobody to tell why
     reason.type = 'text';
     reason.placeholder = 'Why not? (optional, told to the agent)';
     reason.setAttribute('aria-label', 'Reason for rejecting (optional, told to the agent)');

@@ -45,6 +45,8 @@ export interface ApprovalView {
   path: string;
   isNewFile: boolean;
   state: ApprovalState;
+  /** A code block the user applied from the chat (not a change the agent asked for). */
+  byUser?: boolean;
 }
 
 export interface SessionView {
@@ -107,6 +109,9 @@ export type FromChat =
   | { type: 'openLink'; href: string }
   | { type: 'copy'; text: string }
   | { type: 'insert'; text: string }
+  /** A code block proposed as a change (a reviewed diff) to the file it names or one picked. */
+  | { type: 'apply'; text: string; file?: string }
+  | { type: 'newFile'; text: string; language: string }
   /** `reason`: why the user rejected it (optional); the model reads it in the tool result. */
   | { type: 'approve'; id: string; accept: boolean; reason?: string }
   | { type: 'showDiff'; id: string }

@@ -120,9 +120,10 @@ async function main() {
     found.clipboard = await call('clipboard');
     await answer.locator('a:has-text("the app")').click();
     await page.waitForSelector('.tab.active:has-text("app.py")', { timeout: 15000 });
-    await answer.locator('.code-block button:has-text("Insert")').click();
-    await chat.waitForSelector('#status:has-text("Inserted into src/app.py.")', { timeout: 10000 });
-    found.inserted = await call('documentText', { path: APP });
+    await answer.locator('.code-block button:has-text("Insert into New File")').click();
+    await chat.waitForSelector('#status:has-text("Inserted into a new, unsaved file.")', { timeout: 10000 });
+    found.inserted = await call('activeDocument');
+    await call('command', { command: 'workbench.action.revertAndCloseActiveEditor' });
     found.appOnDiskAfterInsert = fs.readFileSync(APP, 'utf8');
     found.reverted = await call('revert', { path: APP });
     say('copy, link and insert work');

@@ -150,6 +150,25 @@ async function main() {
     await page.waitForSelector('.tab.active:has-text("AGENTS.md")', { timeout: 15000 });
     found.openedFromCard = 'AGENTS.md';
 
+    // --- 4. Apply a code block: a reviewed diff into the file it names ------------------------
+    await ask('CODE improve greet');
+    const block = chat.locator('article.msg.assistant:has-text("Use this") .code-block');
+    await block.waitFor({ state: 'visible', timeout: 30000 });
+    await idle();
+    await block.locator('button:has-text("Apply")').click();
+    await chat.waitForSelector('.approval.pending:has-text("src/mod.py")', { timeout: 15000 });
+    await page.waitForSelector('.tab:has-text("mod.py (edit proposed by the agent)")', { timeout: 15000 });
+    await page.waitForFunction(() => [...document.querySelectorAll('.monaco-diff-editor .editor.modified')].some((e) => (e.textContent || '').includes('good')), undefined, { timeout: 15000 });
+    found.apply = {
+      card: (await chat.locator('.approval.pending .approval-text').innerText()).trim(),
+      diffTab: true,
+      onDiskBeforeAccept: fs.readFileSync(path.join(workspace, 'src', 'mod.py'), 'utf8'),
+    };
+    await page.screenshot({ path: path.join(shots, `apply-diff-${themeKind}.png`) });
+    await chat.locator('.approval.pending button:has-text("Accept")').click();
+    await chat.waitForSelector('.approval.accepted', { timeout: 15000 });
+    await until(page, 'the block is written', async () => fs.readFileSync(path.join(workspace, 'src', 'mod.py'), 'utf8').includes('good day'), 15000);
+
     // --- 3. survives Close All Editors; keeps its state hidden; keybindings ----------------
     await runCommand(page, 'View: Close All Editors');
     await page.waitForTimeout(1000);
