@@ -48,6 +48,7 @@ MOD = (
     "def greet(name):\n"
     '    return "hello " + name\n'
 )
+DEEP = "packages/a-rather-long-package-name/src/components/deeply/nested/module"
 BLOCK = 'def greet(name):\n    return f"good day {name}"\n'
 APPLIED = MOD.replace('def greet(name):\n    return "hello " + name\n', BLOCK)
 
@@ -84,6 +85,10 @@ def workspace(tmp_path: Path) -> Path:
     (ws / "AGENTS.md").write_text("Root rules.\n", encoding="utf-8")
     (ws / "src").mkdir()
     (ws / "src" / "mod.py").write_text(MOD, encoding="utf-8")
+    deep = ws / DEEP
+    deep.mkdir(parents=True)
+    (deep / "AGENTS.md").write_text("Deep rules.\n", encoding="utf-8")
+    (deep / "x.txt").write_text("x\n", encoding="utf-8")
     return ws
 
 
@@ -93,7 +98,11 @@ def fake_model() -> Iterator[FakeModel]:
         yield model
 
 
-@pytest.fixture(params=sorted(THEMES))
+# The high-contrast themes too: every control must meet WCAG AA there as well.
+VIEW_THEMES = {**THEMES, "hc": "Default High Contrast", "hc-light": "Default High Contrast Light"}
+
+
+@pytest.fixture(params=sorted(VIEW_THEMES))
 def theme(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -103,7 +112,7 @@ def cs(tmp_path: Path, workspace: Path, fake_model: FakeModel, theme: str) -> It
     require_tools()
     settings = {
         "dsh.pythonPath": str(PYTHON),
-        "workbench.colorTheme": THEMES[theme],
+        "workbench.colorTheme": VIEW_THEMES[theme],
         "dsh.timeContext.enabled": True,
         "dsh.timeContext.timeZone": "Mars/Olympus",
         **model_settings(fake_model),
@@ -214,5 +223,11 @@ def test_chat_view_settings_and_time_zone(
     assert found["conflicts"] == []
     assert found["editorTab"] is True
 
-    for name in ("chat-view", "tool-card", "apply-diff"):
+    # 4. The inspector's long pending title wraps at "/", Drop in view; WCAG AA everywhere.
+    ins = found["inspector"]
+    assert DEEP in ins["title"] and ins["wbr"] >= DEEP.count("/")
+    assert ins["titleLines"] >= 2 and ins["dropInView"] is True and ins["scrollsSideways"] is False
+    assert found["contrast"] == []
+
+    for name in ("chat-view", "tool-card", "apply-diff", "inspector-pending"):
         assert (shots / f"{name}-{theme}.png").stat().st_size > 5000

@@ -10,7 +10,7 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
-const { env, say, launch, findFrame, runCommand, waitForFile, hardTimeout, recordNotifications, notificationsSeen } = require('./lib');
+const { env, say, launch, findFrame, runCommand, waitForFile, hardTimeout, recordNotifications, notificationsSeen, contrastFailures } = require('./lib');
 
 const csUrl = env('CS_URL');
 const workspace = env('WORKSPACE');
@@ -18,7 +18,8 @@ const extDir = env('EXT_DIR');
 const dir = env('DSH_E2E_DIR');
 const themeKind = env('THEME_KIND');
 const shots = env('SCREENSHOTS');
-const found = {};
+const found = { contrast: [] };
+const DEEP = 'packages/a-rather-long-package-name/src/components/deeply/nested/module';
 
 let callCount = 0;
 async function call(kind, payload = {}) {
@@ -137,6 +138,7 @@ async function main() {
     await chat.waitForSelector('.tool-card.done:has(.tool-name:text-is("read"))', { timeout: 15000 });
     found.readCard = { ...(await cardOf(readCard)), separateResults: await chat.locator('details.msg.tool-result').count() };
     found.writeCard = { statusWhilePending: (await writeCard.locator('.tool-status').innerText()).trim() };
+    found.contrast.push(...(await contrastFailures(chat, 'chat with a tool card and a pending write')));
     await chat.fill('.approval.pending .reject-reason', 'put it under lib/ instead');
     await page.screenshot({ path: path.join(shots, `tool-card-${themeKind}.png`) });
     await chat.locator('.approval.pending button:has-text("Reject")').click();
@@ -165,6 +167,7 @@ async function main() {
       onDiskBeforeAccept: fs.readFileSync(path.join(workspace, 'src', 'mod.py'), 'utf8'),
     };
     await page.screenshot({ path: path.join(shots, `apply-diff-${themeKind}.png`) });
+    found.contrast.push(...(await contrastFailures(chat, 'chat with a code block and a pending apply')));
     await chat.locator('.approval.pending button:has-text("Accept")').click();
     await chat.waitForSelector('.approval.accepted', { timeout: 15000 });
     await until(page, 'the block is written', async () => fs.readFileSync(path.join(workspace, 'src', 'mod.py'), 'utf8').includes('good day'), 15000);
@@ -194,6 +197,7 @@ async function main() {
     await chat.click('#sessions-button');
     await chat.waitForSelector('#session-list li[role=option]:has-text("TIME first")', { timeout: 15000 });
     found.sessionsBefore = await chat.locator('#session-list li[role=option] .title').allInnerTexts();
+    found.contrast.push(...(await contrastFailures(chat, 'chat with the session list')));
     await chat.fill('#session-list .session-search', 'time');
     found.searchVisible = await chat.locator('#session-list li[role=option]:visible .title').allInnerTexts();
     const row = chat.locator('#session-list li[role=option]:has-text("TIME first")');
@@ -210,6 +214,7 @@ async function main() {
     await chat.locator('#session-list li[role=option]:has-text("Renamed history") button.delete').click();
     await chat.waitForSelector('#confirm:not([hidden]) button:has-text("Delete")', { timeout: 10000 });
     found.deleteQuestion = await chat.locator('#confirm .text').innerText();
+    found.contrast.push(...(await contrastFailures(chat, 'chat asking to delete')));
     await chat.click('#confirm button:has-text("Delete")');
     await chat.waitForSelector('#status:has-text("Deleted the session")', { timeout: 15000 });
     found.afterDelete = await call('sidecar', { method: 'dsh/session/list', params: {} });
@@ -222,6 +227,28 @@ async function main() {
     }
     found.defaultsListOurs = /"key":\s*"ctrl\+alt\+d",\s*"command":\s*"dsh\.chat\.open"/.test(defaults);
     found.defaultsSize = defaults.length;
+
+    // --- 4. the inspector: a long pending title wraps at "/" and Drop stays in view -------------
+    await call('openFile', { path: path.join(workspace, ...DEEP.split('/'), 'x.txt') });
+    const inspector = await findFrame(page, '#root', 15000);
+    await inspector.waitForSelector('.context-list.pending .context-item', { timeout: 30000 });
+    found.inspector = await inspector.evaluate(() => {
+      const summary = document.querySelector('.context-list.pending .context-item summary');
+      const title = summary.querySelector('.title');
+      const drop = summary.querySelector('.drop');
+      const width = document.documentElement.clientWidth;
+      const r = drop.getBoundingClientRect();
+      return {
+        title: title.textContent,
+        wbr: title.querySelectorAll('wbr').length,
+        titleLines: Math.round(title.getBoundingClientRect().height / (parseFloat(getComputedStyle(title).lineHeight) || parseFloat(getComputedStyle(title).fontSize) * 1.2)),
+        dropInView: r.width > 0 && r.left >= 0 && r.right <= width,
+        scrollsSideways: document.documentElement.scrollWidth > width,
+      };
+    });
+    await page.screenshot({ path: path.join(shots, `inspector-pending-${themeKind}.png`) });
+    found.contrast.push(...(await contrastFailures(inspector, 'inspector with a pending change')));
+    found.contrast.push(...(await contrastFailures(chat, 'chat with pending context')));
 
     // Open in Editor still gives a tab.
     await runCommand(page, 'DSH: Open Agent Chat in Editor');
