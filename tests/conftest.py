@@ -2,6 +2,8 @@
 
 - Tests under tests/editors get the ``editors`` marker by path, so ``-m "not editors"`` runs
   everything but the real-editor tests (README, Development).
+- Tests under tests/agents get the ``agent_clis`` marker by path (any other test may carry it);
+  such a test fails, never skips, when the pinned agent CLIs are not installed.
 - ``DSH_TEST_FORKED_SERVERS=1`` (the dev loop only) starts the e2e and golden-example servers
   by forking them from one process that imported the server once (tests/forked_servers.py).
 - ``DSH_HYPOTHESIS_PROFILE`` picks the Hypothesis profile: ``full`` (the default, what CI runs)
@@ -26,11 +28,14 @@ from dsh_sidecar.invariants import InvariantError, validate_event
 from dsh_sidecar.model import Event
 from tests import forked_servers
 from tests.property_budget import FULL_MAX_EXAMPLES
+from tests.support.agent_cli import missing_clis, not_installed_message
 
 # Stores that tests corrupt or fill on purpose are not the sidecar's own writes.
 UNCHECKED_MARK = "no_invariant_check"
 EDITORS_MARK = "editors"
 EDITORS_DIR = Path(__file__).parent / "editors"
+AGENT_CLIS_MARK = "agent_clis"
+AGENTS_DIR = Path(__file__).parent / "agents"
 HYPOTHESIS_PROFILE_ENV = "DSH_HYPOTHESIS_PROFILE"
 
 settings.register_profile("full", max_examples=FULL_MAX_EXAMPLES)
@@ -67,6 +72,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.is_relative_to(EDITORS_DIR):
             item.add_marker(EDITORS_MARK)
+        if item.path.is_relative_to(AGENTS_DIR):
+            item.add_marker(AGENT_CLIS_MARK)
+
+
+@pytest.fixture(autouse=True)
+def _agent_clis_installed(request: pytest.FixtureRequest) -> None:
+    if request.node.get_closest_marker(AGENT_CLIS_MARK) is None:
+        return
+    missing = missing_clis()
+    if missing:
+        pytest.fail(not_installed_message(missing), pytrace=False)
 
 
 def stored_events(db: Path) -> dict[str, list[Event]]:

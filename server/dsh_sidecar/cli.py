@@ -18,6 +18,7 @@ import os
 import platform
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import unicodedata
@@ -43,7 +44,7 @@ from dsh_sidecar.sources.agent_instructions.baseline import (
 from dsh_sidecar.sources.agent_instructions.confinement import confinement_once
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 from dsh_sidecar.sources.agent_instructions.escaping import one_line
-from dsh_sidecar.sources.agent_instructions.usage import project_conventions
+from dsh_sidecar.sources.agent_instructions.usage import OffConvention, project_conventions
 
 PROG = "dsh-sidecar"
 EXIT_OK = 0
@@ -54,6 +55,9 @@ EXIT_BROKEN_PIPE = 1  # what Python's own SIGPIPE recipe returns
 # that parsing the command line does not load the server.
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MIN_MAX_MESSAGE_BYTES = 1024
+# A settings tree is a few kilobytes; the cap keeps ``--settings /dev/zero`` (or a file named by
+# mistake) from being read without end.
+MAX_SETTINGS_FILE_BYTES = 1024 * 1024
 
 
 class UsageError(Exception):
@@ -159,7 +163,109 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="check the installation and the environment")
     _settings_option(doctor)
     doctor.set_defaults(run=_cmd_doctor)
+
+    # Parsed by dsh_sidecar.hooks.main (the console script sends ``hook`` there directly); listed
+    # here so ``dsh-sidecar --help`` names it and ``python -m dsh_sidecar hook`` works too.
+    hook = sub.add_parser(
+        "hook", help="answer one Claude Code, Codex or Gemini CLI hook event (JSON on stdin)",
+        add_help=False, prefix_chars="\0",
+    )  # fmt: skip
+    hook.add_argument("rest", nargs=argparse.REMAINDER)
+    hook.set_defaults(run=_cmd_hook)
+    _hooks_parser(sub)
+
+    sessions = sub.add_parser(
+        "sessions",
+        help="list the stored sessions: agent, directory, what each was told, what is pending",
+    )
+    sessions.add_argument("--agent", choices=AGENT_CHOICES, help="only this agent's sessions")
+    sessions.add_argument("--json", action="store_true", help="machine-readable output")
+    _settings_option(sessions)
+    sessions.set_defaults(run=_cmd_sessions)
     return parser
+
+
+AGENT_CHOICES = ("claude", "codex", "gemini")
+
+
+def _hooks_parser(sub: Any) -> None:
+    hooks = sub.add_parser(
+        "hooks", help="install, remove or show this sidecar's hooks in an agent's settings"
+    )
+    actions = hooks.add_subparsers(
+        title="actions", metavar="ACTION", parser_class=_SubcommandParser
+    )
+    for action, text in (
+        ("install", "add the hooks to the agent's settings file (merged; other entries kept)"),
+        ("uninstall", "remove only this sidecar's hooks from the agent's settings file"),
+        ("status", "show, per agent and scope, whether the hooks are installed"),
+    ):
+        parser = actions.add_parser(action, help=text)
+        parser.add_argument(
+            "--agent", choices=AGENT_CHOICES, required=action != "status",
+            help="the agent (status: every agent when left out)",
+        )  # fmt: skip
+        if action != "status":
+            parser.add_argument(
+                "--scope", choices=("project", "user"), default="project",
+                help="the project's settings (default) or the user's",
+            )  # fmt: skip
+        parser.add_argument(
+            "--root", metavar="DIR",
+            help="the project directory (default: the current directory's project root)",
+        )  # fmt: skip
+        parser.set_defaults(run=_cmd_hooks, action=action)
+
+
+def _cmd_hooks(args: argparse.Namespace) -> int:
+    from dsh_sidecar.hooks import manage
+    from dsh_sidecar.hooks.install import default_executable
+
+    settings = Settings().instructions
+    root = manage.project_root(
+        None if args.root is None else _existing_directory(args.root),
+        settings.project_root_markers,
+    )
+    env, home = dict(os.environ), os_home()
+    if args.action == "install":
+        report = manage.install_hooks(args.agent, args.scope, root, env, home, default_executable())
+    elif args.action == "uninstall":
+        report = manage.uninstall_hooks(args.agent, args.scope, root, env, home)
+    else:
+        agents = AGENT_CHOICES if args.agent is None else (args.agent,)
+        report = manage.status_lines(agents, root, env, home)
+    lines = [part for line in report.lines for part in line.split("\n")]
+    _write_text("".join(terminal_safe(line) + "\n" for line in lines))
+    for error in report.errors:
+        sys.stderr.write(f"{PROG}: {terminal_safe(error)}\n")
+    return EXIT_OK if report.ok else EXIT_USAGE
+
+
+def _cmd_sessions(args: argparse.Namespace) -> int:
+    from dsh_sidecar.sessions.listing import list_stored_sessions, session_lines
+
+    store = load_settings(args.settings).store_path()
+    try:
+        listed = list_stored_sessions(store, agent=args.agent)
+    except (sqlite3.Error, OSError) as exc:
+        raise UsageError(f"cannot read the session store {store}: {exc}") from exc
+    if args.json:
+        _write_json({"store": store, "sessions": [s.to_json() for s in listed or []]})
+    elif listed is None:
+        _write_text(f"no sessions: there is no session store at {terminal_safe(store)} yet\n")
+    elif not listed:
+        of = f" of {args.agent}" if args.agent else ""
+        _write_text(f"no sessions{of} in {terminal_safe(store)}\n")
+    else:
+        lines = [terminal_safe(line) for item in listed for line in session_lines(item)]
+        _write_text("".join(line + "\n" for line in lines))
+    return EXIT_OK
+
+
+def _cmd_hook(args: argparse.Namespace) -> int:
+    from dsh_sidecar.hooks.main import main as hook_main
+
+    return hook_main(args.rest)
 
 
 def _settings_option(parser: argparse.ArgumentParser) -> None:
@@ -178,11 +284,12 @@ def _cmd_preview(args: argparse.Namespace) -> int:
     directory = _existing_directory(args.directory)
     load = load_baseline(directory, settings, LOCAL_FS, dsh_home=settings.home())
     if args.json:
-        _write_json(preview_json(load))
+        _write_json(preview_json(load, conventions_here(settings, load.cwd)))
     else:
         # The notes go first, so a terminal shows them above the text rather than glued to its
         # last line (the text ends without a newline).
         notes = "".join(f"{PROG}: {note}\n" for note in preview_notes(load, settings))
+        notes += "".join(f"{PROG}: {note}\n" for note in unread_notes(load.cwd, settings))
         _write_bytes(notes.encode("utf-8", "surrogateescape"), sys.stderr.buffer)
         # Exactly the baseline bytes, with no newline added: the output can be compared with
         # (or counted against) the budget as it is.
@@ -219,6 +326,13 @@ def preview_notes(load: BaselineLoad, settings: InstructionSettings) -> list[str
     return notes
 
 
+def unread_notes(directory: str, settings: InstructionSettings) -> list[str]:
+    """The repository's instruction files that the current settings do not read, each with what
+    would read it: so an empty or thin baseline never looks like all there is."""
+    found = [c for c in conventions_here(settings, directory) if c.in_project]
+    return [f"not read: {terminal_safe(c.describe())}" for c in found]
+
+
 def _inactive_reason(settings: InstructionSettings) -> str:
     if not settings.enabled:
         return "instructions.enabled is false"
@@ -240,9 +354,11 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
         file_path=None if is_directory else path,
     )  # fmt: skip
     if args.json:
-        _write_json(scopes_json(load))
+        _write_json(scopes_json(load, conventions_here(settings, load.cwd)))
     else:
         _write_text("".join(_entry_lines(e) for e in load.entries))
+        notes = "".join(f"{PROG}: {note}\n" for note in unread_notes(load.cwd, settings))
+        _write_bytes(notes.encode("utf-8", "surrogateescape"), sys.stderr.buffer)
     return EXIT_OK
 
 
@@ -299,7 +415,19 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         problems.append(schema_detail)
     tmux, tmux_detail = _tmux_status()
     rows.append(("tmux", tmux_detail))
-    rows.extend(("convention", terminal_safe(c)) for c in conventions_here(settings.instructions))
+    conventions = conventions_here(settings.instructions)
+    rows.extend(
+        ("convention", terminal_safe(f"off, but used here: {c.describe()}")) for c in conventions
+    )
+    ignored = [c for c in conventions if c.in_project]
+    if ignored:
+        # A repository whose instructions the sidecar ignores is never "ok": the baseline would
+        # be silently poorer than what the repository's agents read.
+        problems.append(
+            f"this repository's instructions are not all read ({len(ignored)} convention"
+            f"{'s' if len(ignored) != 1 else ''} off; see the convention lines)"
+        )
+    rows.extend(("hooks", terminal_safe(h)) for h in hooks_here(settings.instructions))
     if tmux is None and settings.tmux_context.enabled:
         problems.append("tmuxContext is enabled but tmux is not available")
     rows.append(("status", "ok" if not problems else "; ".join(problems)))
@@ -308,20 +436,36 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return EXIT_OK if not problems else EXIT_UNHEALTHY
 
 
-def conventions_here(settings: InstructionSettings) -> list[str]:
+def conventions_here(
+    settings: InstructionSettings, directory: str | None = None
+) -> list[OffConvention]:
     """Conventions of other agents that the project of the current directory (and the user's
     home) uses while their setting is off: each says which setting reads it."""
-    try:
-        directory = os.getcwd()
-    except FileNotFoundError:
-        return []
+    if directory is None:
+        try:
+            directory = os.getcwd()
+        except FileNotFoundError:
+            return []
     home = os_home()
     root = find_project_root(directory, settings.project_root_markers, LOCAL_FS)
     found = project_conventions(
         LOCAL_FS.resolve(directory), root, settings, LOCAL_FS, home,
         confinement_once(root, settings, LOCAL_FS, home),
     )  # fmt: skip
-    return [f"off, but used here: {c.describe()}" for c in found]
+    return found
+
+
+def hooks_here(settings: InstructionSettings) -> list[str]:
+    """Per agent: where this sidecar's hooks are installed for the current directory's project
+    (and the user), and whether that agent would run them here."""
+    from dsh_sidecar.hooks.manage import doctor_rows
+
+    try:
+        directory = os.getcwd()
+    except FileNotFoundError:
+        return []
+    root = find_project_root(directory, settings.project_root_markers, LOCAL_FS)
+    return doctor_rows(root, dict(os.environ), os_home())
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -383,15 +527,38 @@ def load_settings(path: str | None) -> Settings:
     if path is None:
         return Settings()
     try:
-        with open(path, encoding="utf-8") as handle:
-            raw = json.load(handle)
+        with open(path, "rb") as handle:
+            # One byte past the cap tells an over-sized file (or /dev/zero) from one at it.
+            data = _read_at_most(handle, MAX_SETTINGS_FILE_BYTES + 1)
     except OSError as exc:
         raise UsageError(f"--settings {path}: cannot read: {exc.strerror or exc}") from exc
+    if len(data) > MAX_SETTINGS_FILE_BYTES:
+        raise UsageError(
+            f"--settings {path}: larger than {MAX_SETTINGS_FILE_BYTES} bytes"
+            " (a settings file is a small JSON object)"
+        )
+    try:
+        raw = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise UsageError(f"--settings {path}: not UTF-8 ({exc.reason})") from exc
     except json.JSONDecodeError as exc:
         raise UsageError(f"--settings {path}: invalid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise UsageError(f"--settings {path}: invalid JSON: nested too deeply") from exc
     return Settings.from_json(raw)
+
+
+def _read_at_most(handle: BinaryIO, limit: int) -> bytes:
+    """Up to ``limit`` bytes: a device or pipe that never ends is read no further."""
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = handle.read(min(left, 65536))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def _existing_directory(given: str | None) -> str:
@@ -414,19 +581,23 @@ def _config_message(exc: DshError) -> str:
     return exc.message
 
 
-def preview_json(load: BaselineLoad) -> dict[str, Any]:
+def preview_json(load: BaselineLoad, not_read: Sequence[OffConvention] = ()) -> dict[str, Any]:
     """The ``--json`` document: exactly the ``dsh/context/preview`` result."""
-    document: dict[str, Any] = to_json(mapping.preview_result(load))
+    document: dict[str, Any] = to_json(mapping.preview_result(load, not_read))
     return document
 
 
-def scopes_json(load: BaselineLoad) -> dict[str, Any]:
+def scopes_json(load: BaselineLoad, not_read: Sequence[OffConvention] = ()) -> dict[str, Any]:
     """``scopes --json``: the ``dsh/scopes`` result without ``sessions`` (no live sessions here)."""
-    return {
+    document: dict[str, Any] = {
         "projectRoot": load.project_root,
         "directory": load.cwd,
         "files": to_json(mapping.scope_files(load)),
     }
+    found = mapping.not_read_files(not_read)
+    if found is not None:
+        document["notRead"] = to_json(found)
+    return document
 
 
 def _entry_line(entry: ChainEntry) -> str:

@@ -6,7 +6,6 @@ dicts) because upstream compares payloads by deep equality and stores them verba
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -30,6 +29,10 @@ SURFACE_EVENT_TYPES = frozenset({USER_MESSAGE, ASSISTANT_MESSAGE, TOOL_RESULT})
 
 
 def new_message_id() -> str:
+    # Imported here: the uuid module costs a one-shot ``dsh-sidecar hook`` process ~10 ms at
+    # start-up, and most of its events make no message.
+    import uuid
+
     return str(uuid.uuid4())
 
 
@@ -119,11 +122,22 @@ class SessionHeader:
     created_at: int
     cwd: str
     title: str | None = None
+    # Sessions an agent's hooks drive (``dsh-sidecar hook``): the agent (``claude``, ``codex``,
+    # ``gemini``), that agent's own session id, and for a subagent the session it runs under.
+    agent: str | None = None
+    agent_session: str | None = None
+    parent_id: str | None = None
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"id": self.id, "createdAt": self.created_at, "cwd": self.cwd}
         if self.title is not None:
             out["title"] = self.title
+        if self.agent is not None:
+            out["agent"] = self.agent
+        if self.agent_session is not None:
+            out["agentSession"] = self.agent_session
+        if self.parent_id is not None:
+            out["parentId"] = self.parent_id
         return out
 
 

@@ -297,3 +297,44 @@ async def test_a_rule_file_gets_the_frame_tag_checks_of_any_instruction_file(
     hover = await hover_text(client, ws, ".claude/rules/quote.md")
     assert "- Applies to: files matching `x/**`" in hover
     assert "- Loads when the agent or the editor touches a matching file" in hover
+
+
+async def test_instructions_for_other_agents_never_give_a_silent_empty_baseline(
+    client: LanguageClient, ws: Workspace
+) -> None:
+    ws.write({"GEMINI.md": "Gemini only.\n", ".claude/CLAUDE.md": "Claude folder.\n", "a.py": ""})
+    await start(client, ws)
+    preview = as_dict(await call(client, methods.CONTEXT_PREVIEW, {"cwd": ws.path(".")}))
+    assert (preview["text"], preview["files"]) == ("", [])
+    assert preview["notRead"] == [
+        {
+            "agent": "Gemini CLI",
+            "effect": "GEMINI.md holds a directory's instructions",
+            "paths": ["GEMINI.md"],
+            "enable": 'add "GEMINI.md" to instructions.instructionFileCandidates',
+            "setting": "instructions.instructionFileCandidates",
+        },
+        {
+            "agent": "Claude Code",
+            "effect": ".claude/CLAUDE.md holds a directory's instructions",
+            "paths": [".claude/CLAUDE.md"],
+            "enable": "no setting makes it apply to its project (read as it is, it governs only "
+            ".claude/ itself); link or move it to CLAUDE.md",
+        },
+    ]
+    scopes = as_dict(await call(client, methods.SCOPES, {"uri": ws.uri("a.py")}))
+    assert scopes["notRead"] == preview["notRead"]
+    for rel in ("GEMINI.md", ".claude/CLAUDE.md"):
+        hover = await hover_text(client, ws, rel)
+        if rel == "GEMINI.md":
+            assert hover.startswith("**GEMINI.md** — not read by this sidecar")
+        assert "Not read by this sidecar: Gemini CLI's convention GEMINI.md holds a directory's " \
+               "instructions (`GEMINI.md`); add \"GEMINI.md\" to " \
+               "`instructions.instructionFileCandidates` to read it" in hover  # fmt: skip
+        assert "it governs only .claude/ itself); link or move it to CLAUDE.md" in hover
+    # The CLI says the same as the server.
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "preview", ws.path("."), "--json"],
+        capture_output=True, check=True, env=server_env(),
+    )  # fmt: skip
+    assert json.loads(done.stdout) == preview

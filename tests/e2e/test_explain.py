@@ -95,9 +95,11 @@ async def test_explain_answers_as_the_engine(
         assert states["pkg/AGENTS.md"] == ("not-read", None)
     assert states["~/.codex/AGENTS.md"] == ("loaded", None)
     claude = {f["displayPath"]: f["state"] for f in result["agents"][1]["files"]}
-    assert claude["docs/more.md"] == "loaded"
-    # Rules come from the working directory's .claude/rules: the root's, for a root session.
-    assert claude.get(".claude/rules/api.md") == (None if cwd == "pkg" else "loaded")
+    # An import from outside the working directory waits for the user's approval (2.1.332).
+    assert claude["docs/more.md"] == ("not-read" if cwd == "pkg" else "loaded")
+    # The .claude/rules of every directory of the start walk, root included; paths are relative
+    # to the directory holding .claude.
+    assert claude[".claude/rules/api.md"] == "loaded"
 
 
 @pytest.mark.parametrize(

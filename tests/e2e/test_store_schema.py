@@ -33,7 +33,7 @@ async def test_old_store_is_migrated_and_its_sessions_served(
     assert schema_1_rows(ws.store) == before
     db = sqlite3.connect(ws.store)
     try:
-        assert db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("2",)
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("3",)
     finally:
         db.close()
 
@@ -48,7 +48,7 @@ async def test_newer_store_fails_initialize_naming_the_file_and_both_versions(
     ws.store.parent.mkdir(parents=True)
     Store(str(ws.store), durable=False).close()
     db = sqlite3.connect(ws.store)
-    db.execute("UPDATE meta SET value = '3' WHERE key = 'schema'")
+    db.execute("UPDATE meta SET value = '4' WHERE key = 'schema'")
     db.commit()
     db.close()
     with pytest.raises(JsonRpcInvalidParams) as caught:
@@ -58,7 +58,7 @@ async def test_newer_store_fails_initialize_naming_the_file_and_both_versions(
         ))  # fmt: skip
     assert caught.value.message == (
         f"dsh-sidecar cannot open its session store {ws.store}: {ws.store} has session store"
-        " schema version 3, newer than this dsh-sidecar supports (2): upgrade dsh-sidecar, or"
+        " schema version 4, newer than this dsh-sidecar supports (3): upgrade dsh-sidecar, or"
         " point store.path at another file"
     )
     assert caught.value.data == {"code": "invalid-config", "key": "store.path"}

@@ -182,6 +182,39 @@ def test_methods_table_mirrors_python(nvim: Path, project: Project) -> None:
     assert lua == python
 
 
+def test_pending_shows_the_agents_sessions(nvim: Path, project: Project) -> None:
+    """An agent's hook session in the same store (dsh-sidecar hook writes it from another
+    process) is listed under :DshPending with what its next hook event delivers."""
+    from dsh_sidecar.model import Message, SessionHeader
+    from dsh_sidecar.sessions.inbox import splice_draft
+    from dsh_sidecar.sessions.store import Store
+
+    project.store.parent.mkdir(parents=True)
+    store = Store(str(project.store), durable=False)
+    try:
+        for sid, cwd in (("codex:s1", project.root), ("codex:elsewhere", project.home)):
+            store.create_session(SessionHeader(sid, 1_700_000_000_000, str(cwd), agent="codex", agent_session=sid[6:]))  # fmt: skip
+        message = Message.user(["<system-reminder>\nx\n</system-reminder>"], {
+            "kind": "agent-instructions", "form": "instructions",
+            "changes": [{"action": "set", "scope": "pkg\u0000AGENTS.md", "path": "pkg/AGENTS.md", "digest": "1" * 40}],
+        })  # fmt: skip
+        draft = splice_draft([], [message])
+        assert draft is not None
+        store.append("codex:s1", [draft], inbox=[message])
+    finally:
+        store.close()
+    run = succeed(nvim, "pending", project)
+    text = text_of(run.records["pending"]["lines"])
+    assert "No globals in pkg." in text  # the project's own session, as before
+    agents = text.split("# Agents' sessions in this project (dsh-sidecar hooks)\n", 1)[1]
+    assert agents.strip().splitlines() == [
+        f"## codex:s1 (codex, {project.root})",
+        "",
+        "1 pending message(s) for its next hook event",
+        "- agent-instructions (set pkg/AGENTS.md)",
+    ]
+
+
 def test_pending_shows_nested_set(nvim: Path, project: Project) -> None:
     run = succeed(nvim, "pending", project)
     changed = run.records["didChange"]

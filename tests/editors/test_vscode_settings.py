@@ -72,3 +72,31 @@ def test_every_documented_setting_is_contributed_with_its_default() -> None:
 
 def test_the_extension_sends_exactly_the_documented_settings() -> None:
     assert sent_keys() == set(documented()) - NOT_SENT
+
+
+def user_only_documented() -> set[str]:
+    """Keys whose "Who may set it" cell says "user only" in the settings table."""
+    text = CONFIG_DOC.read_text(encoding="utf-8")
+    table = text.split("<!-- settings-table:start -->", 1)[1].split("<!-- settings-table:end -->")[0]  # fmt: skip
+    keys: set[str] = set()
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0].startswith("`"):
+            assert cells[-1] in ("user only", "user or workspace"), line
+            if cells[-1] == "user only":
+                keys.add(cells[0].strip("`"))
+    return keys
+
+
+def test_the_settings_a_repository_cannot_set_agree_in_docs_manifest_and_code() -> None:
+    """docs/configuration.md's "user only" settings are exactly the machine-scoped ones of the
+    manifest and USER_ONLY_SERVER_SETTINGS of src/settings.ts (read from the user's value)."""
+    documented_keys = user_only_documented()
+    assert "instructions.allowedSymlinkTargets" in documented_keys
+    block = SETTINGS_TS.read_text(encoding="utf-8").split("USER_ONLY_SERVER_SETTINGS", 1)[1]
+    in_code = set(re.findall(r"'([\w.]+)'", block.split("]);", 1)[0]))
+    properties = json.loads(MANIFEST.read_text(encoding="utf-8"))["contributes"]["configuration"][0]["properties"]  # fmt: skip
+    server_keys = set(documented())
+    scoped = {n.removeprefix("dsh.") for n, spec in properties.items() if spec.get("scope") in ("machine", "application")}  # fmt: skip
+    machine = scoped & server_keys
+    assert documented_keys == in_code == machine

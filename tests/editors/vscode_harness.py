@@ -266,14 +266,22 @@ def code_server(
     machine_settings: dict[str, Any] | None = None,
     install_vsix: Path | list[Path] | None = None,
     env: dict[str, str] | None = None,
+    trusted: bool = True,
 ) -> Iterator[CodeServer]:
-    """code-server on a free 127.0.0.1 port with a scratch profile; its group is killed after."""
+    """code-server on a free 127.0.0.1 port with a scratch profile; its group is killed after.
+
+    ``trusted=False`` opens the folder in Restricted Mode (workspace trust on, never asked)."""
     port = free_port()
     home = tmp_path / "cs"
     user = home / "data" / "User"
     user.mkdir(parents=True)
+    trust = {} if trusted else {
+        "security.workspace.trust.enabled": True,
+        "security.workspace.trust.startupPrompt": "never",
+        "security.workspace.trust.emptyWindow": False,
+    }  # fmt: skip
     (user / "settings.json").write_text(
-        json.dumps({**QUIET_WORKBENCH, **user_settings}, indent=2), encoding="utf-8"
+        json.dumps({**QUIET_WORKBENCH, **trust, **user_settings}, indent=2), encoding="utf-8"
     )
     if machine_settings is not None:
         machine = home / "data" / "Machine"
@@ -312,7 +320,7 @@ def code_server(
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [*base, "--bind-addr", f"127.0.0.1:{port}", "--auth", "none", "--disable-telemetry",
-             "--disable-update-check", "--disable-workspace-trust",
+             "--disable-update-check", *(["--disable-workspace-trust"] if trusted else []),
              "--disable-getting-started-override", str(workspace)],
             env=full_env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True,

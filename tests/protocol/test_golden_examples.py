@@ -48,7 +48,7 @@ SLOW_SERVER_COMMAND = [
     f"""
 import asyncio
 import time
-import dsh_sidecar.sessions.projection as projection
+import dsh_sidecar.sessions.projection_queue as projection_queue
 import dsh_sidecar.sessions.store as store
 import dsh_sidecar.sources.session_reference.resolver as resolver
 
@@ -68,7 +68,7 @@ store.Store.inbox = slow(store.Store.inbox)
 resolver.list_candidates = slow(resolver.list_candidates)
 # dsh/context/pending answers from memory once the session's queued touches are projected:
 # what can keep it waiting is that queue.
-projection.ProjectionQueue.drain = slow_wait(projection.ProjectionQueue.drain)
+projection_queue.ProjectionQueue.drain = slow_wait(projection_queue.ProjectionQueue.drain)
 from dsh_sidecar.cli import main
 raise SystemExit(main(["serve"]))
 """,

@@ -94,11 +94,21 @@ EXPLAIN_AGENT_FILE = wt.ExplainAgentFile(
     state="truncated",
     bytes=40000,
     kept_bytes=32768,
+    sent_bytes=32768,
+    when="start",
     reason="cut from 40,000 to 32,768 bytes",
 )
 EXPLAIN_DIFFERENCE = wt.ExplainDifference(path="/p/x", display_path="x", reason="why")
 EXPLAIN_LIMIT = wt.ExplainSizeLimit(setting="project_doc_max_bytes", bytes=32768, cut="root-first")
 EXPLAIN_SOURCE = wt.ExplainSource(url="https://example.com/docs", checked="2026-12-03")
+EXPLAIN_VERIFIED = wt.ExplainVerified(version="0.171.0", package="@openai/codex")
+NOT_READ = wt.NotReadFiles(
+    agent="Gemini CLI",
+    effect="GEMINI.md holds a directory's instructions",
+    paths=["GEMINI.md"],
+    enable='add "GEMINI.md" to instructions.instructionFileCandidates',
+    setting="instructions.instructionFileCandidates",
+)
 EXPLAIN_AGENT = wt.ExplainAgent(
     id="codex",
     name="Codex CLI",
@@ -110,6 +120,7 @@ EXPLAIN_AGENT = wt.ExplainAgent(
     sources=[EXPLAIN_SOURCE],
     undocumented=["a gap"],
     size_limit=EXPLAIN_LIMIT,
+    verified=EXPLAIN_VERIFIED,
 )
 EXPLAIN_SIDECAR = wt.ExplainSidecar(files=[EXPLAIN_SIDECAR_FILE], max_bytes=65536)
 
@@ -156,6 +167,8 @@ FULL: dict[type, Any] = {
     wt.ExplainDifference: EXPLAIN_DIFFERENCE,
     wt.ExplainSizeLimit: EXPLAIN_LIMIT,
     wt.ExplainSource: EXPLAIN_SOURCE,
+    wt.ExplainVerified: EXPLAIN_VERIFIED,
+    wt.NotReadFiles: NOT_READ,
     wt.ExplainAgent: EXPLAIN_AGENT,
     wt.ExplainResult: wt.ExplainResult(
         file="/p/src/parser.py",
@@ -164,7 +177,15 @@ FULL: dict[type, Any] = {
         sidecar=EXPLAIN_SIDECAR,
         agents=[EXPLAIN_AGENT],
     ),
-    wt.SessionHeaderWire: HEADER,
+    wt.SessionHeaderWire: wt.SessionHeaderWire(
+        id="claude:s1",
+        created_at=1796207231012,
+        cwd="/p",
+        title="Fix",
+        agent="claude",
+        agent_session="s1",
+        parent_id="claude:s0",
+    ),
     wt.SessionOpenResult: wt.SessionOpenResult(session=HEADER, resumed=True),
     wt.SessionListResult: wt.SessionListResult(sessions=[HEADER, HEADER]),
     wt.SurfaceResult: wt.SurfaceResult(session=HEADER, captured_through_seq=8, events=[EVENT]),
@@ -184,6 +205,7 @@ FULL: dict[type, Any] = {
         truncated=[wt.TruncatedFile(path="src/AGENTS.md", original_bytes=44, included_bytes=10)],
         baseline_identity='{"projectRoot":""}',
         project_root="/p",
+        not_read=[NOT_READ],
     ),
     wt.SessionScopes: wt.SessionScopes(session_id="demo", active=[CHANGE]),
     wt.ScopesResult: wt.ScopesResult(
@@ -191,6 +213,7 @@ FULL: dict[type, Any] = {
         directory="/p/src",
         files=[SCOPE_FILE],
         sessions=[wt.SessionScopes(session_id="demo", active=[CHANGE])],
+        not_read=[NOT_READ],
     ),
     wt.CandidateWire: CANDIDATE,
     wt.CandidatesResult: wt.CandidatesResult(candidates=[CANDIDATE]),
@@ -231,6 +254,11 @@ MINIMAL: dict[type, Any] = {
         session_id="x", label="x", created_at=0, mention="@[x](dsh-session:Ingi)"
     ),
     wt.ExplainParams: wt.ExplainParams(uri="/p/x.py"),
+    wt.NotReadFiles: wt.NotReadFiles(agent="Claude Code", effect="e", paths=[], enable="do x"),
+    wt.PreviewResult: wt.PreviewResult(
+        text="", files=[], omitted=[], truncated=[], baseline_identity="{}", project_root="/p"
+    ),
+    wt.ScopesResult: wt.ScopesResult(project_root="/p", directory="/p", files=[], sessions=[]),
     wt.ExplainSidecarFile: wt.ExplainSidecarFile(
         path="/p/AGENTS.md", display_path="AGENTS.md", scope=".\u0000AGENTS.md", state="unreadable"
     ),

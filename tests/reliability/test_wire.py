@@ -8,6 +8,7 @@ docs/protocol.md, "Limits on messages".
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 from collections.abc import Iterator
@@ -401,3 +402,52 @@ def test_sigint_and_sigterm_stop_with_one_line(tmp_path: Path) -> None:
         err = server.stderr_text()
         assert "Traceback" not in err
         assert err.endswith(f"dsh-sidecar: stopped by {name}\n"), err
+
+
+def test_a_request_pipelined_behind_initialize_gets_data_code(tmp_path: Path) -> None:
+    """initialize starts the session service in the background; a request sent in the same
+    write, before that is done, is refused with -32002 like any early request: with data.code."""
+    server = Server(server_env(str(tmp_path / "home")), stderr=str(tmp_path / "stderr.log"))
+    try:
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None, "capabilities": {}, "initializationOptions": {"store": {"path": str(tmp_path / "s.sqlite3")}}}}  # fmt: skip
+        ids = range(2, 12)
+        listed = [{"jsonrpc": "2.0", "id": i, "method": "dsh/session/list", "params": {}} for i in ids]  # fmt: skip
+        waiting = {i: server.expect(i) for i in (1, *ids)}
+        server.send_raw(b"".join(frame(json.dumps(m).encode()) for m in (init, *listed)))
+        server.wait(1, waiting[1])
+        refused = []
+        for i in ids:
+            try:
+                server.wait(i, waiting[i])
+            except RpcError as exc:
+                refused.append(exc.error)
+        # Whether any came too early depends on scheduling; every one that did names its code.
+        for error in refused:
+            assert error_body(error) == (-32002, "not-initialized"), error
+        server.notify("initialized", {})
+        healthy(server)
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(
+    "params", [{"id": []}, {"id": {}}, {}, {"id": None}, {"id": [1, 2]}, [], {"id": 1.5}]
+)
+def test_cancel_request_with_bad_params_is_dropped_without_a_traceback(
+    tmp_path: Path, params: Any
+) -> None:
+    server = start(tmp_path)
+    try:
+        # A request in flight when the cancel arrives (both in one write, so the request is
+        # still pending): pygls looks the id up among running requests, and an unhashable id
+        # made that lookup raise.
+        listed = {"jsonrpc": "2.0", "id": 77, "method": "dsh/session/list", "params": {}}
+        cancel = {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": params}
+        waiting = server.expect(77)
+        server.send_raw(frame(json.dumps(listed).encode()) + frame(json.dumps(cancel).encode()))
+        with contextlib.suppress(RpcError):  # answered, or cancelled if the id happened to fit
+            server.wait(77, waiting)
+        healthy(server)
+        assert "unhashable" not in server.stderr_text()
+    finally:
+        server.close()

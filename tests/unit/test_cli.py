@@ -18,7 +18,7 @@ from instrkit import INTRO, run_as_nobody, shared_tmp, write_tree
 
 import dsh_sidecar
 from dsh_sidecar import __version__
-from dsh_sidecar.cli import main
+from dsh_sidecar.cli import MAX_SETTINGS_FILE_BYTES, main
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LOCAL_FS
 from dsh_sidecar.sources.agent_instructions.baseline import load_baseline
@@ -480,6 +480,27 @@ def test_unreadable_settings_files_exit_2(env: Path, capsysbinary: Capture) -> N
     )
 
 
+def test_settings_files_are_read_up_to_a_cap(env: Path, capsysbinary: Capture) -> None:
+    """/dev/zero, or a file far larger than any settings tree, is refused after reading at most
+    the cap plus one byte: one line, exit 2, no memory spent on the rest."""
+    write_tree(env, {"p/": ""})
+    big = env / "big.json"
+    big.write_bytes(b'{"instructions": {"exclude": ["' + b"x" * MAX_SETTINGS_FILE_BYTES + b'"]}}')
+    for path in ("/dev/zero", str(big)):
+        assert run(capsysbinary, "preview", str(env / "p"), "--settings", path) == (
+            2,
+            b"",
+            f"dsh-sidecar: --settings {path}: larger than {MAX_SETTINGS_FILE_BYTES} bytes"
+            " (a settings file is a small JSON object)\n",
+        )
+    # Just under the cap is read (and here refused only for what it says).
+    deep = env / "deep.json"
+    deep.write_bytes(b"[" * 200_000 + b"]" * 200_000)
+    code, out, err = run(capsysbinary, "preview", str(env / "p"), "--settings", str(deep))
+    assert (code, out) == (2, b"")
+    assert err == f"dsh-sidecar: --settings {deep}: invalid JSON: nested too deeply\n"
+
+
 def test_missing_directory_exits_2(env: Path, capsysbinary: Capture) -> None:
     missing = str(env / "nowhere")
     assert run(capsysbinary, "preview", missing) == (
@@ -540,7 +561,7 @@ def test_no_command_prints_help_and_exits_2(capsysbinary: Capture) -> None:
             ["frobnicate"],
             "usage: dsh-sidecar [-h] [--version] COMMAND ...",
             "dsh-sidecar: error: argument COMMAND: invalid choice: 'frobnicate'"
-            " (choose from 'serve', 'preview', 'scopes', 'explain', 'doctor')",
+            " (choose from 'serve', 'preview', 'scopes', 'explain', 'doctor', 'hook', 'hooks', 'sessions')",
         ),
     ],
 )
@@ -589,6 +610,7 @@ def test_doctor_healthy(env: Path, capsysbinary: Capture) -> None:
         "store",
         "schema",
         "tmux",
+        "hooks",
         "status",
     ]
     package = os.path.dirname(os.path.abspath(dsh_sidecar.__file__))
@@ -598,7 +620,7 @@ def test_doctor_healthy(env: Path, capsysbinary: Capture) -> None:
     assert rows["lsprotocol"] == "2025.0.0"
     assert rows["DSH_HOME"] == f"{env / 'home'} (environment DSH_HOME)"
     assert rows["store"] == f"{env / 'home' / 'sessions.sqlite3'} (writable, will be created)"
-    assert rows["schema"] == "2 (the store is created with it on first use)"
+    assert rows["schema"] == "3 (the store is created with it on first use)"
     assert rows["status"] == "ok"
     assert not (env / "home").exists()  # the check created nothing
 

@@ -120,6 +120,9 @@ def test_the_page_has_its_examples(page: str) -> None:
         "dsh-sidecar doctor",
         "dsh-sidecar --version",
         "dsh-sidecar preview --jsn",
+        "dsh-sidecar hooks install --agent gemini",
+        "dsh-sidecar hooks status --agent gemini",
+        "dsh-sidecar hooks uninstall --agent gemini",
     ):
         assert expected in commands
     assert all(e.output or runs_a_server(e) for e in examples)
@@ -151,9 +154,29 @@ def test_every_example_prints_what_the_page_shows(
         actual = shown.splitlines()
         if example.command == "dsh-sidecar doctor":
             expected, actual = machine_rows_checked(expected, actual)
+        expected, actual = hook_commands_checked(expected, actual)
         assert actual == expected, f"$ {example.command}\n{shown}"
         ran += 1
     assert ran >= 12
+
+
+# ``hooks install`` names the dsh-sidecar it writes into the agent's settings: wherever this
+# checkout's is installed. The page's line and the real one must both have this form.
+HOOK_COMMAND_LINE = r"  command: /\S+/dsh-sidecar hook --agent (claude|codex|gemini)"
+
+
+def hook_commands_checked(expected: list[str], actual: list[str]) -> tuple[list[str], list[str]]:
+    """Lines naming the installed command, compared by form (and agent)."""
+    if len(expected) != len(actual):
+        return expected, actual
+    kept_expected, kept_actual = [], []
+    for page_line, real_line in zip(expected, actual, strict=True):
+        page, real = re.fullmatch(HOOK_COMMAND_LINE, page_line), re.fullmatch(HOOK_COMMAND_LINE, real_line)  # fmt: skip
+        if page and real and page.group(1) == real.group(1):
+            continue
+        kept_expected.append(page_line)
+        kept_actual.append(real_line)
+    return kept_expected, kept_actual
 
 
 def machine_rows_checked(expected: list[str], actual: list[str]) -> tuple[list[str], list[str]]:

@@ -85,7 +85,7 @@ def test_a_document_names_what_it_uses(tmp_path: Path) -> None:
     assert [c.enable for c in rule] == ['add "claude" to instructions.ruleSets']
 
 
-def test_doctor_run_in_a_project_lists_them_and_stays_healthy(tmp_path: Path) -> None:
+def test_doctor_run_in_a_project_lists_them_and_is_not_ok(tmp_path: Path) -> None:
     write_tree(tmp_path, TREE)
     env = {k: v for k, v in os.environ.items() if k != "DSH_HOME"}
     env.update(HOME=str(tmp_path / "home"), DSH_HOME=str(tmp_path / "dsh"))
@@ -93,7 +93,8 @@ def test_doctor_run_in_a_project_lists_them_and_stays_healthy(tmp_path: Path) ->
         [sys.executable, "-m", "dsh_sidecar", "doctor"],
         capture_output=True, text=True, env=env, cwd=tmp_path / "p" / "pkg", check=False,
     )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
+    # The repository's own instructions are not all read: never "ok" (exit 1, unhealthy).
+    assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     rows = [line for line in lines if line.startswith("convention ")]
     assert rows[0] == (
@@ -102,7 +103,10 @@ def test_doctor_run_in_a_project_lists_them_and_stays_healthy(tmp_path: Path) ->
         "to read it"
     )
     assert len(rows) == 5
-    assert lines[-1] == "status       ok"
+    assert lines[-1] == (
+        "status       this repository's instructions are not all read (4 conventions off; see "
+        "the convention lines)"
+    )
 
 
 # --- hostile trees ------------------------------------------------------------------------------
@@ -158,3 +162,34 @@ def test_frontmatter_that_never_closes_is_bounded(tmp_path: Path) -> None:
     (entry,) = result.entries
     assert entry.applies is not None and entry.applies.mode == "always"
     assert entry.applies.problems[0].message.startswith("the frontmatter block is never closed")
+
+
+def test_a_repository_of_gemini_md_and_dot_claude_claude_md_gets_no_silent_empty_baseline(
+    tmp_path: Path,
+) -> None:
+    write_tree(
+        tmp_path,
+        {"p/.git/": "", "p/GEMINI.md": "gemini\n", "p/.claude/CLAUDE.md": "claude\n"},
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DSH_HOME"}
+    env.update(HOME=str(tmp_path / "home"), DSH_HOME=str(tmp_path / "dsh"))
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "dsh_sidecar", *args],
+            capture_output=True, text=True, env=env, cwd=tmp_path / "p", check=False,
+        )  # fmt: skip
+
+    preview = run("preview")
+    assert preview.stdout == ""
+    assert (
+        "dsh-sidecar: not read: Gemini CLI's convention GEMINI.md holds a directory's "
+        'instructions (GEMINI.md): add "GEMINI.md" to instructions.instructionFileCandidates '
+        "to read it"
+    ) in preview.stderr.splitlines()
+    assert "link or move it to CLAUDE.md" in preview.stderr
+    scopes = run("scopes", ".")
+    assert "instructions.instructionFileCandidates" in scopes.stderr
+    doctor = run("doctor")
+    assert doctor.returncode == 1
+    assert doctor.stdout.splitlines()[-1].startswith("status       this repository's instructions")

@@ -58,7 +58,7 @@ def test_documented_facts_as_data() -> None:
     assert codex.RULES.size_limit is not None
     assert codex.RULES.size_limit.bytes == 32 * KIB
     assert codex.RULES.size_limit.setting == "project_doc_max_bytes"
-    assert claude_code.RULES.imports is not None and claude_code.RULES.imports.max_depth == 5
+    assert claude_code.RULES.imports is not None and claude_code.RULES.imports.max_depth == 4
     assert claude_code.RULES.user_global[0].directory == "/etc/claude-code"
     assert claude_code.RULES.size_limit is None
     assert gemini_cli.RULES.imports is not None and gemini_cli.RULES.imports.max_depth == 5
@@ -204,6 +204,7 @@ def test_claude_code_loads_claude_files_imports_nested_files_and_rules(tmp_path:
     e = Tree(tmp_path).explain("src/api/handler.py")
     assert states(e, "claude-code") == [
         ("~/.claude/CLAUDE.md", "user-global", "loaded"),
+        ("~/.claude/rules/mine.md", "rule", "loaded"),  # the user's rules before the project
         ("CLAUDE.md", "project", "loaded"),
         ("docs/shared.md", "import", "loaded"),  # right after the file importing it
         (".claude/CLAUDE.md", "project", "loaded"),
@@ -212,21 +213,28 @@ def test_claude_code_loads_claude_files_imports_nested_files_and_rules(tmp_path:
         ("docs/deep1.md", "import", "loaded"),
         ("docs/deep2.md", "import", "loaded"),
         ("docs/deep3.md", "import", "loaded"),
-        ("docs/deep4.md", "import", "loaded"),
-        ("docs/deep5.md", "import", "loaded"),  # the fifth hop; its import of deep1 is a cycle
-        ("docs/deep6.md", "import", "not-read"),  # a sixth hop
-        ("~/.claude/rules/mine.md", "rule", "loaded"),
+        ("docs/deep4.md", "import", "loaded"),  # the fourth hop, the last one 2.1.332 follows
+        ("docs/deep5.md", "import", "not-read"),
         (".claude/rules/always.md", "rule", "loaded"),  # no paths: every file
         (".claude/rules/api.md", "rule", "loaded"),
         (".claude/rules/python.md", "rule", "loaded"),
+        # A CLAUDE.md on the start walk turns AGENTS.md off everywhere (instructionFiles).
+        ("AGENTS.md", "nested", "not-read"),
+        ("src/AGENTS.md", "nested", "not-read"),
+        ("src/api/AGENTS.md", "nested", "not-read"),
     ]
     files = {f.display_path: f for f in e.agent("claude-code").files}
-    assert files["docs/deep6.md"].reason == "imported by docs/deep5.md, beyond 5 import levels"
+    assert files["docs/deep5.md"].reason == "imported by docs/deep4.md, beyond 4 import levels"
     assert files[".claude/rules/api.md"].reason == "paths src/api/** matches src/api/handler.py"
     # @docs/never.md appears only inside code, so it is no import.
     assert "docs/never.md" not in files
-    # Claude Code reads CLAUDE.md, not AGENTS.md.
-    assert not [p for p in files if p.endswith("AGENTS.md")]
+    assert not [p for p, f in files.items() if p.endswith("AGENTS.md") and f.loaded]
+    assert "instructionFiles" in (files["src/AGENTS.md"].reason or "")
+    assert files["CLAUDE.md"].when == "start"
+    assert files["src/CLAUDE.md"].when == "after-read"
+    assert files["docs/deep1.md"].when == "after-read"  # imported by src/CLAUDE.md
+    assert files[".claude/rules/always.md"].when == "start"
+    assert files[".claude/rules/api.md"].when == "after-read"
 
 
 def test_claude_code_rules_whose_paths_miss_the_file_are_unmatched(tmp_path: Path) -> None:
@@ -260,7 +268,7 @@ def test_claude_code_walks_up_past_the_project_root(tmp_path: Path) -> None:
     ]
 
 
-def test_claude_code_below_the_cwd_reads_only_claude_md(tmp_path: Path) -> None:
+def test_claude_code_below_the_cwd_reads_each_claude_name_after_a_read(tmp_path: Path) -> None:
     write_tree(
         tmp_path,
         {
@@ -274,8 +282,8 @@ def test_claude_code_below_the_cwd_reads_only_claude_md(tmp_path: Path) -> None:
     )
     assert by_path(explain(tmp_path, "p/sub/x.py"), "claude-code") == {
         "sub/CLAUDE.md": ("loaded", 4, None),
-        "sub/.claude/CLAUDE.md": ("not-read", 11, None),
-        "sub/CLAUDE.local.md": ("not-read", 10, None),
+        "sub/.claude/CLAUDE.md": ("loaded", 11, None),
+        "sub/CLAUDE.local.md": ("loaded", 10, None),
     }
     # A session in other/ never reaches sub/: not on its way from the working directory.
     away = explain(tmp_path, "p/sub/x.py", cwd="p/other")
@@ -290,6 +298,8 @@ def test_copilot_always_on_files_and_apply_to_rules(tmp_path: Path) -> None:
     e = Tree(tmp_path).explain("src/api/handler.py")
     assert states(e, "copilot-vscode") == [
         ("~/.claude/CLAUDE.md", "user-global", "loaded"),
+        ("~/.copilot/instructions/all.instructions.md", "rule", "loaded"),
+        ("~/.claude/rules/mine.md", "rule", "loaded"),
         (".github/copilot-instructions.md", "project", "loaded"),
         ("AGENTS.md", "project", "loaded"),
         ("CLAUDE.md", "project", "loaded"),
@@ -297,8 +307,6 @@ def test_copilot_always_on_files_and_apply_to_rules(tmp_path: Path) -> None:
         ("CLAUDE.local.md", "project", "loaded"),
         ("src/AGENTS.md", "nested", "not-read"),  # chat.useNestedAgentsMdFiles is off
         ("src/api/AGENTS.md", "nested", "not-read"),
-        ("~/.copilot/instructions/all.instructions.md", "rule", "loaded"),
-        ("~/.claude/rules/mine.md", "rule", "loaded"),
         (".github/instructions/docs.instructions.md", "rule", "unmatched"),
         (".github/instructions/plain.instructions.md", "rule", "manual"),  # no applyTo
         (".github/instructions/python.instructions.md", "rule", "loaded"),
@@ -311,7 +319,7 @@ def test_copilot_always_on_files_and_apply_to_rules(tmp_path: Path) -> None:
     assert e.agent("copilot-vscode").order.startswith("no specific order is guaranteed")
 
 
-def test_copilot_apply_to_is_a_string_and_relative_to_the_workspace_root(tmp_path: Path) -> None:
+def test_copilot_apply_to_is_a_string_matched_as_vs_code_matches_it(tmp_path: Path) -> None:
     write_tree(
         tmp_path,
         {
@@ -329,7 +337,10 @@ def test_copilot_apply_to_is_a_string_and_relative_to_the_workspace_root(tmp_pat
     assert files[".github/instructions/two.instructions.md"].reason == (
         "applyTo src/*.py matches src/x.py"
     )
-    assert files[".github/instructions/root.instructions.md"].state == "unmatched"
+    # VS Code puts **/ in front of a pattern without one: *.py is every Python file.
+    assert files[".github/instructions/root.instructions.md"].reason == (
+        "applyTo *.py matches src/x.py"
+    )
 
 
 # --- Gemini CLI --------------------------------------------------------------------------------
@@ -405,3 +416,87 @@ def test_an_empty_project_loads_nothing(tmp_path: Path, agent: str) -> None:
     e = explain(tmp_path, "p/x.py")
     assert e.agent(agent).files == ()
     assert e.agent(agent).only_agent == e.agent(agent).only_sidecar == ()
+
+
+def test_claude_code_reads_agents_md_when_the_start_walk_has_no_claude_md(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "AGENTS.md": "above the repository\n",
+            "p/.git/": "",
+            "p/CLAUDE.md": "",  # empty: it does not count, and is not sent
+            "p/AGENTS.md": "repository\n",
+            "p/.claude/AGENTS.md": "folder\n",
+            "p/AGENTS.override.md": "never read by Claude Code\n",
+            "p/sub/AGENTS.md": "nested\n",
+            "p/sub/x.py": "",
+        },
+    )
+    files = {f.display_path: f for f in explain(tmp_path, "p/sub/x.py").agent("claude-code").files}
+    loaded = {p: (f.when, f.sent_bytes) for p, f in files.items() if f.loaded}
+    assert loaded == {
+        str(tmp_path / "AGENTS.md"): ("start", 21),
+        "AGENTS.md": ("start", 11),
+        ".claude/AGENTS.md": ("start", 7),
+        "sub/AGENTS.md": ("after-read", 7),
+    }
+    assert files["CLAUDE.md"].state == "empty" and files["CLAUDE.md"].sent_bytes is None
+    assert "AGENTS.override.md" not in files
+
+
+def test_claude_code_rule_frontmatter_is_not_counted_as_sent(tmp_path: Path) -> None:
+    rule = '---\npaths: "**/*.py"\n---\nuse types\n'
+    write_tree(
+        tmp_path,
+        {"p/.git/": "", "p/CLAUDE.md": "x\n", "p/.claude/rules/py.md": rule, "p/a.py": ""},
+    )
+    files = {f.display_path: f for f in explain(tmp_path, "p/a.py").agent("claude-code").files}
+    assert files[".claude/rules/py.md"].bytes == len(rule)
+    assert files[".claude/rules/py.md"].sent_bytes == len("use types\n")
+    assert files[".claude/rules/py.md"].when == "after-read"
+
+
+def test_claude_code_does_not_load_imports_from_outside_its_working_directory(
+    tmp_path: Path,
+) -> None:
+    write_tree(
+        tmp_path,
+        {"p/.git/": "", "p/CLAUDE.md": "@shared.md\n", "p/shared.md": "s\n", "p/a/x.py": ""},
+    )
+    at_root = by_path(explain(tmp_path, "p/a/x.py"), "claude-code")
+    assert at_root["shared.md"][0] == "loaded"
+    below = explain(tmp_path, "p/a/x.py", cwd="p/a")
+    files = {f.display_path: f for f in below.agent("claude-code").files}
+    assert files["shared.md"].state == "not-read"
+    assert "outside the working directory" in (files["shared.md"].reason or "")
+
+
+def test_gemini_cli_does_not_send_empty_files(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {"p/.git/": "", "p/GEMINI.md": "\n", "p/sub/GEMINI.md": "g\n", "p/sub/x.py": ""},
+    )
+    assert by_path(explain(tmp_path, "p/sub/x.py"), "gemini-cli") == {
+        "GEMINI.md": ("empty", 1, None),
+        "sub/GEMINI.md": ("loaded", 2, None),
+    }
+
+
+def test_sizes_count_each_byte_once_as_each_agent_sends_it(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "p/.git/": "",
+            "p/GEMINI.md": "top\n@imp.md\nafter\n",
+            "p/CLAUDE.md": "top\n@imp.md\nafter\n",
+            "p/imp.md": "imported\n",
+            "p/x.py": "",
+        },
+    )
+    e = explain(tmp_path, "p/x.py")
+    gemini = {f.display_path: f.sent_bytes for f in e.agent("gemini-cli").files}
+    claude = {f.display_path: f.sent_bytes for f in e.agent("claude-code").files}
+    # Gemini CLI puts the imported text in place of "@imp.md"; Claude Code sends the file as
+    # written and the import as a file of its own.
+    assert gemini == {"GEMINI.md": len("top\n\nafter\n"), "imp.md": len("imported\n")}
+    assert claude == {"CLAUDE.md": len("top\n@imp.md\nafter\n"), "imp.md": len("imported\n")}

@@ -60,7 +60,11 @@ def test_text_for_a_session_at_the_project_root(demo: Path, capsysbinary: Captur
         "model, as paths it may open, with the experimental chat.useNestedAgentsMdFiles setting "
         "(off by default)"
     )
-    claude_reads = "(it reads CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md)"
+    claude_off = (
+        "Claude Code reads AGENTS.md only when its start walk finds no non-empty CLAUDE.md / "
+        ".claude/CLAUDE.md / CLAUDE.local.md; CLAUDE.md is there (instructionFiles setting at its "
+        "default 'claude-md-or-agents-md')"
+    )
     expected = [
         f"file          {p}/web/app.ts",
         f"project root  {p}",
@@ -73,10 +77,10 @@ def test_text_for_a_session_at_the_project_root(demo: Path, capsysbinary: Captur
         "whitespace)",
         "  touch    included         28  web/AGENTS.md",
         "",
-        f"Codex CLI  (working directory {p}; project_doc_max_bytes 32,768 bytes, filled root "
-        "first)",
-        "  loaded           35  AGENTS.md  loaded when a session starts",
-        "  not-read         28  web/AGENTS.md  Codex reads from the project root down to its "
+        f"Codex CLI  (checked against @openai/codex 0.171.0; working directory {p}; "
+        "project_doc_max_bytes 32,768 bytes, filled root first)",
+        "  start      loaded           35  AGENTS.md  loaded when a session starts",
+        "  -          not-read          -  web/AGENTS.md  Codex reads from the project root down to its "
         "working directory, never below it",
         "  only dsh-sidecar:",
         "    $DSH_HOME/AGENTS.md  Codex CLI does not read this sidecar's user-global file (its "
@@ -85,21 +89,24 @@ def test_text_for_a_session_at_the_project_root(demo: Path, capsysbinary: Captur
         "never below it",
         *documentation("codex"),
         "",
-        f"Claude Code  (working directory {p})",
-        "  loaded           34  CLAUDE.md  loaded when a session starts",
+        f"Claude Code  (checked against @anthropic-ai/claude-code 2.1.332; working directory {p})",
+        "  start      loaded           34  CLAUDE.md  loaded when a session starts",
+        f"  -          not-read          -  AGENTS.md  {claude_off}",
+        f"  -          not-read          -  web/AGENTS.md  {claude_off}",
         "  only Claude Code:",
         "    CLAUDE.md  duplicate: same content as AGENTS.md (after trimming whitespace)",
         "  only dsh-sidecar:",
         "    $DSH_HOME/AGENTS.md  Claude Code does not read this sidecar's user-global file (its "
         "own: /etc/claude-code/CLAUDE.md, ~/.claude/CLAUDE.md)",
-        f"    AGENTS.md  Claude Code does not read AGENTS.md {claude_reads}",
-        f"    web/AGENTS.md  Claude Code does not read AGENTS.md {claude_reads}",
+        f"    AGENTS.md  {claude_off}",
+        f"    web/AGENTS.md  {claude_off}",
         *documentation("claude-code"),
         "",
-        f"GitHub Copilot (VS Code)  (working directory {p})",
-        "  loaded           35  AGENTS.md  always on for the workspace",
-        "  loaded           34  CLAUDE.md  always on for the workspace",
-        f"  not-read         28  web/AGENTS.md  {nested_why}",
+        f"GitHub Copilot (VS Code)  (documented rules, not run against the agent; working "
+        f"directory {p})",
+        "  start      loaded           35  AGENTS.md  always on for the workspace",
+        "  start      loaded           34  CLAUDE.md  always on for the workspace",
+        f"  -          not-read          -  web/AGENTS.md  {nested_why}",
         "  only GitHub Copilot (VS Code):",
         "    CLAUDE.md  duplicate: same content as AGENTS.md (after trimming whitespace)",
         "  only dsh-sidecar:",
@@ -108,7 +115,7 @@ def test_text_for_a_session_at_the_project_root(demo: Path, capsysbinary: Captur
         f"    web/AGENTS.md  {nested_why}",
         *documentation("copilot-vscode"),
         "",
-        f"Gemini CLI  (working directory {p})",
+        f"Gemini CLI  (checked against @google/gemini-cli 0.61.0; working directory {p})",
         "  no instruction files",
         "  only dsh-sidecar:",
         "    $DSH_HOME/AGENTS.md  Gemini CLI does not read this sidecar's user-global file (its "
@@ -117,9 +124,10 @@ def test_text_for_a_session_at_the_project_root(demo: Path, capsysbinary: Captur
         "    web/AGENTS.md  Gemini CLI does not read AGENTS.md (it reads GEMINI.md)",
         *documentation("gemini-cli"),
         "",
-        f"Cursor  (working directory {p})",
-        "  loaded           35  AGENTS.md  always on for the workspace",
-        "  loaded           28  web/AGENTS.md  loaded once Cursor works on a file below web/",
+        f"Cursor  (documented rules, not run against the agent; working directory {p})",
+        "  start      loaded           35  AGENTS.md  always on for the workspace",
+        "  after-read loaded           28  web/AGENTS.md  loaded once Cursor works on a file "
+        "below web/",
         "  only dsh-sidecar:",
         "    $DSH_HOME/AGENTS.md  Cursor does not read this sidecar's user-global file (it has "
         "no user-global file)",

@@ -34,3 +34,14 @@ def test_convention_settings_are_marked_while_missing(name: str) -> None:
     assert chunks, name
     for chunk in chunks:
         assert (COMING in " ".join(chunk.split())) is not known, chunk
+
+
+def test_migrating_names_the_release_each_checked_model_was_verified_against() -> None:
+    from dsh_sidecar.agents import AGENTS
+
+    checked = [a for a in AGENTS if a.verified is not None]
+    assert {a.id for a in checked} == {"claude-code", "codex", "gemini-cli"}
+    text = " ".join(MIGRATING.split())
+    for agent in checked:
+        assert agent.verified is not None
+        assert f"{agent.name} {agent.verified.version}" in text, agent.name

@@ -261,7 +261,11 @@ def test_rule_folders_are_listed_up_to_a_bound(tmp_path: Path) -> None:
     rules = [
         f for f in tree.explain("src/api/handler.py").agent("cursor").files if f.kind == "rule"
     ]
-    assert len(rules) <= 502  # 500 from the root folder, the nested folder's one
+    assert len(rules) <= 503  # 500 from the root folder, the nested folder's one, the note
+    # The cut is said, never silent: the folder itself is listed as not read.
+    cut = [f for f in rules if f.display_path == ".cursor/rules"]
+    assert len(cut) == 1 and cut[0].state == "not-read"
+    assert "more than 500 rule files" in (cut[0].reason or "")
 
 
 def test_a_huge_file_counts_by_its_size_without_being_read_whole(tmp_path: Path) -> None:

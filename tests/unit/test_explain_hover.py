@@ -22,10 +22,11 @@ def test_hover_section_for_every_convention(tmp_path: Path) -> None:
             "- **dsh-sidecar**: `$DSH_HOME/AGENTS.md`, `AGENTS.md`, `CLAUDE.md` and 5 more",
             "- **Codex CLI**: `~/.codex/AGENTS.md`, `AGENTS.override.md`; misses "
             "`$DSH_HOME/AGENTS.md`, `AGENTS.md`, `CLAUDE.md` and 5 more",
-            "- **Claude Code**: `~/.claude/CLAUDE.md`, `CLAUDE.md`, `docs/shared.md` and 12 more; "
-            "misses `$DSH_HOME/AGENTS.md`, `AGENTS.md`, `AGENTS.local.md` and 2 more",
+            "- **Claude Code**: `~/.claude/CLAUDE.md`, `~/.claude/rules/mine.md`, `CLAUDE.md` and "
+            "11 more; misses `$DSH_HOME/AGENTS.md`, `AGENTS.md`, `AGENTS.local.md` and 2 more",
             "- **GitHub Copilot (VS Code)**: `~/.claude/CLAUDE.md`, "
-            "`.github/copilot-instructions.md`, `AGENTS.md` and 9 more; misses "
+            "`~/.copilot/instructions/all.instructions.md`, `~/.claude/rules/mine.md` and 9 more; "
+            "misses "
             "`$DSH_HOME/AGENTS.md`, `AGENTS.local.md`, `src/AGENTS.md` and 2 more",
             "- **Gemini CLI**: `~/.gemini/GEMINI.md`, `GEMINI.md`, `src/GEMINI.md`; misses "
             "`$DSH_HOME/AGENTS.md`, `AGENTS.md`, `CLAUDE.md` and 5 more",

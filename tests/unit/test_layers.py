@@ -21,7 +21,10 @@ ALLOWED = {
     # The wire types and the one mapping from domain objects to them (for the LSP and the CLI).
     "protocol": BOTTOM | {"sources", "protocol"},
     "lsp": BOTTOM | {"sources", "invariants", "sessions", "agents", "explain", "protocol", "lsp"},
-    "cli": BOTTOM | {"sources", "sessions", "agents", "explain", "protocol", "lsp", "cli"},
+    # Agent hooks drive sessions/ as the LSP handlers do, beside lsp/ and without it.
+    "hooks": BOTTOM | {"sources", "sessions", "agents", "explain", "hooks"},
+    "cli": BOTTOM
+    | {"sources", "sessions", "agents", "explain", "protocol", "lsp", "hooks", "cli", "launch"},
 }
 # Wire libraries and the layers that may use them (protocol/ may describe types with lsprotocol).
 WIRE_LIBRARIES = {
@@ -33,7 +36,7 @@ WIRE_LIBRARIES = {
 
 def layer_of(path: Path, package: Path) -> str:
     top = path.relative_to(package).parts[0].removesuffix(".py")
-    if top == "__main__":
+    if top in ("__main__", "launch"):
         return "cli"
     return "bottom" if top in BOTTOM else top
 
@@ -127,3 +130,35 @@ def test_the_checker_reports_an_upward_import(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(source)
     assert violations(path, tmp_path) == [expected]
+
+
+def test_the_hook_path_loads_neither_the_server_nor_the_wire_libraries(tmp_path: Path) -> None:
+    """One hook event in a fresh interpreter, through the console script's entry: what it
+    imported is checked after it answered (docs/architecture.md, "The agent hook path")."""
+    import json
+    import subprocess
+    import sys
+
+    project = tmp_path / "p"
+    (project / ".git").mkdir(parents=True)
+    (project / "AGENTS.md").write_text("rule\n")
+    (project / "CLAUDE.md").write_text("claude rule\n")  # so Claude Code leaves AGENTS.md to us
+    event = {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(project)}
+    script = (
+        "import io, sys\n"
+        "from dsh_sidecar.launch import main\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))\n"
+        "main(['hook', '--agent', 'claude'])\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in"
+        " ('pygls', 'lsprotocol', 'cattrs') or m.startswith(('dsh_sidecar.lsp',"
+        " 'dsh_sidecar.protocol', 'dsh_sidecar.cli')))\n"
+        "print('LOADED', loaded)\n"
+    )
+    env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(event)],
+        capture_output=True, text=True, env=env, check=True,
+    )  # fmt: skip
+    answer, loaded = done.stdout.rsplit("LOADED ", 1)
+    assert json.loads(answer)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert loaded.strip() == "[]"

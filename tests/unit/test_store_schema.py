@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sessionkit import Kit, Prompt, changes, check_store_consistent, replace_text
-from tests.fixtures import schema_1_rows, schema_1_store
+from tests.fixtures import schema_1_rows, schema_1_store, schema_2_store
 from tests.property_budget import examples
 
 from dsh_sidecar import cli
@@ -93,8 +93,9 @@ def test_new_store_is_created_at_the_current_schema(tmp_path: Path) -> None:
     store = Store(str(path), durable=False)
     assert store.migrated_from is None
     store.close()
-    assert meta_schema(path) == str(SCHEMA_VERSION) == "2"
+    assert meta_schema(path) == str(SCHEMA_VERSION) == "3"
     assert columns(path, "events")[-1] == "turn"
+    assert columns(path, "sessions")[-3:] == ["agent", "agent_session", "parent_id"]
     reopened = Store(str(path), durable=False)
     assert reopened.migrated_from is None
     reopened.close()
@@ -106,7 +107,7 @@ def test_migration_preserves_every_event_surface_and_inbox(tmp_path: Path) -> No
     store = Store(str(path), durable=False)
     assert store.migrated_from == 1
     assert schema_1_rows(path) == before
-    assert meta_schema(path) == "2"
+    assert meta_schema(path) == "3"
     for header in store.list_sessions():
         log = store.events(header.id)
         assert store.surface_seqs(header.id) == fold_surface(log)
@@ -166,6 +167,42 @@ async def test_a_migrated_session_resumes_and_claims_its_pending_context(tmp_pat
     await kit.close()
 
 
+def test_a_schema_2_store_gains_the_agent_columns_and_hook_events(tmp_path: Path) -> None:
+    path = schema_2_store(tmp_path / "two.sqlite3")
+    assert meta_schema(path) == "2"
+    before = schema_1_rows(path)
+    store = Store(str(path), durable=False)
+    assert store.migrated_from == 2
+    assert meta_schema(path) == "3"
+    assert schema_1_rows(path) == before
+    headers = store.list_sessions()
+    assert {h.id for h in headers} == {"session-a", "session-b"}
+    assert all((h.agent, h.agent_session, h.parent_id) == (None, None, None) for h in headers)
+    assert not store.hook_event_seen("session-a", "tool-1")
+    assert store.record_hook_event("session-a", "tool-1", None)
+    assert not store.record_hook_event("session-a", "tool-1", 7)
+    assert store.hook_event_seen("session-a", "tool-1")
+    store.close()
+
+
+def test_an_agent_session_is_created_once_and_resumed(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "s.sqlite3"), durable=False)
+    header = SessionHeader("claude:abc", 5, "/w", agent="claude", agent_session="abc")
+    assert store.open_or_create(header) == (header, False)
+    other = SessionHeader("claude:abc", 9, "/elsewhere", agent="claude", agent_session="abc")
+    assert store.open_or_create(other) == (header, True)
+    child = SessionHeader(
+        "claude:abc:sub-1", 6, "/w", agent="claude", agent_session="abc", parent_id="claude:abc"
+    )
+    assert store.open_or_create(child) == (child, False)
+    assert store.get_session("claude:abc:sub-1") == child
+    assert child.to_json() == {
+        "id": "claude:abc:sub-1", "createdAt": 6, "cwd": "/w", "agent": "claude",
+        "agentSession": "abc", "parentId": "claude:abc",
+    }  # fmt: skip
+    store.close()
+
+
 def test_a_failing_migration_leaves_the_old_store_as_it_was(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -186,17 +223,17 @@ def test_newer_store_is_refused_naming_the_file_and_both_versions(tmp_path: Path
     path = tmp_path / "s.sqlite3"
     Store(str(path), durable=False).close()
     db = sqlite3.connect(path)
-    db.execute("UPDATE meta SET value = '3' WHERE key = 'schema'")
+    db.execute("UPDATE meta SET value = '4' WHERE key = 'schema'")
     db.commit()
     db.close()
     before = digest(path)
     with pytest.raises(StoreSchemaError) as caught:
         Store(str(path), durable=False)
     assert str(caught.value) == (
-        f"{path} has session store schema version 3, newer than this dsh-sidecar supports (2):"
+        f"{path} has session store schema version 4, newer than this dsh-sidecar supports (3):"
         " upgrade dsh-sidecar, or point store.path at another file"
     )
-    assert (digest(path), meta_schema(path)) == (before, "3")
+    assert (digest(path), meta_schema(path)) == (before, "4")
 
 
 @pytest.mark.parametrize(
@@ -341,7 +378,7 @@ def test_doctor_reports_an_old_store_as_healthy_and_leaves_it_old(
     before = digest(path)
     code, rows = doctor(tmp_path, path, capsys)
     assert (code, rows["schema"], rows["status"]) == (
-        0, "1, migrated to 2 when the sidecar next opens it", "ok"
+        0, "1, migrated to 3 when the sidecar next opens it", "ok"
     )  # fmt: skip
     assert (digest(path), meta_schema(path)) == (before, "1")
 
@@ -357,7 +394,7 @@ def test_doctor_reports_a_newer_store_as_a_problem(
     db.close()
     code, rows = doctor(tmp_path, path, capsys)
     refusal = (
-        f"{path} has session store schema version 7, newer than this dsh-sidecar supports (2):"
+        f"{path} has session store schema version 7, newer than this dsh-sidecar supports (3):"
         " upgrade dsh-sidecar, or point store.path at another file"
     )
     assert (code, rows["schema"], rows["status"]) == (1, refusal, refusal)
@@ -368,7 +405,7 @@ def test_doctor_reports_a_current_store_and_a_foreign_file(
 ) -> None:
     current = tmp_path / "s.sqlite3"
     Store(str(current), durable=False).close()
-    assert doctor(tmp_path, current, capsys)[1]["schema"] == "2 (current)"
+    assert doctor(tmp_path, current, capsys)[1]["schema"] == "3 (current)"
     foreign = tmp_path / "notes.db"
     db = sqlite3.connect(foreign)
     db.execute("CREATE TABLE notes (body TEXT)")

@@ -84,6 +84,10 @@ export interface SessionHeader {
   createdAt: number;
   cwd: string;
   title?: string;
+  /** A session an agent's hooks drive: "claude", "codex" or "gemini". */
+  agent?: string;
+  agentSession?: string;
+  parentId?: string;
 }
 
 export type ScopeFileState =
@@ -268,6 +272,14 @@ export interface PreviewResult {
   truncated: { path: string; originalBytes: number; includedBytes: number }[];
   baselineIdentity: string;
   projectRoot: string;
+  notRead?: NotReadFiles[];
+}
+export interface NotReadFiles {
+  agent: string;
+  effect: string;
+  paths: string[];
+  enable: string;
+  setting?: string;
 }
 
 export interface ScopesParams {
@@ -278,6 +290,7 @@ export interface ScopesResult {
   directory: string;
   files: ScopeFile[];
   sessions: { sessionId: string; active: Change[] }[];
+  notRead?: NotReadFiles[];
 }
 
 export interface ContextDidChangeParams {
@@ -318,6 +331,8 @@ export interface ExplainAgentFile {
   state: string;
   bytes?: number;
   keptBytes?: number;
+  sentBytes?: number;
+  when?: 'start' | 'after-read';
   reason?: string;
 }
 export interface ExplainDifference {
@@ -336,6 +351,7 @@ export interface ExplainAgent {
   sources: { url: string; checked: string }[];
   undocumented: string[];
   sizeLimit?: { setting: string; bytes: number; cut: 'root-first' };
+  verified?: { version: string; package: string };
 }
 export interface ExplainResult {
   file: string;

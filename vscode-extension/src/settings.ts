@@ -8,6 +8,30 @@
 /** The subset of vscode.WorkspaceConfiguration this module needs (keeps it testable). */
 export interface ConfigReader {
   get<T>(key: string): T | undefined;
+  inspect<T>(key: string): { defaultValue?: T; globalValue?: T } | undefined;
+}
+
+/**
+ * Settings that widen what the sidecar reads or where it writes (docs/configuration.md, "Settings a
+ * repository cannot set"). They are `machine`-scoped in package.json, and read here from the user's
+ * own settings only (`inspect().globalValue`, else the default), never from `.vscode/settings.json`
+ * or a workspace file, in trusted and Restricted Mode alike: a cloned repository must not be able to
+ * point `allowedSymlinkTargets` at `~` beside `AGENTS.md -> ~/.ssh/id_rsa`.
+ */
+export const USER_ONLY_SERVER_SETTINGS: ReadonlySet<string> = new Set([
+  'instructions.dshHome',
+  'instructions.projectRootMarkers',
+  'instructions.instructionFileCandidates',
+  'instructions.localInstructionFileCandidates',
+  'instructions.allowedSymlinkTargets',
+  'instructions.imports',
+  'instructions.userGlobalFiles',
+  'store.path',
+]);
+
+function userValue(config: ConfigReader, key: string): unknown {
+  const seen = config.inspect<unknown>(key);
+  return seen === undefined ? undefined : (seen.globalValue ?? seen.defaultValue);
 }
 
 /** Section → keys of docs/configuration.md, in its order. */
@@ -46,7 +70,8 @@ export function readServerSettings(config: ConfigReader): ServerSettings {
   for (const [section, keys] of Object.entries(SERVER_SETTING_KEYS)) {
     const out: Record<string, unknown> = {};
     for (const key of keys) {
-      const value = config.get<unknown>(`${section}.${key}`);
+      const name = `${section}.${key}`;
+      const value = USER_ONLY_SERVER_SETTINGS.has(name) ? userValue(config, name) : config.get<unknown>(name);
       // `undefined` only happens for keys the manifest does not contribute (e.g. in tests);
       // leaving them out lets the server keep its own default.
       if (value !== undefined) out[key] = value;

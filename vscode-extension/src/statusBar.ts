@@ -4,6 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { type ActiveScopes, type ActiveScopesState, applyingFiles } from './inspector/activeScopes';
+import type { ScopesResult } from './protocol';
 import type { StartupProblems } from './startupProblem';
 
 export class InstructionStatus implements vscode.Disposable {
@@ -46,9 +47,10 @@ export class InstructionStatus implements vscode.Disposable {
       this.item.accessibilityInformation = { label: 'DSH instruction files: unknown' };
     } else {
       const count = applyingFiles(state.result);
-      this.item.text = `$(book) ${count}`;
-      this.item.tooltip = `${appliesText(count)} to ${name}. Click to open the DSH context inspector.`;
-      this.item.accessibilityInformation = { label: `${appliesText(count)} to ${name}` };
+      const unread = notReadText(state.result);
+      this.item.text = unread === undefined ? `$(book) ${count}` : `$(book) ${count} $(warning)`;
+      this.item.tooltip = `${appliesText(count)} to ${name}.${unread === undefined ? '' : ` ${unread}`} Click to open the DSH context inspector.`;
+      this.item.accessibilityInformation = { label: `${appliesText(count)} to ${name}${unread === undefined ? '' : `; ${unread}`}` };
     }
     this.item.show();
   }
@@ -69,4 +71,12 @@ export function statusText(count: number): string {
 export function appliesText(count: number): string {
   const subject = statusText(count);
   return `${subject.charAt(0).toUpperCase()}${subject.slice(1)} ${count === 1 || count === 0 ? 'applies' : 'apply'}`;
+}
+
+/** The repository's instruction files that the settings do not read, with what would read them:
+ *  never a silent count over instructions written for other agents. */
+export function notReadText(result: ScopesResult): string | undefined {
+  const found = result.notRead ?? [];
+  if (found.length === 0) return undefined;
+  return `Not read: ${found.map((n) => `${n.paths.join(', ')} (${n.agent}; ${n.enable})`).join('; ')}.`;
 }

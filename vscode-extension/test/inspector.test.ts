@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { applyingFiles } from '../src/inspector/activeScopes';
-import { buildInspectorState, scopeDirectory, visibleInstructions } from '../src/inspector/model';
-import type { DshEvent, Message, ScopesResult } from '../src/protocol';
+import { agentSessionsIn, buildInspectorState, MAX_AGENT_SESSIONS, scopeDirectory, visibleInstructions } from '../src/inspector/model';
+import type { DshEvent, Message, ScopesResult, SessionHeader } from '../src/protocol';
 import { scopeItems } from '../src/inspector/scopesPick';
-import { appliesText, statusText } from '../src/statusBar';
+import { appliesText, notReadText, statusText } from '../src/statusBar';
 
 const instr = (id: string, text: string, baseline: boolean, path: string): Message => ({
   id,
@@ -27,6 +27,33 @@ const scopes: ScopesResult = {
     { sessionId: 'other', active: [{ action: 'set', scope: 'pkg\u0000AGENTS.md', path: 'pkg/AGENTS.md' }] },
   ],
 };
+
+describe("inspector: agents' sessions", () => {
+  const header = (id: string, cwd: string, agent?: string): SessionHeader => ({ id, createdAt: 1, cwd, ...(agent ? { agent } : {}) });
+
+  it('keeps the sessions agents drive in the open folders, newest first', () => {
+    const listed = [
+      header('codex:a', '/ws/pkg', 'codex'),
+      header('panel', '/ws'),
+      header('claude:b', '/ws', 'claude'),
+      header('gemini:c', '/wsx', 'gemini'),
+      header('claude:d', '/other', 'claude'),
+    ];
+    expect(agentSessionsIn(listed, ['/ws']).map((s) => s.id)).toEqual(['codex:a', 'claude:b']);
+    expect(agentSessionsIn(listed, ['/ws/', '/other']).map((s) => s.id)).toEqual(['codex:a', 'claude:b', 'claude:d']);
+    const many = Array.from({ length: 30 }, (_, i) => header(`codex:${i}`, '/ws', 'codex'));
+    expect(agentSessionsIn(many, ['/ws'])).toHaveLength(MAX_AGENT_SESSIONS);
+  });
+
+  it('shows each with what its next hook event delivers', () => {
+    const pending = instr('m', 'nested rules', false, 'pkg/AGENTS.md');
+    const state = buildInspectorState({ now: 0, agents: [{ header: header('codex:a', '/ws', 'codex'), pending: [pending] }] });
+    expect(state.agents).toEqual([
+      { id: 'codex:a', agent: 'codex', cwd: '/ws', createdAt: 1, pending: [expect.objectContaining({ text: 'nested rules' })] },
+    ]);
+    expect(buildInspectorState({ now: 0, agents: [] }).agents).toBeUndefined();
+  });
+});
 
 describe('inspector model', () => {
   it('shows instructions from the latest baseline on', () => {
@@ -80,6 +107,23 @@ describe('status bar count', () => {
     expect(applyingFiles(scopes)).toBe(2);
     expect(statusText(1)).toBe('1 instruction file');
     expect(statusText(2)).toBe('2 instruction files');
+  });
+
+  it('names the unread instruction files and what would read them', () => {
+    expect(notReadText(scopes)).toBeUndefined();
+    const unread: ScopesResult = {
+      ...scopes,
+      notRead: [
+        {
+          agent: 'Gemini CLI',
+          effect: "GEMINI.md holds a directory's instructions",
+          paths: ['GEMINI.md'],
+          enable: 'add "GEMINI.md" to instructions.instructionFileCandidates',
+          setting: 'instructions.instructionFileCandidates',
+        },
+      ],
+    };
+    expect(notReadText(unread)).toBe('Not read: GEMINI.md (Gemini CLI; add "GEMINI.md" to instructions.instructionFileCandidates).');
   });
 
   it('agrees in number: one file applies, several apply', () => {

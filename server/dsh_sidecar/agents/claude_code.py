@@ -1,10 +1,23 @@
-"""Anthropic Claude Code: CLAUDE.md files from the working directory up to the filesystem root,
-subdirectory CLAUDE.md files once Claude reads a file below them, .claude/rules with ``paths``
-globs, and ``@path`` imports up to five hops."""
+"""Anthropic Claude Code, as release 2.1.332 behaves (tests/conformance runs it): CLAUDE.md files
+from the outermost directory down to the working directory, or AGENTS.md when there is none;
+the same names below the working directory once Claude reads a file there; .claude/rules of those
+directories with ``paths`` globs; ``@path`` imports four hops deep."""
 
 from __future__ import annotations
 
-from .rules import AgentRules, Imports, Nested, RuleSet, Source, UserGlobal, Walk
+from .rules import (
+    AgentRules,
+    Fallback,
+    Imports,
+    Nested,
+    RuleSet,
+    Source,
+    UserGlobal,
+    Verified,
+    Walk,
+)
+
+CLAUDE_NAMES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
 
 RULES = AgentRules(
     id="claude-code",
@@ -15,19 +28,31 @@ RULES = AgentRules(
         UserGlobal("/etc/claude-code", ("CLAUDE.md",)),
         UserGlobal("~/.claude", ("CLAUDE.md",)),
     ),
-    walk=Walk("cwd-to-filesystem-root", ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")),
-    nested=Nested(("CLAUDE.md",), "working-on-file", start="cwd"),
+    walk=Walk("cwd-to-filesystem-root", CLAUDE_NAMES),
+    nested=Nested(CLAUDE_NAMES, "working-on-file", start="cwd"),
     rule_sets=(
         RuleSet("home", ".claude/rules", "**/*.md", "paths", "always"),
-        RuleSet("cwd", ".claude/rules", "**/*.md", "paths", "always"),
+        RuleSet(
+            "walk-and-nested", ".claude/rules", "**/*.md", "paths", "always", glob_base="owner"
+        ),
     ),
-    imports=Imports("@path", max_depth=5, skips_code=True),
+    imports=Imports("@path", max_depth=4, skips_code=True, outside_cwd="asks"),
     size_limit=None,
-    skips_empty_files=False,
+    skips_empty_files=True,
+    frontmatter="stripped",
+    fallback=Fallback(
+        ("AGENTS.md", ".claude/AGENTS.md"),
+        unless=CLAUDE_NAMES,
+        setting="instructionFiles",
+        default="claude-md-or-agents-md",
+    ),
+    verified=Verified("2.1.332", "@anthropic-ai/claude-code"),
     order=(
-        "the managed policy file, the user's ~/.claude/CLAUDE.md and rules, then each directory "
-        "from the outermost down to the working directory, then a subdirectory's CLAUDE.md once "
-        "Claude reads a file below it; files are concatenated, none replaces another"
+        "the managed policy file, ~/.claude/CLAUDE.md, ~/.claude/rules, then each directory from "
+        "the outermost down to the working directory (CLAUDE.md, .claude/CLAUDE.md, "
+        "CLAUDE.local.md, or AGENTS.md and .claude/AGENTS.md when none of those is found) with "
+        "its .claude/rules; after Claude reads a file below the working directory, the same "
+        "names and rules of each directory on the way, once; none replaces another"
     ),
     sources=(
         Source(
@@ -65,19 +90,20 @@ RULES = AgentRules(
         ),
     ),
     undocumented=(
-        "the English page (code.claude.com/docs/en/memory) was read through the official "
-        "translations and the verbatim quotations listed",
-        "the order of CLAUDE.md, .claude/CLAUDE.md and .claude/rules inside one directory is not "
-        "stated beyond CLAUDE.local.md coming after CLAUDE.md; listed in that order",
-        "which directory paths globs are relative to is not stated; matched against the file's "
-        "path relative to the working directory",
-        "whether .claude/rules folders of parent directories load is not stated; only the working "
-        "directory's and ~/.claude/rules are simulated",
-        "for subdirectories below the working directory the pages name CLAUDE.md only; "
-        ".claude/CLAUDE.md and CLAUDE.local.md there are not simulated as loaded",
-        "a built-in plugin can add AGENTS.md files, but its default differs between published "
-        "versions of its README, so AGENTS.md is simulated as not read",
-        "whether an import from outside the project needs the user's approval is not simulated; "
-        "every import found within 5 hops is listed as loaded",
+        "observed on 2.1.332 and not in the pages listed: AGENTS.md and .claude/AGENTS.md load "
+        "like CLAUDE.md (above the git root too, with their imports) when the start walk finds no "
+        "non-empty CLAUDE.md, .claude/CLAUDE.md or CLAUDE.local.md, and nested ones then load "
+        "after a read; the agent's instructionFiles setting decides this and only its default "
+        "(claude-md-or-agents-md) is simulated; AGENTS.override.md is never read",
+        "observed: imports are followed four hops from the instruction file (the documented "
+        "'5' counts the file itself); an import from outside the working directory needs the "
+        "user's approval and is simulated as not loaded (headless sessions do not load it)",
+        "observed: .claude/rules of every directory of the start walk load, and those of each "
+        "directory below the working directory after a read there; paths globs are matched "
+        "against the file's path relative to the directory holding that .claude folder",
+        "observed: empty files are not sent at all; rule frontmatter is stripped",
+        "the managed policy file /etc/claude-code/CLAUDE.md is documented, not observed",
+        "which directory ~/.claude/rules paths globs are relative to is not observed; matched "
+        "against the path relative to the working directory",
     ),
 )

@@ -3,7 +3,7 @@ directory, under a combined 32 KiB limit filled root first."""
 
 from __future__ import annotations
 
-from .rules import AgentRules, Nested, SizeLimit, Source, UserGlobal, Walk
+from .rules import AgentRules, Nested, SizeLimit, Source, UserGlobal, Verified, Walk
 
 NAMES = ("AGENTS.override.md", "AGENTS.md")
 
@@ -23,6 +23,7 @@ RULES = AgentRules(
     imports=None,
     size_limit=SizeLimit("project_doc_max_bytes", 32 * 1024, "project", "root-first"),
     skips_empty_files=True,
+    verified=Verified("0.171.0", "@openai/codex"),
     order=(
         "the user-global file, then one file per directory from the project root down to the "
         "working directory; files nearer the working directory come later and take precedence"

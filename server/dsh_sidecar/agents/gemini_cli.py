@@ -4,7 +4,7 @@ directory and its parents, and just in time from the directories of files its to
 
 from __future__ import annotations
 
-from .rules import AgentRules, Imports, Nested, Source, UserGlobal, Walk
+from .rules import AgentRules, Imports, Nested, Source, UserGlobal, Verified, Walk
 
 RULES = AgentRules(
     id="gemini-cli",
@@ -15,9 +15,10 @@ RULES = AgentRules(
     walk=Walk("root-to-cwd", ("GEMINI.md",)),
     nested=Nested(("GEMINI.md",), "working-on-file", start="project-root"),
     rule_sets=(),
-    imports=Imports("@file.md", max_depth=5, skips_code=True),
+    imports=Imports("@file.md", max_depth=5, skips_code=True, inlined=True),
     size_limit=None,
-    skips_empty_files=False,
+    skips_empty_files=True,
+    verified=Verified("0.61.0", "@google/gemini-cli"),
     order=(
         "the global ~/.gemini/GEMINI.md, then the workspace files, then just-in-time files found "
         "when a tool accesses a file; all concatenated"

@@ -19,7 +19,7 @@ WalkKind = Literal["root-to-cwd", "cwd-to-filesystem-root", "project-root"]
 NestedWhen = Literal["working-on-file", "never"]
 NestedFrom = Literal["cwd", "project-root"]
 WorkingDirectory = Literal["session", "workspace"]
-RuleAnchor = Literal["project-root", "cwd", "home", "each-directory"]
+RuleAnchor = Literal["project-root", "cwd", "home", "each-directory", "walk-and-nested"]
 WithoutGlobs = Literal["always", "description"]
 
 
@@ -87,9 +87,11 @@ class RuleSet:
     """Path-scoped rule files: each applies when the file worked on matches its globs.
 
     Rule files are the files matching ``pattern`` (a glob, ``**`` for any depth) under
-    ``folder`` of ``anchor``: the project root, the working directory, the home directory, or
-    every directory from the project root down to the file's directory (a nested folder's rules
-    only concern files below that directory). ``glob_field`` names the frontmatter key holding
+    ``folder`` of ``anchor``: the project root, the working directory, the home directory,
+    every directory from the project root down to the file's directory (``each-directory``: a
+    nested folder's rules only concern files below that directory), or every directory of the
+    start walk and, after a read, each directory below the working directory on the way to the
+    file (``walk-and-nested``, Claude Code). ``glob_field`` names the frontmatter key holding
     the globs; ``always_field`` a boolean key that applies the rule everywhere. Without globs a
     rule applies everywhere (``always``) or, with ``description``, only when the model asks for
     it (when it has a description) or when added by hand (when it has none). ``glob_list`` says
@@ -114,6 +116,12 @@ class Imports:
     syntax: str
     max_depth: int
     skips_code: bool
+    # "asks": an import from outside the working directory needs the user's approval, so a
+    # headless session does not load it (Claude Code, observed).
+    outside_cwd: Literal["loaded", "asks"] = "loaded"
+    # True when the imported text replaces the ``@path`` in the importing file (Gemini CLI);
+    # False when the importing file is sent as written and each import as a file of its own.
+    inlined: bool = False
 
 
 @attrs.frozen
@@ -125,6 +133,27 @@ class SizeLimit:
     bytes: int
     applies_to: Literal["project"]
     cut: Literal["root-first"]
+
+
+@attrs.frozen
+class Verified:
+    """The release of the agent whose real CLI the rules were checked against, file by file
+    (tests/conformance), and the npm package it comes from."""
+
+    version: str
+    package: str
+
+
+@attrs.frozen
+class Fallback:
+    """Names that load like the walk's own only when the start walk finds none of ``unless``:
+    Claude Code's ``instructionFiles`` setting at its default reads AGENTS.md (and
+    ``.claude/AGENTS.md``) in a tree without CLAUDE.md, on the walk and below it alike."""
+
+    names: tuple[str, ...]
+    unless: tuple[str, ...]
+    setting: str
+    default: str
 
 
 @attrs.frozen
@@ -143,3 +172,6 @@ class AgentRules:
     order: str
     sources: tuple[Source, ...]
     undocumented: tuple[str, ...]
+    verified: Verified | None = None
+    frontmatter: Literal["stripped", "sent"] = "sent"
+    fallback: Fallback | None = None

@@ -73,7 +73,15 @@ def _own(rules: AgentRules) -> str:
 
 def _names_read(rules: AgentRules) -> str:
     names = list(dict.fromkeys((*rules.walk.names, *rules.nested.names)))
-    return " (it reads " + ", ".join(names) + ")" if names else ""
+    if not names:
+        return ""
+    fallback = rules.fallback
+    if fallback is not None:
+        return (
+            " (it reads " + ", ".join(names) + "; " + ", ".join(fallback.names) + " only when "
+            "its start walk finds none of those)"
+        )
+    return " (it reads " + ", ".join(names) + ")"
 
 
 def setting_hint(rules: AgentRules, found: AgentFile) -> str:

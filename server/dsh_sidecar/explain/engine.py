@@ -11,11 +11,12 @@ from dsh_sidecar.agents import AGENTS, AgentRules
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.fs import LocalFileSystem
+from dsh_sidecar.sources.agent_instructions.confinement import confinement_for
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 from dsh_sidecar.sources.observed import OneLook
 
 from .compare import differences
-from .model import AgentExplanation, Explanation
+from .model import AgentExplanation, Explanation, VerifiedRef
 from .sidecar import sidecar_part
 from .simulate import Where, simulate
 
@@ -52,13 +53,17 @@ def explain_file(
         if not fs.is_directory(session_dir):
             raise DshError(errors.INVALID_CWD, f"cwd {cwd!r} is not an existing directory")
     part = sidecar_part(file_path, session_dir, settings, fs, dsh_home=dsh_home, os_home=os_home)
+    workspace = find_project_root(directory, settings.project_root_markers, fs)
     where = Where(
         file=file_path,
         cwd=part.cwd,
-        workspace=find_project_root(directory, settings.project_root_markers, fs),
+        workspace=workspace,
         home=home if home is not None else config.os_home(),
         env=os.environ if env is None else env,
         read_cap=max(settings.max_source_bytes, MIN_READ_CAP),
+        confinement=confinement_for(
+            workspace, settings, fs, os_home if os_home is not None else config.os_home()
+        ),
     )
     explained = []
     for rules in agents:
@@ -76,6 +81,11 @@ def explain_file(
                 sources=run.sources,
                 undocumented=rules.undocumented,
                 size_limit=run.limit,
+                verified=(
+                    VerifiedRef(rules.verified.version, rules.verified.package)
+                    if rules.verified is not None
+                    else None
+                ),
             )
         )
     return Explanation(

@@ -12,7 +12,7 @@ from .model import AgentExplanation, AgentFile, Explanation
 T = TypeVar("T")
 MAX_LISTED = 3
 TITLE = "**Other agents on this file**"
-_BACKTICKS = re.compile("`+")
+_BACKTICKS = re.compile("`+")  # one class, nothing after it: linear on any display path
 
 
 def hover_section(explanation: Explanation) -> str:

@@ -63,6 +63,12 @@ class AgentFile:
     (a rule whose globs miss the file), ``on-request`` (the model decides from a description),
     ``manual`` (only when added by hand), ``not-read`` (present, but not something the agent
     reads here), ``unreadable``.
+
+    For a file that reaches the model (``loaded``): ``when`` is ``start`` (with the session's
+    first request) or ``after-read`` (once the agent reads, or for an editor's agent works on,
+    the file explained); ``sent_bytes`` is what the agent sends for this file alone (its size
+    limit's cut, frontmatter left out where the agent strips it, an inlined ``@path`` left out
+    since the imported file is its own entry). Both are None for any other state.
     """
 
     path: str
@@ -72,6 +78,8 @@ class AgentFile:
     bytes: int | None
     kept_bytes: int | None = None
     reason: str | None = None
+    when: str | None = None
+    sent_bytes: int | None = None
 
     @property
     def loaded(self) -> bool:
@@ -86,6 +94,8 @@ class AgentFile:
         }
         _put(out, "bytes", self.bytes)
         _put(out, "keptBytes", self.kept_bytes)
+        _put(out, "sentBytes", self.sent_bytes)
+        _put(out, "when", self.when)
         _put(out, "reason", self.reason)
         return out
 
@@ -122,6 +132,17 @@ class SourceRef:
 
 
 @attrs.frozen
+class VerifiedRef:
+    """The agent release the model was checked against with the real CLI (tests/conformance)."""
+
+    version: str
+    package: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "package": self.package}
+
+
+@attrs.frozen
 class AgentExplanation:
     id: str
     name: str
@@ -133,6 +154,7 @@ class AgentExplanation:
     sources: tuple[SourceRef, ...]
     undocumented: tuple[str, ...]
     size_limit: LimitInfo | None = None
+    verified: VerifiedRef | None = None
 
     @property
     def loaded(self) -> tuple[AgentFile, ...]:
@@ -152,6 +174,8 @@ class AgentExplanation:
         }
         if self.size_limit is not None:
             out["sizeLimit"] = self.size_limit.to_json()
+        if self.verified is not None:
+            out["verified"] = self.verified.to_json()
         return out
 
 

@@ -16,6 +16,7 @@ import stat
 import attrs
 
 from dsh_sidecar.fs import DIRECTORY, REGULAR_FILE, LocalFileSystem, ProbeState
+from dsh_sidecar.sources.agent_instructions.confinement import Confinement, outside_reason
 from dsh_sidecar.sources.observed import OneLook
 
 from .globs import Glob
@@ -49,29 +50,41 @@ class FileRead:
         return True if self.complete else None
 
 
-def read_file(fs: LocalFileSystem, path: str, cap: int) -> FileRead | None:
+def read_file(
+    fs: LocalFileSystem, path: str, cap: int, confined: Confinement | None = None
+) -> FileRead | None:
     """The first ``cap`` bytes of the regular file at ``path``; None when nothing is there.
 
+    With ``confined`` (a project file: repository text) the file is read only when its real
+    path is inside it; otherwise it comes back with an ``outside-project`` error and not a
+    byte of it is read, so nothing of it (frontmatter globs, imports) is quoted either.
     Within one explanation (``fs`` a ``OneLook``) each file is read once for every agent.
     """
     if isinstance(fs, OneLook):
-        key = ("explain.read_file", path, cap)
+        key = ("explain.read_file", path, cap, confined)
         if key not in fs.memo:
-            fs.memo[key] = _read_file(fs, path, cap)
+            fs.memo[key] = _read_file(fs, path, cap, confined)
         found: FileRead | None = fs.memo[key]
         return found
-    return _read_file(fs, path, cap)
+    return _read_file(fs, path, cap, confined)
 
 
-def _read_file(fs: LocalFileSystem, path: str, cap: int) -> FileRead | None:
+def _read_file(
+    fs: LocalFileSystem, path: str, cap: int, confined: Confinement | None
+) -> FileRead | None:
     probe = fs.probe(path)
     if probe.state is ProbeState.ABSENT:
         return None
     if not probe.present:
         return FileRead(path, 0, error=probe.error or "cannot be read")
     size = probe.size or 0
+    if confined is not None and not confined.allows(probe):
+        return FileRead(path, size, error=outside_reason(probe.target))
     try:
-        fd = fs.open_for_read(probe.path)
+        # The checked real path, opened without following a final link, so the file read is
+        # the file checked even if a link is re-pointed in between.
+        target = probe.target if confined is not None and probe.target else probe.path
+        fd = fs.open_for_read(target, follow_final_link=confined is None)
     except (OSError, ValueError) as exc:
         return FileRead(path, size, error=_describe(exc))
     try:

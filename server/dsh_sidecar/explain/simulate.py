@@ -1,10 +1,16 @@
 """What one agent would load for a file, by interpreting its rules (``dsh_sidecar.agents``) over
 the real tree.
 
-The result lists every file the agent would consider, in its load order: user-global files, the
-directories of its start-up walk, directories on the way to the file, path-scoped rule files,
-and imports right after the file importing them; then files of the file's chain that the agent
-does not read, so each "why not" is visible. A size limit is applied last, in that order.
+The result lists every file the agent would consider, in its load order: user-global files and
+the user's rule files, the directories of its start-up walk, directories on the way to the file,
+path-scoped rule files, and imports right after the file importing them; then files of the file's
+chain that the agent does not read, so each "why not" is visible. A size limit is applied last,
+in that order. Each loaded file says when it reaches the model (``START`` or ``AFTER_READ``, as
+the agent reads the file of ``Where``) and what it sends of it (``AgentFile.when``,
+``AgentFile.sent_bytes``); the hooks use this to send an agent only what it lacks.
+
+For Claude Code, Codex CLI and Gemini CLI the rules are checked against the real programs by
+tests/conformance (docs/reference/agent-models.md).
 """
 
 from __future__ import annotations
@@ -16,20 +22,26 @@ import attrs
 
 from dsh_sidecar.agents.rules import AgentRules, RuleSet, UserGlobal
 from dsh_sidecar.fs import LocalFileSystem
+from dsh_sidecar.sources.agent_instructions.confinement import Confinement
 from dsh_sidecar.sources.agent_instructions.discovery import ancestor_chain
-from dsh_sidecar.sources.agent_instructions.paths import relative_path
+from dsh_sidecar.sources.agent_instructions.paths import is_within, relative_path
+from dsh_sidecar.sources.agent_instructions.rules import MAX_GLOBS_PER_RULE
 
 from .frontmatter import FrontValue, read_frontmatter
-from .globs import compile_glob, split_patterns
-from .imports import import_paths
-from .model import AgentFile, LimitInfo, SourceRef
-from .reading import FileRead, list_files, read_file
+from .globs import compile_claude_glob, compile_glob, compile_vscode_glob, split_patterns
+from .imports import import_paths, import_spans
+from .model import LOADED_AGENT_STATES, AgentFile, LimitInfo, SourceRef
+from .reading import MAX_LIST_DEPTH, MAX_LISTED_FILES, FileRead, list_files, read_file
 
 USER_GLOBAL = "user-global"
 PROJECT = "project"
 NESTED = "nested"
 RULE = "rule"
 IMPORT = "import"
+# When a loaded file reaches the model: with the first request of the session, or only once the
+# agent has read (or, for an editor's agent, works on) the file explained.
+START = "start"
+AFTER_READ = "after-read"
 MAX_IMPORTED_FILES = 200
 
 
@@ -43,6 +55,9 @@ class Where:
     home: str
     env: Mapping[str, str]
     read_cap: int
+    # Where a project file may really live (the sidecar's own trust boundary): a file under
+    # ``workspace`` whose real path is elsewhere is reported, never read.
+    confinement: Confinement | None = None
 
     @property
     def file_dir(self) -> str:
@@ -67,15 +82,19 @@ class _Found:
     reason: str
     read: FileRead | None
     kept: int | None = None
+    when: str | None = None
+    inlined: list[str] = attrs.Factory(list)  # imports the agent puts in place of their @path
 
 
 def simulate(rules: AgentRules, where: Where, fs: LocalFileSystem) -> Simulation:
     run = _Run(rules, where, fs)
     run.user_global()
+    run.rule_sets(home=True)
     run.walk()
     run.nested()
-    run.rule_sets()
+    run.rule_sets(home=False)
     run.imports()
+    run.empty()
     run.not_read()
     limit = run.size_limit()
     files = tuple(run.agent_file(f) for f in run.found)
@@ -94,6 +113,8 @@ class _Run:
         self.found: list[_Found] = []
         self.seen: set[str] = set()
         self.imported = 0
+        self.import_cap_said = False
+        self.fallback_on = self._fallback_on()
 
     # --- places -------------------------------------------------------------------------------
 
@@ -123,6 +144,35 @@ class _Run:
             current = os.path.dirname(current)
         return list(reversed(chain))
 
+    def _fallback_on(self) -> bool:
+        """Whether the fallback names load: none of the names that turn them off is on the
+        start walk with some content (an empty CLAUDE.md does not count, as observed)."""
+        fallback = self.rules.fallback
+        if fallback is None:
+            return False
+        return self._blocker() is None
+
+    def _blocker(self) -> str | None:
+        fallback = self.rules.fallback
+        if fallback is None:
+            return None
+        for directory in self.walk_dirs():
+            for name in fallback.unless:
+                read = self._read(os.path.join(directory, name))
+                if read is not None and read.error is None and read.blank is not True:
+                    return os.path.join(directory, name)
+        return None
+
+    def walk_names(self) -> tuple[str, ...]:
+        fallback = self.rules.fallback
+        extra = fallback.names if fallback is not None and self.fallback_on else ()
+        return (*self.rules.walk.names, *extra)
+
+    def nested_names(self) -> tuple[str, ...]:
+        fallback = self.rules.fallback
+        extra = fallback.names if fallback is not None and self.fallback_on else ()
+        return (*self.rules.nested.names, *extra)
+
     def nested_dirs(self) -> list[str]:
         """Directories strictly below the nested start, down to the file's directory."""
         nested = self.rules.nested
@@ -139,7 +189,9 @@ class _Run:
     # --- reading ------------------------------------------------------------------------------
 
     def _read(self, path: str) -> FileRead | None:
-        return read_file(self.fs, path, self.where.read_cap)
+        inside = is_within(path, self.where.workspace)
+        confined = self.where.confinement if inside else None
+        return read_file(self.fs, path, self.where.read_cap, confined)
 
     def _unseen_read(self, path: str) -> FileRead | None:
         """The read of ``path`` when it is there and not considered yet. Most names a run looks
@@ -149,8 +201,18 @@ class _Run:
             return None
         return read
 
-    def _add(self, path: str, kind: str, state: str, reason: str, read: FileRead | None) -> None:
-        self.found.append(_Found(path, kind, state, reason, read))
+    def _add(
+        self,
+        path: str,
+        kind: str,
+        state: str,
+        reason: str,
+        read: FileRead | None,
+        when: str | None = None,
+    ) -> None:
+        if when is None:
+            when = AFTER_READ if kind == NESTED else START
+        self.found.append(_Found(path, kind, state, reason, read, when=when))
         self.seen.add(self._key(path))
 
     def _key(self, path: str) -> str:
@@ -209,7 +271,7 @@ class _Run:
         walk = self.rules.walk
         for directory in self.walk_dirs():
             winner: str | None = None
-            for name in walk.names:
+            for name in self.walk_names():
                 path = os.path.join(directory, name)
                 read = self._unseen_read(path)
                 if read is None:
@@ -239,7 +301,7 @@ class _Run:
     def nested(self) -> None:
         nested = self.rules.nested
         for directory in self.nested_dirs():
-            for name in nested.names:
+            for name in self.nested_names():
                 path = os.path.join(directory, name)
                 read = self._unseen_read(path)
                 if read is None:
@@ -258,20 +320,35 @@ class _Run:
                         read,
                     )
 
-    def rule_sets(self) -> None:
+    def rule_sets(self, *, home: bool) -> None:
         for rule_set in self.rules.rule_sets:
+            if (rule_set.anchor == "home") != home:
+                continue
             for owner in self._rule_owners(rule_set):
                 folder = os.path.join(owner, rule_set.folder)
                 pattern = compile_glob(rule_set.pattern)
                 if pattern is None:
                     continue
                 listing = list_files(folder, pattern, self.fs)
+                if listing.truncated:
+                    # Never a silent cut: the folder itself says the rest was not looked at.
+                    self.found.append(
+                        _Found(
+                            folder,
+                            RULE,
+                            "not-read",
+                            f"more than {MAX_LISTED_FILES} rule files (or {MAX_LIST_DEPTH} "
+                            "levels) here: this explanation looks at the first ones only",
+                            None,
+                        )
+                    )
                 for path in listing.files:
                     read = self._unseen_read(path)
                     if read is None:
                         continue
                     state, reason = self._rule_state(rule_set, owner, read)
-                    self._add(path, RULE, state, reason, read)
+                    when = self._rule_when(rule_set, owner, read)
+                    self._add(path, RULE, state, reason, read, when)
 
     def _rule_owners(self, rule_set: RuleSet) -> list[str]:
         anchor = rule_set.anchor
@@ -281,6 +358,8 @@ class _Run:
             return [self.working]
         if anchor == "project-root":
             return [self.root or self.working]
+        if anchor == "walk-and-nested":
+            return [*self.walk_dirs(), *self.nested_dirs()]
         base = self.root or self.working
         rel = os.path.relpath(self.where.file_dir, base)
         if rel == ".." or rel.startswith(".." + os.sep):
@@ -308,15 +387,58 @@ class _Run:
             )
         )
         rel = os.path.relpath(self.where.file, base)
+        cut = ""
+        if len(patterns) > MAX_GLOBS_PER_RULE:
+            cut = f" (only the first {MAX_GLOBS_PER_RULE} of {len(patterns):,} globs are read)"
+            patterns = patterns[:MAX_GLOBS_PER_RULE]
         shown = ", ".join(patterns)
-        if rel == ".." or rel.startswith(".." + os.sep):
-            return "unmatched", f"{field} {shown}: the file is outside {self.display(base)}"
+        # VS Code prefixes applyTo globs with **/ and matches the absolute path, ignoring case;
+        # Claude Code's paths match at any depth, a directory covering what is below it
+        # (globs.py; observed with 2.1.332, and taken to hold where VS Code reads paths too).
+        vscode = field == "applyTo"
+        compile_one = (
+            compile_vscode_glob
+            if vscode
+            else compile_claude_glob
+            if field == "paths"
+            else compile_glob
+        )
+        if not vscode and (rel == ".." or rel.startswith(".." + os.sep)):
+            return "unmatched", f"{field} {shown}: the file is outside {self.display(base)}{cut}"
         rel = rel.replace(os.sep, "/")
         for pattern in patterns:
-            compiled = compile_glob(pattern)
-            if compiled is not None and compiled.matches(rel):
-                return "loaded", f"{field} {pattern} matches {rel}"
-        return "unmatched", f"{field} {shown} does not match {rel}"
+            compiled = compile_one(pattern)
+            if compiled is not None and compiled.matches(rel, base):
+                return "loaded", f"{field} {pattern} matches {rel}{cut}"
+        return "unmatched", f"{field} {shown} does not match {rel}{cut}"
+
+    def _rule_when(self, rule_set: RuleSet, owner: str, read: FileRead) -> str:
+        """A rule that applies to every file arrives at start; one whose globs match the file,
+        or one in a directory below the working directory, once the agent works on the file."""
+        if rule_set.anchor == "walk-and-nested" and owner in self.nested_dirs():
+            return AFTER_READ
+        front = read_frontmatter(read.text) or {}
+        if rule_set.always_field and front.get(rule_set.always_field) is True:
+            return START
+        value = front.get(rule_set.glob_field)
+        return START if value is None or value == "" or value == [] else AFTER_READ
+
+    def _sent_bytes(self, found: _Found) -> int:
+        """What the agent receives for this file alone: the bytes its size limit keeps, without
+        frontmatter where the agent strips it (imported files are counted as their own rows)."""
+        read = found.read
+        assert read is not None
+        size = found.kept if found.kept is not None else read.size
+        if found.kind == RULE and self.rules.frontmatter == "stripped":
+            size -= frontmatter_bytes(read.data)
+        spec = self.rules.imports
+        if spec is not None and spec.inlined and found.inlined:
+            # The @path itself is replaced by the imported text, which has a row of its own.
+            home = self.where.home
+            for span in import_spans(read.text, os.path.dirname(found.path), home):
+                if self._key(span.path) in found.inlined:
+                    size -= len(read.text[span.start : span.end].encode("utf-8"))
+        return max(size, 0)
 
     def _without_globs(self, rule_set: RuleSet, front: dict[str, FrontValue]) -> tuple[str, str]:
         field = rule_set.glob_field
@@ -347,7 +469,21 @@ class _Run:
             if key in self.seen:
                 continue
             if self.imported >= MAX_IMPORTED_FILES:
-                break  # a repository of files importing each other is not read without end
+                # A repository of files importing each other is not read without end; the
+                # first import not followed says so.
+                if not self.import_cap_said:
+                    self.import_cap_said = True
+                    out.append(
+                        _Found(
+                            path,
+                            IMPORT,
+                            "not-read",
+                            f"more than {MAX_IMPORTED_FILES} imported files: this explanation "
+                            "follows no more",
+                            None,
+                        )
+                    )
+                break
             target = self._read(path)
             if target is None:
                 continue
@@ -367,15 +503,42 @@ class _Run:
             if self._unreadable(target):
                 out.append(_Found(path, IMPORT, "unreadable", target.error or "", target))
                 continue
-            found = _Found(path, IMPORT, "loaded", f"imported by {shown}", target)
+            if self._needs_approval(path):
+                why = (
+                    f"imported by {shown} from outside the working directory: {self.name} asks "
+                    "before loading such an import, and a session that cannot ask (headless) "
+                    "does not load it"
+                )
+                out.append(_Found(path, IMPORT, "not-read", why, target))
+                continue
+            found = _Found(
+                path, IMPORT, "loaded", f"imported by {shown}", target, when=importer.when
+            )
             self.imported += 1
+            importer.inlined.append(key)
             out.append(found)
             out.extend(self._imports_of(found, depth + 1, max_depth))
         return out
 
+    def _needs_approval(self, path: str) -> bool:
+        spec = self.rules.imports
+        if spec is None or spec.outside_cwd != "asks":
+            return False
+        return not _inside(self._key(path), self._key(self.working))
+
+    def empty(self) -> None:
+        """Blank files the agent does not send at all (not even a header)."""
+        if not self.rules.skips_empty_files:
+            return
+        for found in self.found:
+            if found.state == "loaded" and found.read is not None and found.read.blank is True:
+                found.state = "empty"
+                found.reason = f"empty; {self.name} does not send empty files"
+
     def not_read(self) -> None:
         """Files of the file's chain with a name the agent knows, which it does not read."""
-        names = dict.fromkeys((*self.rules.walk.names, *self.rules.nested.names))
+        fallback = self.rules.fallback.names if self.rules.fallback is not None else ()
+        names = dict.fromkeys((*self.rules.walk.names, *self.rules.nested.names, *fallback))
         walked = set(self.walk_dirs())
         nested = set(self.nested_dirs())
         for directory in ancestor_chain(self.where.workspace, self.where.file_dir):
@@ -390,6 +553,15 @@ class _Run:
 
     def _why_not(self, directory: str, name: str, walked: set[str], nested: set[str]) -> str:
         rules = self.rules
+        fallback = rules.fallback
+        if fallback is not None and name in fallback.names and not self.fallback_on:
+            blocker = self._blocker()
+            shown = self.display(blocker) if blocker else "a CLAUDE.md"
+            return (
+                f"{self.name} reads {name} only when its start walk finds no non-empty "
+                f"{' / '.join(fallback.unless)}; {shown} is there ({fallback.setting} "
+                f"setting at its default {fallback.default!r})"
+            )
         at_root_only = rules.walk.kind == "project-root" and name in rules.walk.names
         if directory in walked:
             return f"{self.name} does not read {name} here"
@@ -439,6 +611,7 @@ class _Run:
     def agent_file(self, found: _Found) -> AgentFile:
         size = found.read.size if found.read is not None else None
         kept = found.kept
+        loaded = found.state in LOADED_AGENT_STATES
         return AgentFile(
             path=found.path,
             display_path=self.display(found.path),
@@ -447,7 +620,32 @@ class _Run:
             bytes=size,
             kept_bytes=kept,
             reason=found.reason or None,
+            when=found.when if loaded else None,
+            sent_bytes=self._sent_bytes(found) if loaded else None,
         )
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def frontmatter_bytes(data: bytes) -> int:
+    """The length of a leading ``---`` YAML block with its closing line, 0 without one."""
+    if not data.startswith(b"---"):
+        return 0
+    first = data.find(b"\n")
+    if first < 0 or data[:first].strip() != b"---":
+        return 0
+    at = first + 1
+    while at < len(data):
+        end = data.find(b"\n", at)
+        line = data[at:] if end < 0 else data[at:end]
+        if line.strip() == b"---":
+            return len(data) if end < 0 else end + 1
+        if end < 0:
+            return 0
+        at = end + 1
+    return 0
 
 
 def _patterns(value: FrontValue, glob_list: bool) -> list[str] | None:

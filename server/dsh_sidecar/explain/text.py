@@ -1,7 +1,9 @@
 """``dsh-sidecar explain`` without ``--json``: one block for this sidecar, one per agent.
 
-Each file is one line: how it arrives (for the sidecar), its state, its size in bytes and its
-display path, then the reason. Differences follow each agent, then the pages its rules follow.
+Each file is one line: how it arrives (for the sidecar: baseline or touch; for an agent: start or
+after-read), its state, its size in bytes (for an agent, what it sends for that file; ``-`` when it
+sends nothing) and its display path, then the reason. Each agent's head names the release its
+model was checked against. Differences follow each agent, then the pages its rules follow.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def render_text(explanation: Explanation) -> str:
 
 
 def _agent(agent: AgentExplanation) -> list[str]:
-    head = f"{agent.name}  (working directory {agent.working_directory}"
+    head = f"{agent.name}  ({_verified(agent)}; working directory {agent.working_directory}"
     if agent.size_limit is not None:
         limit = agent.size_limit
         head += f"; {limit.setting} {limit.bytes:,} bytes, filled root first"
@@ -41,7 +43,9 @@ def _agent(agent: AgentExplanation) -> list[str]:
     if not agent.files:
         lines.append("  no instruction files")
     for f in agent.files:
-        lines.append(_line(f"{f.state:<10}", f.bytes, f.display_path, f.reason))
+        # The size is what the agent sends for the file: nothing for a file it does not send.
+        when = f.when or "-"
+        lines.append(_line(f"{when:<10} {f.state:<10}", f.sent_bytes, f.display_path, f.reason))
     for title, found in (
         (f"only {agent.name}", agent.only_agent),
         (f"only {SIDECAR}", agent.only_sidecar),
@@ -57,6 +61,12 @@ def _agent(agent: AgentExplanation) -> list[str]:
             "(listed by --json)"
         )
     return lines
+
+
+def _verified(agent: AgentExplanation) -> str:
+    if agent.verified is None:
+        return "documented rules, not run against the agent"
+    return f"checked against {agent.verified.package} {agent.verified.version}"
 
 
 def _line(head: str, size: int | None, path: str, reason: str | None) -> str:

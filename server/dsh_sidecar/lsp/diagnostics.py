@@ -26,7 +26,7 @@ from dsh_sidecar.sources.agent_instructions.imports import (
     ImportRecord,
 )
 from dsh_sidecar.sources.agent_instructions.paths import is_within
-from dsh_sidecar.sources.agent_instructions.rules import Rule
+from dsh_sidecar.sources.agent_instructions.rules import MAX_RULE_FILES, Rule
 from dsh_sidecar.sources.agent_instructions.usage import IMPORTS
 
 SOURCE = "dsh-sidecar"
@@ -131,6 +131,10 @@ def instruction_diagnostics(
     rule = report.facts.rule
     if rule is not None and rule.abs_path == path:
         out.extend(_rule_diagnostics(rule, entry))
+    if report.facts.beyond_rule_limit:
+        out.append(
+            _diag(_TOP, types.DiagnosticSeverity.Warning, "rule-limit", rule_limit_message())
+        )
     readable = entry is not None and entry.state in _READ_STATES
     if text is not None and (readable or (rule is not None and rule.abs_path == path)):
         out.extend(_frame_tags(text, encoding))
@@ -139,6 +143,13 @@ def instruction_diagnostics(
         out.extend(_import_diagnostics(path, entry.imports, locate))
     out.extend(_convention_diagnostics(report, path, locate))
     return out
+
+
+def rule_limit_message() -> str:
+    return (
+        f"Not read: the project has more than {MAX_RULE_FILES} rule files "
+        "(instructions.ruleSets reads the first ones, by rule set and path)"
+    )
 
 
 def _rule_diagnostics(rule: Rule, entry: ChainEntry | None) -> list[types.Diagnostic]:

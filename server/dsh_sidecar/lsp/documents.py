@@ -23,9 +23,10 @@ from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.protocol.types import ExplainParams
 from dsh_sidecar.sources.agent_instructions.confinement import confinement_for
 from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS
+from dsh_sidecar.sources.agent_instructions.usage import other_agents_file
 
 from .answers import kept_answer
-from .diagnostics import diagnostic_text, instruction_diagnostics
+from .diagnostics import diagnostic_text, instruction_diagnostics, rule_limit_message
 from .explain import explain_work
 from .hover import chain_hover, conventions_hover, instruction_file_hover, rule_file_hover
 from .links import document_links, to_document_link, to_location, tooltip_support
@@ -199,7 +200,7 @@ class DocumentTracker:
             path = local_path(params.text_document.uri)
             if path is None:
                 return None
-            instruction_file = tracker.is_instruction_file(path)
+            instruction_file = tracker.is_instruction_file(path) or other_agents_file(path)
             if not instruction_file and not _hover_other_file(ls, params.position):
                 return None
             uri = params.text_document.uri
@@ -227,6 +228,8 @@ class DocumentTracker:
                 rule = report.facts.rule
                 if text is None and rule is not None and rule.abs_path == path:
                     text = rule_file_hover(report, rule, max_bytes)
+                if text is None and report.facts.beyond_rule_limit:
+                    text = f"**{os.path.basename(path)}** — {rule_limit_message()}"
                 if text is None and instruction_file:
                     text = conventions_hover(report, path)
                 if text is None:

@@ -63,7 +63,7 @@ def instruction_file_hover(report: ScopesReport, path: str, max_bytes: float) ->
             " to load it"
         )
     lines.extend(import_lines(entry.imports))
-    lines.extend(convention_lines(report.facts.conventions))
+    lines.extend(convention_lines(_conventions(report)))
     lines.extend(["", *session_lines(report, entry.candidate.scope)])
     return "\n".join(lines)
 
@@ -84,13 +84,25 @@ def import_lines(records: tuple[ImportRecord, ...]) -> list[str]:
 
 
 def convention_lines(conventions: tuple[OffConvention, ...]) -> list[str]:
-    """Conventions the file uses while their setting is off, each naming that setting."""
+    """Conventions the file uses while their setting is off, each naming that setting (or, when
+    no setting reads such files, what to do instead)."""
     return [
         f"- Not read by this sidecar: {c.agent}'s convention {c.effect}"
         + (f" ({', '.join(code(p) for p in c.paths)})" if c.paths else "")
-        + f"; {c.enable.replace(c.setting, code(c.setting))} to read it"
+        + (
+            f"; {c.enable.replace(c.setting, code(c.setting))} to read it"
+            if c.setting
+            else f"; {c.enable}"
+        )
         for c in conventions
     ]
+
+
+def _conventions(report: ScopesReport) -> tuple[OffConvention, ...]:
+    """The document's own off conventions, then the chain's unread files not named already."""
+    own = report.facts.conventions
+    seen = {(c.setting, c.effect) for c in own}
+    return own + tuple(c for c in report.not_read if (c.setting, c.effect) not in seen)
 
 
 def rule_file_hover(report: ScopesReport, rule: Rule, max_bytes: float) -> str:
@@ -125,7 +137,7 @@ def rule_file_hover(report: ScopesReport, rule: Rule, max_bytes: float) -> str:
 
 def conventions_hover(report: ScopesReport, path: str) -> str | None:
     """Hover on a file the sidecar does not read because its convention is off."""
-    conventions = report.facts.conventions
+    conventions = _conventions(report)
     if not conventions:
         return None
     name = path.rsplit("/", 1)[-1]
@@ -148,14 +160,17 @@ def session_lines(report: ScopesReport, scope: str) -> list[str]:
 
 def chain_hover(report: ScopesReport, max_bytes: float) -> str:
     entries = report.load.entries
+    unread = convention_lines(_conventions(report))
     if not entries:
-        return "No workspace instruction files apply here."
+        # Never a silent "nothing applies" over a repository whose instructions go unread.
+        none = "No workspace instruction files apply here."
+        return "\n".join([none, "", *unread]) if unread else none
     total = sum(e.included_bytes or 0 for e in entries if e.state in ("included", "truncated"))
     files = "1 file" if len(entries) == 1 else f"{len(entries)} files"
     lines = [
         f"**Workspace instructions for this directory** ({files}, {total:,} of {max_bytes:,.0f} budget bytes rendered)",
         "",
         *(entry_line(e) for e in entries),
-        *convention_lines(report.facts.conventions),
+        *unread,
     ]
     return "\n".join(lines)

@@ -112,7 +112,14 @@ class DshProtocol(LanguageServerProtocol):
         if kind is None:
             kind = JsonRPCRequestMessage if is_request else JsonRPCNotification
             message = {"params": None, **message}
-        return self._converter.structure(message, kind)
+        structured = self._converter.structure(message, kind)
+        if isinstance(structured, types.CancelNotification) and not _usable_id(
+            structured.params.id
+        ):
+            # lsprotocol's converter passes any JSON value through as the id, and pygls looks
+            # it up in a dict: a list or object there raised TypeError (unhashable) in pygls.
+            raise ValueError("params.id must be an integer or a string")
+        return structured
 
     def accept_response(self, message: dict[str, Any]) -> None:
         """A client's response to one of our requests (``workspace/configuration``)."""
@@ -339,6 +346,12 @@ class DshProtocol(LanguageServerProtocol):
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         if error is not None and isinstance(error.data, dict) and "traceback" in error.data:
             error = types.ResponseError(code=error.code, message=error.message, data=None)
+        if error is not None and error.code == SERVER_NOT_INITIALIZED and not _has_code(error):
+            # Whoever raised it (pygls, or a handler reached while initialize is still starting
+            # the session service), a client tells this refusal apart by data.code.
+            error = types.ResponseError(
+                code=error.code, message=error.message, data={"code": CODE_NOT_INITIALIZED}
+            )
         super()._send_response(msg_id, result, error)
 
     def _send_data(self, data: Any) -> None:
@@ -363,6 +376,14 @@ class DshProtocol(LanguageServerProtocol):
         # ensure_ascii (json's default) keeps the body ASCII, so a lone surrogate in outgoing
         # data becomes an escape sequence rather than bytes that are not UTF-8.
         self.writer.write(body.encode("ascii"))
+
+
+def _has_code(error: types.ResponseError) -> bool:
+    return isinstance(error.data, dict) and isinstance(error.data.get("code"), str)
+
+
+def _usable_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _describe(exc: BaseException) -> str:

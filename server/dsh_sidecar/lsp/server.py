@@ -64,7 +64,11 @@ class DshServer(LanguageServer):
     @property
     def service(self) -> SessionService:
         if self._service is None:
-            raise JsonRpcServerNotInitialized()
+            # A request pipelined right behind initialize, before the service has started.
+            raise JsonRpcServerNotInitialized(
+                "the server is still initializing (wait for the initialize answer)",
+                data={"code": errors.NOT_INITIALIZED},
+            )
         return self._service
 
     async def start_service(self, settings: Settings) -> None:
@@ -284,7 +288,8 @@ def _register_context(server: DshServer) -> None:
         return wt.PendingResult([m.to_json() for m in messages])
 
     async def preview(p: wt.ContextPreviewParams) -> wt.PreviewResult:
-        return wire.preview_result(await server.service.preview(p.cwd))
+        load, not_read = await server.service.preview(p.cwd)
+        return wire.preview_result(load, not_read)
 
     async def scopes(p: wt.ScopesParams) -> wt.ScopesResult:
         service = server.service
@@ -294,7 +299,7 @@ def _register_context(server: DshServer) -> None:
 
         def result_of(look: LocalFileSystem) -> wt.ScopesResult:
             r = report_of(look)
-            return wire.scopes_result(r.project_root, r.directory, r.load, r.active)
+            return wire.scopes_result(r.project_root, r.directory, r.load, r.active, r.not_read)
 
         return await service.workers.fs(lambda: kept_answer(service, key, result_of))
 

@@ -42,13 +42,14 @@ log = logging.getLogger(__name__)
 
 READ_CHUNK = 65536
 # Until a TCP client has authenticated, its messages are held to this size: an initialize with
-# generous settings is a few kilobytes.
-UNAUTHENTICATED_MAX_BODY_BYTES = 1024 * 1024
+# generous settings and an editor's full client capabilities is some tens of kilobytes.
+UNAUTHENTICATED_MAX_BODY_BYTES = 64 * 1024
 # At end of input, how long requests already running may still finish and be answered.
 END_OF_INPUT_GRACE_SECONDS = 5.0
 
-# How long a TCP client has to send initialize with the token before it is closed.
-AUTH_TIMEOUT_SECONDS = 30.0
+# How long a TCP client has to send initialize with the token before it is closed: a client
+# sends it as soon as it is connected, and a waiting connection holds a place at the door.
+AUTH_TIMEOUT_SECONDS = 5.0
 
 CODE_UNAUTHORIZED = errors.UNAUTHORIZED
 
@@ -195,6 +196,8 @@ class Connection:
         *,
         auth: TokenCheck | None = None,
         label: str = "stdio",
+        on_authenticated: Callable[[], None] | None = None,
+        on_refused: Callable[[str], object] | None = None,
     ) -> None:
         self._make_server = make_server
         self.server: DshServer | None = None
@@ -203,6 +206,10 @@ class Connection:
         self.limits = limits
         self.label = label
         self._auth = auth
+        # TCP: the door is told when this connection stops waiting for its token, and counts
+        # the refusals before it (one log line each would let a crowd flood the log).
+        self._on_authenticated = on_authenticated
+        self._on_refused = on_refused
         self._writer = FrameWriter(stream)
         self._parser = FrameParser(
             limits.max_body_bytes
@@ -258,7 +265,9 @@ class Connection:
                     self._refuse(None, reason)
                     break
             if not data:
-                if self._parser.mid_message:
+                if self._parser.mid_message and self._auth is not None and self._on_refused:
+                    self._on_refused("input ended inside a message before authentication")
+                elif self._parser.mid_message:
                     log.warning("%s: input ended inside a message", self.label)
                 return
             self._parser.feed(data)
@@ -284,8 +293,13 @@ class Connection:
         self._exited = True
         self._ending = True
 
-    def _end_after(self, reason: str) -> None:
-        log.warning("%s: closing: %s", self.label, reason)
+    def _end_after(self, reason: str, detail: str = "") -> None:
+        """End the connection; ``reason`` is a fixed phrase (refusals are counted by it),
+        ``detail`` what varies."""
+        if self._auth is not None and self._on_refused is not None:
+            self._on_refused(reason)
+        else:
+            log.warning("%s: closing: %s%s", self.label, reason, f": {detail}" if detail else "")
         self._ending = True
 
     # --- one event --------------------------------------------------------------------------
@@ -299,7 +313,7 @@ class Connection:
             )
             self._writer.send(incoming.error_response(None, code, event.message, event.code))
             if self._auth is not None:
-                self._end_after(f"framing error before authentication: {event.message}")
+                self._end_after("framing error before authentication", event.message)
             return
         item = incoming.decode(event.data)
         if self._auth is not None:
@@ -316,6 +330,8 @@ class Connection:
             self._auth = None
             self._parser.max_body_bytes = self.limits.max_body_bytes
             log.info("%s: authenticated", self.label)
+            if self._on_authenticated is not None:
+                self._on_authenticated()
             self._admit()
             self._dispatch(item)
         elif _auth_token(item.message) is None:

@@ -37,6 +37,7 @@ from .transport import (
     StdioStream,
 )
 from .transport_auth import ServeError, TokenFile
+from .transport_tcp import Door
 from .transport_unix import UnixListenerSocket, peer_uid
 
 log = logging.getLogger(__name__)
@@ -165,19 +166,44 @@ async def serve_tcp(make_server: ServerFactory, port: int, limits: Limits) -> in
         sock.close()
         raise
     clients = _Clients()
+    door: Door | None = None
 
     async def serve_one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, label: str) -> None:  # fmt: skip
-        connection = Connection(make_server, SocketStream(reader, writer), limits, auth=token, label=label)  # fmt: skip
+        assert door is not None
+        connection = Connection(
+            make_server, SocketStream(reader, writer), limits, auth=token, label=label,
+            on_authenticated=authenticated.get(writer), on_refused=door.refusals.add,
+        )  # fmt: skip
         await connection.run()
 
+    # The door's callback for each waiting connection, found again by its writer.
+    authenticated: dict[asyncio.StreamWriter, Callable[[], None]] = {}
+    handle = clients.handler(serve_one)
+
+    async def admitted(conn: socket.socket, on_authenticated: Callable[[], None]) -> None:
+        try:
+            reader, writer = await asyncio.open_connection(sock=conn)
+        except OSError:
+            conn.close()
+            return
+        authenticated[writer] = on_authenticated
+        try:
+            await handle(reader, writer)
+        finally:
+            authenticated.pop(writer, None)
+
     try:
-        return await _listen(
-            lambda handle: asyncio.start_server(handle, sock=sock),
-            clients,
-            serve_one,
-            {"transport": "tcp", "host": LOOPBACK, "port": port, "tokenFile": token.path},
-        )
+        door = Door(sock, admitted)
+        door.open()
+        if not door.uid_checked:
+            log.warning("TCP: the peers' uids cannot be learnt here (no sock_diag, no /proc/net/tcp); only the token keeps other users out")  # fmt: skip
+        _announce({"transport": "tcp", "host": LOOPBACK, "port": port, "tokenFile": token.path})
+        await asyncio.get_running_loop().create_future()  # until the serving task is cancelled
+        return 0
     finally:
+        if door is not None:
+            await door.close()
+        await clients.release_all()
         token.remove()
         sock.close()
 

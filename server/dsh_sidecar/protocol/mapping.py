@@ -14,11 +14,13 @@ from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, ChainE
 from dsh_sidecar.sources.agent_instructions.imports import ImportRecord
 from dsh_sidecar.sources.agent_instructions.rules import Applicability
 from dsh_sidecar.sources.agent_instructions.state import Change
+from dsh_sidecar.sources.agent_instructions.usage import OffConvention
 from dsh_sidecar.sources.session_reference.resolver import Candidate
 
 from .types import (
     CandidateWire,
     ImportedFile,
+    NotReadFiles,
     PreviewResult,
     RuleInfo,
     ScopeFile,
@@ -30,7 +32,10 @@ from .types import (
 
 
 def header(h: SessionHeader) -> SessionHeaderWire:
-    return SessionHeaderWire(id=h.id, created_at=h.created_at, cwd=h.cwd, title=h.title)
+    return SessionHeaderWire(
+        id=h.id, created_at=h.created_at, cwd=h.cwd, title=h.title,
+        agent=h.agent, agent_session=h.agent_session, parent_id=h.parent_id,
+    )  # fmt: skip
 
 
 def candidate(c: Candidate) -> CandidateWire:
@@ -57,8 +62,11 @@ def scope_file(entry: ChainEntry) -> ScopeFile:
     # The real path only when it says something: the file is reached through a symlink.
     target = entry.target if entry.target is not None and entry.target != cand.abs_path else None
     rule = None
+    reason = entry.reason
     if cand.rule_set is not None and entry.applies is not None:
         rule = rule_info(cand.rule_set, entry.applies)
+        # A list bound is said where the file is listed, never a silent cut.
+        reason = reason or entry.applies.limit_note()
     return ScopeFile(
         path=cand.abs_path,
         display_path=cand.display_path,
@@ -66,7 +74,7 @@ def scope_file(entry: ChainEntry) -> ScopeFile:
         state=entry.state,
         bytes=entry.bytes,  # None only when the file could not even be stat'ed
         digest=entry.digest,
-        reason=entry.reason,
+        reason=reason,
         included_bytes=entry.included_bytes,
         target=target,
         imports=[imported_file(r) for r in entry.imports] or None,
@@ -78,7 +86,17 @@ def scope_files(load: BaselineLoad) -> list[ScopeFile]:
     return [scope_file(e) for e in load.entries]
 
 
-def preview_result(load: BaselineLoad) -> PreviewResult:
+def not_read_files(found: Sequence[OffConvention]) -> list[NotReadFiles] | None:
+    """The repository's conventions whose setting is off, for the wire; None when there is none."""
+    out = [
+        NotReadFiles(c.agent, c.effect, list(c.paths), c.enable, c.setting or None)
+        for c in found
+        if c.in_project
+    ]
+    return out or None
+
+
+def preview_result(load: BaselineLoad, not_read: Sequence[OffConvention] = ()) -> PreviewResult:
     return PreviewResult(
         text=load.text,
         files=scope_files(load),
@@ -88,6 +106,7 @@ def preview_result(load: BaselineLoad) -> PreviewResult:
         ],
         baseline_identity=load.identity,
         project_root=load.project_root,
+        not_read=not_read_files(not_read),
     )
 
 
@@ -96,9 +115,12 @@ def scopes_result(
     directory: str,
     load: BaselineLoad,
     active: Mapping[str, Sequence[Change]],
+    not_read: Sequence[OffConvention] = (),
 ) -> ScopesResult:
     """``active``: session id -> the changes it has active for the chain's scopes."""
     sessions = [
         SessionScopes(sid, [c.to_json() for c in changes]) for sid, changes in active.items()
     ]
-    return ScopesResult(project_root, directory, scope_files(load), sessions)
+    return ScopesResult(
+        project_root, directory, scope_files(load), sessions, not_read_files(not_read)
+    )

@@ -168,6 +168,10 @@ class SessionHeaderWire:
     created_at: int
     cwd: str
     title: str | None = None
+    # A session an agent's hooks drive: the agent, its own session id, a subagent's parent.
+    agent: str | None = None
+    agent_session: str | None = None
+    parent_id: str | None = None
 
 
 @attrs.define
@@ -260,6 +264,17 @@ class TruncatedFile:
 
 
 @attrs.define
+class NotReadFiles:
+    """Instruction files on the chain that the current settings do not read (one convention)."""
+
+    agent: str
+    effect: str
+    paths: list[str]
+    enable: str
+    setting: str | None = None  # left out when no setting reads them
+
+
+@attrs.define
 class PreviewResult:
     text: str
     files: list[ScopeFile]
@@ -267,6 +282,7 @@ class PreviewResult:
     truncated: list[TruncatedFile]
     baseline_identity: str
     project_root: str
+    not_read: list[NotReadFiles] | None = None  # left out when empty
 
 
 @attrs.define
@@ -281,6 +297,7 @@ class ScopesResult:
     directory: str
     files: list[ScopeFile]
     sessions: list[SessionScopes]
+    not_read: list[NotReadFiles] | None = None  # left out when empty
 
 
 @attrs.define
@@ -310,6 +327,8 @@ class ExplainAgentFile:
     state: str
     bytes: int | None = None
     kept_bytes: int | None = None
+    sent_bytes: int | None = None
+    when: str | None = None
     reason: str | None = None
 
 
@@ -325,6 +344,12 @@ class ExplainSizeLimit:
     setting: str
     bytes: int
     cut: str
+
+
+@attrs.define
+class ExplainVerified:
+    version: str
+    package: str
 
 
 @attrs.define
@@ -345,6 +370,7 @@ class ExplainAgent:
     sources: list[ExplainSource]
     undocumented: list[str]
     size_limit: ExplainSizeLimit | None = None
+    verified: ExplainVerified | None = None
 
 
 @attrs.define

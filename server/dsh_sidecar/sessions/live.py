@@ -17,7 +17,8 @@ from dsh_sidecar.model import Message, SessionHeader
 from dsh_sidecar.sources.agent_instructions.compose import SessionInstructionState
 from dsh_sidecar.sources.agent_instructions.state import Change
 
-from .projection import ProjectionMemo, ProjectionQueue, Touched
+from .projection import ProjectionMemo, Touched
+from .projection_queue import ProjectionQueue
 from .snapshot import NO_CHANGES, LiveView
 from .touches import ExecutionTouches
 

@@ -25,6 +25,7 @@ from dsh_sidecar.sources.agent_instructions.git_excludes import GitUser
 from dsh_sidecar.sources.agent_instructions.render import RenderResult
 from dsh_sidecar.sources.agent_instructions.rules import RuleIndex
 from dsh_sidecar.sources.agent_instructions.state import Change
+from dsh_sidecar.sources.agent_instructions.usage import OffConvention, project_conventions
 from dsh_sidecar.sources.observed import ObservedCache, OneLook
 
 from .locations import document_directory
@@ -41,14 +42,18 @@ class ScopesReport:
     active: dict[str, list[Change]]  # session id -> active changes for the chain's scopes
     # The document itself: the rule file it is, conventions it uses while they are off.
     facts: DocumentFacts = attrs.field(factory=DocumentFacts)
+    # The chain's own: instruction files of the repository that the settings do not read.
+    not_read: tuple[OffConvention, ...] = ()
 
 
 @attrs.frozen
 class DocumentChain:
-    """What a report keeps of one document's computation: its chain and what the document is."""
+    """What a report keeps of one document's computation: its chain, what the document is, and
+    the repository's instruction files the settings leave unread."""
 
     load: BaselineLoad
     facts: DocumentFacts
+    not_read: tuple[OffConvention, ...] = ()
 
 
 class ScopeChains:
@@ -87,13 +92,16 @@ class ScopeChains:
                 file_path=document, rule_indexes=rules,
             )  # fmt: skip
             facts = DocumentFacts()
+            root = load.project_root
+            confined = confinement_once(root, settings, fs, home)
             if document is not None:
-                root = load.project_root
-                confined = confinement_once(root, settings, fs, home)
                 facts = document_facts(
                     document, load, settings, fs, home, confined, rules.get(root)
                 )
-            return DocumentChain(_entries_only(load), facts)
+            unread = project_conventions(load.cwd, root, settings, fs, home, confined)
+            return DocumentChain(
+                _entries_only(load), facts, tuple(c for c in unread if c.in_project)
+            )
 
         return self.chains.get((directory, document, dsh_home, home), look, build)
 
@@ -115,7 +123,7 @@ class ScopeChains:
             view.session_id: [c for s, c in view.effective.items() if s in scopes and c.active]
             for view in snapshot.sessions
         }
-        return ScopesReport(load.project_root, load.cwd, load, active, facts)
+        return ScopesReport(load.project_root, load.cwd, load, active, facts, kept.not_read)
 
 
 def _entries_only(load: BaselineLoad) -> BaselineLoad:

@@ -30,10 +30,12 @@ from dsh_sidecar.model import STEP_END, TURN_END, Event, Message, SessionHeader,
 from dsh_sidecar.sources import time_context, tmux_context
 from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, load_baseline
 from dsh_sidecar.sources.agent_instructions.compose import ComposeEnv
+from dsh_sidecar.sources.agent_instructions.confinement import confinement_once
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 from dsh_sidecar.sources.agent_instructions.git_excludes import GitUser
 from dsh_sidecar.sources.agent_instructions.paths import is_within
 from dsh_sidecar.sources.agent_instructions.state import Change
+from dsh_sidecar.sources.agent_instructions.usage import OffConvention, project_conventions
 from dsh_sidecar.sources.observed import ObservedCache
 from dsh_sidecar.sources.session_reference import resolver
 from dsh_sidecar.zones import validate_client_time_zone
@@ -212,6 +214,13 @@ class SessionService:
             return live
         known = await self.workers.store(lambda: self.store.get_session(session_id) is not None)
         raise _not_open(session_id) if known else _unknown(session_id)
+
+    def _stored_inbox(self, session_id: str) -> list[Message] | None:
+        """A stored session's inbox, None when there is no such session (blocking: workers)."""
+        with self.store.snapshot():
+            if self.store.get_session(session_id) is None:
+                return None
+            return self.store.inbox(session_id)
 
     def _known_header(self, session_id: str) -> SessionHeader:
         """The stored header (blocking: workers only)."""
@@ -572,7 +581,15 @@ class SessionService:
     # --- pending context and previews -----------------------------------------------------------
 
     async def pending(self, session_id: str) -> list[Message]:
-        live = await self._require_live(session_id)
+        """The session's inbox. A stored session that is not live here (another process's, an
+        agent's hook session) is answered from the store as it stands: this process has no
+        touches of it to wait for."""
+        live = self.live.get(session_id)
+        if live is None:
+            stored = await self.workers.store(lambda: self._stored_inbox(session_id))
+            if stored is None:
+                raise _unknown(session_id)
+            return stored
         await self._editor_touches_done()
         await live.projections.drain()
         if live.inbox is None:  # not known since the session was re-opened: ask the store
@@ -599,15 +616,23 @@ class SessionService:
         self._notify_inbox(live.header.id, len(result.inbox))
         return list(result.inbox)
 
-    async def preview(self, cwd: str) -> BaselineLoad:
+    async def preview(self, cwd: str) -> tuple[BaselineLoad, tuple[OffConvention, ...]]:
+        """The baseline of a new session at ``cwd``, and the repository's instruction files that
+        the settings leave unread (so an empty baseline is never silently empty)."""
         directory = parse_cwd(cwd)
         snapshot = self.snapshot()
+        home = self.os_home
 
-        def work() -> BaselineLoad:
+        def work() -> tuple[BaselineLoad, tuple[OffConvention, ...]]:
             existing_cwd(directory)
-            return load_baseline(
-                directory, snapshot.settings.instructions, snapshot.fs, dsh_home=snapshot.dsh_home
-            )
+            settings = snapshot.settings.instructions
+            load = load_baseline(directory, settings, snapshot.fs, dsh_home=snapshot.dsh_home)
+            root = load.project_root
+            found = project_conventions(
+                load.cwd, root, settings, snapshot.fs, home,
+                confinement_once(root, settings, snapshot.fs, home),
+            )  # fmt: skip
+            return load, tuple(c for c in found if c.in_project)
 
         return await self.workers.fs(work)
 

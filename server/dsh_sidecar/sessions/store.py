@@ -45,7 +45,7 @@ from .surface import SurfaceOpError, apply_op, replace_range
 # writes are single short transactions, so this only runs out when something holds the lock.
 BUSY_TIMEOUT_MS = 5_000
 # The store format this code reads and writes; see docs/architecture.md, "Schema versions".
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Test-only: "1" makes stores opened without an explicit ``durable`` skip fsync (README,
 # Development). Never set it for a store whose contents matter.
 NO_FSYNC_ENV = "DSH_TEST_STORE_NO_FSYNC"
@@ -63,7 +63,10 @@ CREATE TABLE IF NOT EXISTS sessions (
     cwd TEXT NOT NULL,
     title TEXT,
     next_seq INTEGER NOT NULL DEFAULT 0,
-    next_ord INTEGER NOT NULL DEFAULT 0
+    next_ord INTEGER NOT NULL DEFAULT 0,
+    agent TEXT,
+    agent_session TEXT,
+    parent_id TEXT
 );
 CREATE INDEX IF NOT EXISTS sessions_newest ON sessions (created_at DESC, id ASC);
 CREATE TABLE IF NOT EXISTS events (
@@ -97,6 +100,12 @@ CREATE TABLE IF NOT EXISTS inbox (
     message TEXT NOT NULL,
     PRIMARY KEY (session_id, pos)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS hook_events (
+    session_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    seq INTEGER,
+    PRIMARY KEY (session_id, key)
+) WITHOUT ROWID;
 """
 
 # MIGRATIONS[n] turns a schema-n store into a schema-(n+1) one. They run in the transaction that
@@ -110,6 +119,19 @@ UPDATE events SET turn = json_extract(data, '$.turn')
     WHERE type IN ({_SQL_LIFECYCLE_TYPES}) AND json_type(data, '$.turn') = 'integer'
     AND typeof(json_extract(data, '$.turn')) = 'integer';
 CREATE INDEX events_by_turn ON events (session_id, type, turn, seq) WHERE turn IS NOT NULL;
+""",
+    # 3: sessions driven by an agent's hooks: which agent, its own session id, the parent
+    # session of a subagent; and the hook events already answered (a retried one says nothing).
+    2: """
+ALTER TABLE sessions ADD COLUMN agent TEXT;
+ALTER TABLE sessions ADD COLUMN agent_session TEXT;
+ALTER TABLE sessions ADD COLUMN parent_id TEXT;
+CREATE TABLE hook_events (
+    session_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    seq INTEGER,
+    PRIMARY KEY (session_id, key)
+) WITHOUT ROWID;
 """,
 }
 
@@ -239,8 +261,9 @@ def _row_to_event(row: sqlite3.Row) -> Event:
 
 def _row_to_header(row: sqlite3.Row) -> SessionHeader:
     return SessionHeader(
-        id=row["id"], created_at=row["created_at"], cwd=row["cwd"], title=row["title"]
-    )
+        id=row["id"], created_at=row["created_at"], cwd=row["cwd"], title=row["title"],
+        agent=row["agent"], agent_session=row["agent_session"], parent_id=row["parent_id"],
+    )  # fmt: skip
 
 
 def now_ms() -> int:
@@ -285,7 +308,7 @@ class Store:
         self._conn = self._connect()
         # Refuse a newer or foreign file before the WAL switch below rewrites its header. The
         # transaction further down checks again: the file may change in between.
-        _schema_version(self._retrying, self.path)
+        found = _schema_version(self._retrying, self.path)
         # Switching a fresh file to WAL needs an exclusive lock, and SQLite reports a clash with
         # another process opening the same new file as "locked" without calling the busy handler.
         mode = self._retrying("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -295,6 +318,8 @@ class Store:
         # FULL: an append the client was told is durable survives power loss, not only a crash.
         self._conn.execute(f"PRAGMA synchronous = {'FULL' if durable else 'OFF'}")
         self._conn.execute("PRAGMA foreign_keys = ON")
+        if found == SCHEMA_VERSION:
+            return  # current already: nothing to write, so no write lock to wait for
         with self.transaction() as db:
             self.migrated_from = _prepare_schema(db, self.path)
 
@@ -316,6 +341,11 @@ class Store:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """``BEGIN IMMEDIATE`` so the write lock is taken up front and ``busy_timeout`` applies."""
         with self._lock:
+            if getattr(self._local, "writing", False):
+                # Already inside this thread's transaction (a hook holds one across printing its
+                # answer): the outer one commits or rolls back everything together.
+                yield self._conn
+                return
             self._begin_immediate()
             self._local.writing = True
             try:
@@ -402,9 +432,46 @@ class Store:
     def create_session(self, header: SessionHeader) -> bool:
         """Insert a header; False when the id already exists (another process won the race)."""
         with self.transaction() as db:
+            return self._create_in(db, header)
+
+    def _create_in(self, db: sqlite3.Connection, header: SessionHeader) -> bool:
+        cur = db.execute(
+            "INSERT OR IGNORE INTO sessions (id, created_at, cwd, title, agent, agent_session,"
+            " parent_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                header.id, header.created_at, header.cwd, header.title, header.agent,
+                header.agent_session, header.parent_id,
+            ),
+        )  # fmt: skip
+        return cur.rowcount == 1
+
+    def open_or_create(self, header: SessionHeader) -> tuple[SessionHeader, bool]:
+        """The stored session ``header.id`` (resumed: True), or ``header`` stored now (False).
+
+        One transaction, so two hook processes of the same agent session create it once.
+        """
+        with self.transaction() as db:
+            row = db.execute("SELECT * FROM sessions WHERE id = ?", (header.id,)).fetchone()
+            if row is not None:
+                return _row_to_header(row), True
+            self._create_in(db, header)
+            return header, False
+
+    # --- hook events ------------------------------------------------------------------------
+
+    def hook_event_seen(self, session_id: str, key: str) -> bool:
+        """Whether a hook event with ``key`` (an agent's tool-use id, say) was answered."""
+        rows = self._read(
+            "SELECT 1 FROM hook_events WHERE session_id = ? AND key = ?", (session_id, key)
+        )
+        return bool(rows)
+
+    def record_hook_event(self, session_id: str, key: str, seq: int | None) -> bool:
+        """Mark ``key`` answered (inside the caller's transaction); False if it already was."""
+        with self.transaction() as db:
             cur = db.execute(
-                "INSERT OR IGNORE INTO sessions (id, created_at, cwd, title) VALUES (?, ?, ?, ?)",
-                (header.id, header.created_at, header.cwd, header.title),
+                "INSERT OR IGNORE INTO hook_events (session_id, key, seq) VALUES (?, ?, ?)",
+                (session_id, key, seq),
             )
             return cur.rowcount == 1
 

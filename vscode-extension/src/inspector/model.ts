@@ -1,7 +1,7 @@
 /** What the context inspector shows, computed from sidecar answers (pure, no vscode). */
 import { describeContext, isMessage, SURFACE_MESSAGE_EVENTS } from '../chat/convert';
 import { pendingViews } from '../chat/pendingView';
-import type { Change, DshEvent, Message, ScopesResult } from '../protocol';
+import type { Change, DshEvent, Message, ScopesResult, SessionHeader } from '../protocol';
 import type { InspectorContextItem, InspectorFileRow, InspectorState } from '../webview/messages';
 
 const encoder = new TextEncoder();
@@ -40,6 +40,7 @@ export interface InspectorInputs {
     canDrop?: boolean;
   };
   sessionNote?: string;
+  agents?: { header: SessionHeader; pending: readonly Message[] }[];
   chain?: { file: string; result: ScopesResult };
   chainNote?: string;
   error?: string;
@@ -60,6 +61,15 @@ export function buildInspectorState(inputs: InspectorInputs): InspectorState {
     };
   }
   if (inputs.sessionNote !== undefined) state.sessionNote = inputs.sessionNote;
+  if (inputs.agents !== undefined && inputs.agents.length > 0) {
+    state.agents = inputs.agents.map(({ header, pending }) => ({
+      id: header.id,
+      agent: header.agent ?? '?',
+      cwd: header.cwd,
+      createdAt: header.createdAt,
+      pending: pending.map(contextItem),
+    }));
+  }
   if (inputs.chain !== undefined) {
     const { file, result } = inputs.chain;
     const active = activeByPath(result, inputs.session?.id);
@@ -102,4 +112,17 @@ function activeByPath(result: ScopesResult, sessionId: string | undefined): Map<
   const entry = result.sessions.find((s) => s.sessionId === sessionId);
   for (const change of entry?.active ?? []) out.set(change.path, change);
   return out;
+}
+
+/** At most this many of the newest agents' sessions are shown. */
+export const MAX_AGENT_SESSIONS = 10;
+
+/**
+ * The sessions that agents' hooks drive (their header has an `agent`) in one of `folders`
+ * (absolute paths): the directory is the folder or below it. Newest first, as listed.
+ */
+export function agentSessionsIn(sessions: readonly SessionHeader[], folders: readonly string[]): SessionHeader[] {
+  const roots = folders.map((f) => (f.length > 1 ? f.replace(/\/+$/, '') : f));
+  const inside = (cwd: string) => roots.some((f) => cwd === f || cwd.startsWith(f === '/' ? f : `${f}/`));
+  return sessions.filter((s) => typeof s.agent === 'string' && inside(s.cwd)).slice(0, MAX_AGENT_SESSIONS);
 }

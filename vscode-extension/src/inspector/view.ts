@@ -7,11 +7,11 @@ import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
 import type { ChatSessions, LiveSession } from '../chat/sessions';
 import { discardPending } from '../chat/discard';
-import { CONTEXT_DISCARD, CONTEXT_PENDING } from '../methods';
+import { CONTEXT_DISCARD, CONTEXT_PENDING, SESSION_LIST } from '../methods';
 import type { FromInspector, InspectorState, ToInspector } from '../webview/messages';
 import { webviewHtml, webviewRoots } from '../webviewHtml';
 import type { ActiveScopes } from './activeScopes';
-import { buildInspectorState, type InspectorInputs } from './model';
+import { agentSessionsIn, buildInspectorState, type InspectorInputs } from './model';
 
 export const INSPECTOR_VIEW_ID = 'dsh.inspector';
 
@@ -155,6 +155,7 @@ export class InspectorView implements vscode.WebviewViewProvider, vscode.Disposa
         inputs.sessionNote = `Session ${session.header.id}: ${err instanceof Error ? err.message : String(err)}`;
       }
     }
+    inputs.agents = await this.agentSessions();
     const scopes = this.scopes.current;
     if (scopes.uri === undefined) {
       inputs.chainNote = 'Open a file to see which instruction files apply to it.';
@@ -164,5 +165,23 @@ export class InspectorView implements vscode.WebviewViewProvider, vscode.Disposa
       inputs.chainNote = scopes.error ?? 'Loading…';
     }
     return inputs;
+  }
+
+  /** The sessions agents' hooks drive in the open folders, each with its pending messages read
+   *  from the store; none when the sidecar cannot say (an older one, an error). */
+  private async agentSessions(): Promise<InspectorInputs['agents']> {
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    try {
+      const listed = await this.sidecar.request(SESSION_LIST, {});
+      const headers = agentSessionsIn(listed.sessions, folders);
+      return await Promise.all(
+        headers.map(async (header) => {
+          const pending = await this.sidecar.request(CONTEXT_PENDING, { sessionId: header.id });
+          return { header, pending: pending.messages };
+        }),
+      );
+    } catch {
+      return undefined;
+    }
   }
 }

@@ -93,6 +93,19 @@ function render(state: InspectorState): void {
   }
   parts.push(session);
 
+  if (state.agents !== undefined && state.agents.length > 0) {
+    const agents = el('section', 'agents');
+    agents.append(el('h2', '', "Agents' sessions"));
+    for (const a of state.agents) {
+      const meta = el('p', 'meta');
+      meta.append(el('span', '', `${a.agent} · ${a.cwd}`), el('code', 'session-id', a.id));
+      const title = el('h3', '', 'Pending for its next hook event ');
+      title.append(el('span', `badge${a.pending.length > 0 ? ' hot' : ''}`, String(a.pending.length)));
+      agents.append(meta, title, contextList(a.pending, 'Nothing pending.', 'agent-pending'));
+    }
+    parts.push(agents);
+  }
+
   const chain = el('section', 'chain');
   chain.append(el('h2', '', 'Instruction chain'));
   if (state.chain === undefined) {

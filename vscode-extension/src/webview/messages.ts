@@ -141,6 +141,14 @@ export interface InspectorFileRow {
   active?: string;
 }
 
+export interface InspectorAgentSession {
+  id: string;
+  agent: string;
+  cwd: string;
+  createdAt: number;
+  pending: InspectorContextItem[];
+}
+
 export interface InspectorState {
   session:
     | {
@@ -156,6 +164,9 @@ export interface InspectorState {
     | undefined;
   /** Why there is no session section (e.g. "No chat session is open for this folder"). */
   sessionNote?: string;
+  /** Sessions that agents' hooks drive in the open folders (`dsh-sidecar hooks install`), newest
+   *  first, each with what its next hook event delivers. */
+  agents?: InspectorAgentSession[];
   chain:
     | {
         file: string;

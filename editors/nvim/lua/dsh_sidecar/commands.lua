@@ -9,6 +9,7 @@ local session = require('dsh_sidecar.session')
 local M = {}
 
 local printable
+local agent_sessions
 
 -- kind -> scratch buffer number
 local scratch = {}
@@ -247,6 +248,39 @@ function M.scopes(bufnr)
   end)
 end
 
+-- At most this many of the newest agents' sessions are listed under :DshPending.
+local MAX_AGENT_SESSIONS = 10
+
+local function inside(path, root)
+  return path == root or (type(path) == 'string' and path:sub(1, #root + 1) == root .. '/')
+end
+
+-- The sessions that agents' hooks drive in `root` (newest first), each with its pending messages
+-- read from the store (or the error); cb(list). A sidecar without them gives an empty list.
+function agent_sessions(st, root, cb)
+  client.request(st, methods.SESSION_LIST, vim.empty_dict(), function(err, listed)
+    local found = {}
+    for _, s in ipairs((not err and listed and listed.sessions) or {}) do
+      if type(s.agent) == 'string' and inside(s.cwd, root) and #found < MAX_AGENT_SESSIONS then
+        table.insert(found, s)
+      end
+    end
+    local i = 0
+    local function next_one()
+      i = i + 1
+      if i > #found then
+        return cb(found)
+      end
+      client.request(st, methods.CONTEXT_PENDING, { sessionId = found[i].id }, function(e, r)
+        found[i].messages = (not e and r and r.messages) or {}
+        found[i].error = e
+        next_one()
+      end)
+    end
+    next_one()
+  end)
+end
+
 function M.pending(bufnr)
   bufnr = source_buffer(bufnr)
   local root = client.root_for_buffer(bufnr) or client.root_for_dir(buffer_dir(bufnr))
@@ -255,13 +289,21 @@ function M.pending(bufnr)
     return nil
   end
   local header
+  local st = client.ensure(root)
   return show('pending', bufnr, function(done)
-    session.project_session(client.ensure(root), function(err, h)
+    session.project_session(st, function(err, h)
       if err then
         return done(err)
       end
       header = h
-      session.request(methods.CONTEXT_PENDING, { sessionId = h.id }, done)
+      session.request(methods.CONTEXT_PENDING, { sessionId = h.id }, function(e, own)
+        if e then
+          return done(e)
+        end
+        agent_sessions(st, root, function(agents)
+          done(nil, { messages = own.messages, agents = agents })
+        end)
+      end)
     end)
   end, function(result)
     local messages = result.messages or {}
@@ -274,6 +316,21 @@ function M.pending(bufnr)
     for i, message in ipairs(messages) do
       vim.list_extend(lines, { '', ('## %d. %s'):format(i, describe_source(message.source)), '' })
       vim.list_extend(lines, split(text_of(message)))
+    end
+    if #result.agents > 0 then
+      vim.list_extend(lines, { '', "# Agents' sessions in this project (dsh-sidecar hooks)" })
+    end
+    for _, s in ipairs(result.agents) do
+      local head = ('## %s (%s, %s)'):format(printable(s.id), printable(s.agent), printable(s.cwd))
+      vim.list_extend(lines, { '', head, '' })
+      if s.error then
+        table.insert(lines, 'pending: ' .. printable(client.format_error(s.error)))
+      else
+        table.insert(lines, ('%d pending message(s) for its next hook event'):format(#s.messages))
+        for _, message in ipairs(s.messages) do
+          table.insert(lines, '- ' .. describe_source(message.source))
+        end
+      end
     end
     return lines
   end)

@@ -27,6 +27,9 @@ class DocumentFacts:
     # With instructions.imports off: each ``@path`` of the document (as written) that names an
     # existing file, which Claude Code would import.
     unfollowed: tuple[str, ...] = ()
+    # A rule file of an enabled set that is not read: the project has more than
+    # MAX_RULE_FILES rule files.
+    beyond_rule_limit: bool = False
 
 
 def document_facts(
@@ -41,8 +44,10 @@ def document_facts(
     root = load.project_root
     rule = None
     rule_set = rule_set_of_path(root, document)
+    beyond = False
     if rule_set is not None and rule_set.name in settings.rule_sets and rules is not None:
         rule = next((r for r in rules.rules() if r.abs_path == document), None)
+        beyond = rule is None and rules.beyond_limit(document)
     text = None
     if not settings.imports:
         entry = next((e for e in load.entries if e.candidate.abs_path == document), None)
@@ -54,5 +59,8 @@ def document_facts(
     if text is not None:
         unfollowed = tuple(s.raw for s in existing_imports(text, document, home, fs))
     return DocumentFacts(
-        rule, tuple(document_conventions(document, root, settings, fs, home, text)), unfollowed
+        rule,
+        tuple(document_conventions(document, root, settings, fs, home, text)),
+        unfollowed,
+        beyond,
     )

@@ -86,6 +86,12 @@ def _name_pattern() -> str:
 
 
 _GAP = rf"[\s{IGNORABLE}]*"
+# Linear on any text (docs/protocol.md, "Repository text in linear time"): a match can only
+# start at a "<" form; after it, each part's characters (gap, slash, each letter's forms, the
+# invisibles between letters) share none with the part that follows, so at every character
+# at most one way forward exists and a failed attempt gives back at most the run it just
+# read; and no part matches a "<", so the attempts from two "<" never scan the same text.
+# tests/unit/test_linear_parsers.py times it on runs of each kind.
 FRAME_TAG = re.compile(
     rf"[{LESS_THAN}]{_GAP}(?P<slash>[{SLASH}]{_GAP})?{_name_pattern()}", re.IGNORECASE
 )

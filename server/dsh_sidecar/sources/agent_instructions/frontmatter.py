@@ -5,17 +5,19 @@ Rule files put a few keys between ``---`` lines: strings (quoted or bare), boole
 unquoted globs such as ``globs: **/*.ts``, which strict YAML rejects), so this reader takes the
 small subset those files use instead of a YAML library. It never raises: a line it does not
 understand is skipped, and a block that never closes counts as no frontmatter at all.
+
+Lines are taken apart with string methods, never a regular expression: each is looked at a
+bounded number of times, so a 60 KB run of spaces in a line costs what 60 KB of anything costs
+(docs/protocol.md, "Repository text in linear time").
 """
 
 from __future__ import annotations
 
-import re
-
 FrontValue = str | bool | list[str] | None
 
 MAX_LINES = 200
-_KEY = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_-]*)\s*:(?:\s+(?P<value>.*?))?\s*$")
-_ITEM = re.compile(r"^\s+-\s*(?P<value>.*?)\s*$|^-\s+(?P<bare>.*?)\s*$")
+_KEY_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+_KEY_REST = _KEY_START | frozenset("0123456789-")
 _TRUE = frozenset({"true", "True", "TRUE"})
 _FALSE = frozenset({"false", "False", "FALSE"})
 _NULL = frozenset({"", "~", "null", "Null", "NULL"})
@@ -41,21 +43,51 @@ def _parse(lines: list[str]) -> dict[str, FrontValue]:
     for line in lines:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        item = _ITEM.match(line)
+        item = _list_item(line)
         current = out.get(key) if key is not None else False
         if item is not None and key is not None and (current is None or isinstance(current, list)):
-            value = item["value"] if item["value"] is not None else item["bare"]
             listed = current if isinstance(current, list) else []
-            listed.append(_unquote(_strip_comment(value or "")))
+            listed.append(_unquote(_strip_comment(item)))
             out[key] = listed
             continue
-        match = _KEY.match(line)
-        if match is None:
+        pair = _key_value(line)
+        if pair is None:
             key = None
             continue
-        key = match["key"]
-        out[key] = _scalar(_strip_comment(match["value"] or ""))
+        key = pair[0]
+        out[key] = _scalar(_strip_comment(pair[1]))
     return out
+
+
+def _list_item(line: str) -> str | None:
+    """The value of a ``- value`` line: indented, a dash, then anything; or at the margin, a
+    dash, whitespace, then anything. None for any other line."""
+    body = line.lstrip()
+    if not body.startswith("-"):
+        return None
+    rest = body[1:]
+    if len(body) == len(line) and rest[:1].strip():
+        return None  # "-x" at the margin is not an item
+    if len(body) == len(line) and not rest:
+        return None  # nor is a lone "-" there
+    return rest.strip()
+
+
+def _key_value(line: str) -> tuple[str, str] | None:
+    """``(key, value)`` of a ``key: value`` line (``key:`` alone has the value ""); None when
+    the line is not one (``key:value`` without a space is not)."""
+    if not line or line[0] not in _KEY_START:
+        return None
+    end = 1
+    while end < len(line) and line[end] in _KEY_REST:
+        end += 1
+    rest = line[end:].lstrip()
+    if not rest.startswith(":"):
+        return None
+    value = rest[1:]
+    if value[:1].strip():
+        return None  # something right after the colon
+    return line[:end], value.strip()
 
 
 def _scalar(raw: str) -> FrontValue:

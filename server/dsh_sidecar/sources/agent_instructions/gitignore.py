@@ -21,13 +21,13 @@ from typing import NamedTuple
 
 import attrs
 import pathspec
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from dsh_sidecar.config import InstructionSettings, os_home
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState
 
 from .git_excludes import GitExcludes, GitUser
+from .ignore_patterns import linear_spec
 from .paths import is_within, relative_path
 
 EXCLUDE_SOURCE = "settings: dsh.instructions.exclude"
@@ -180,9 +180,7 @@ class IgnoreMatcher:
         self._git_excludes = GitExcludes(project_root, fs, git_user or _process_git_user())
         self.fs = fs
         self._parsed = parsed
-        self._exclude = (
-            pathspec.GitIgnoreSpec.from_lines(settings.exclude) if settings.exclude else None
-        )
+        self._exclude = linear_spec(settings.exclude, skip_bad=True) if settings.exclude else None
         # Inside ``one_pass``: .gitignore path -> spec (or None), rel dir -> its chain state,
         # abs dir -> check_directory's answer.
         self._pass_specs: dict[str, _Spec | None] | None = None
@@ -396,16 +394,9 @@ def _process_git_user() -> GitUser | None:
 def _parse_gitignore(text: str) -> pathspec.GitIgnoreSpec:
     """A spec of every line pathspec accepts; git skips a bad line (a lone ``!``, a trailing
     backslash) instead of rejecting the file, so one such line must not disable the rest or
-    raise out of discovery. Each line is compiled once (what ``from_lines`` would do with it)."""
-    patterns = []
-    for line in _gitignore_lines(text):
-        if not line:
-            continue  # as from_lines skips them
-        try:
-            patterns.append(GitIgnoreSpecPattern(line))
-        except ValueError:  # pathspec's pattern errors subclass ValueError in every version
-            continue
-    return pathspec.GitIgnoreSpec(patterns)
+    raise out of discovery. Each pattern matches in time linear in the path
+    (``ignore_patterns``), so a hostile pattern cannot stall the process."""
+    return linear_spec(_gitignore_lines(text), skip_bad=True)
 
 
 def _gitignore_lines(text: str) -> list[str]:

@@ -2,7 +2,8 @@
 
 An import is an ``@`` at the start of a line or after whitespace, followed by a path. Both agents
 document that imports inside Markdown code (fenced blocks and inline code spans) are not
-evaluated, so those are blanked out first. Paths are relative to the importing file, absolute, or
+evaluated, so those are blanked out first (``markdown_code``: CommonMark's fences and spans, by a
+linear scan). Paths are relative to the importing file, absolute, or
 (``~/``) below the home directory. Only targets that exist are imports: an ``@name`` naming no
 file (a handle, a decorator in prose) is left alone, as the agents leave it.
 """
@@ -14,33 +15,23 @@ import re
 
 import attrs
 
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
+from .markdown_code import Steps, blank_code
+
+# Linear: it can only start at an "@", and the path is one greedy class with nothing after it,
+# so a failed attempt never backtracks, and finditer resumes after each match.
 _IMPORT = re.compile(r"(?:(?<=\s)|^)@(?P<path>[^\s`<>\"'|*?\x00]+)", re.MULTILINE)
 _TRAILING = ".,;:!)]}"
-_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
-MAX_IMPORTS_PER_FILE = 64
+_EXTENSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+# One more than the 64 files a scope imports (imports.MAX_IMPORTED_FILES), so that limit is
+# reached, and reported, before this one cuts anything.
+MAX_IMPORTS_PER_FILE = 65
 
 
-def outside_code(text: str, *, keep_offsets: bool = False) -> str:
+def outside_code(text: str, *, keep_offsets: bool = False, steps: Steps | None = None) -> str:
     """``text`` with fenced code blocks and inline code spans blanked out. With
     ``keep_offsets`` a blanked line keeps its length (spaces), so offsets still point into
     ``text``."""
-    kept: list[str] = []
-    fence: str | None = None
-    for line in text.split("\n"):
-        match = _FENCE.match(line)
-        if fence is None and match is not None:
-            fence = match.group(1)[0] * 3
-            kept.append(" " * len(line) if keep_offsets else "")
-            continue
-        if fence is not None:
-            if match is not None and match.group(1).startswith(fence):
-                fence = None
-            kept.append(" " * len(line) if keep_offsets else "")
-            continue
-        kept.append(line)
-    return _SPAN.sub(lambda m: " " * len(m.group(0)), "\n".join(kept))
+    return blank_code(text, keep_offsets=keep_offsets, steps=steps)
 
 
 @attrs.frozen
@@ -57,7 +48,7 @@ class ImportSpan:
     def looks_like_a_path(self) -> bool:
         """Whether a missing target is worth reporting: ``@docs/a.md`` or ``@notes.md`` is
         meant as a file, ``@alice`` or ``@here`` in prose is not."""
-        return "/" in self.raw or bool(_EXTENSION.search(self.raw))
+        return "/" in self.raw or _has_extension(self.raw)
 
 
 def import_spans(text: str, importer_dir: str, home: str) -> list[ImportSpan]:
@@ -91,6 +82,12 @@ def import_paths(text: str, importer_dir: str, home: str) -> list[str]:
         if len(out) >= MAX_IMPORTS_PER_FILE:
             break
     return out
+
+
+def _has_extension(raw: str) -> bool:
+    """Whether ``raw`` ends in ``.`` and one to eight ASCII letters or digits."""
+    _, dot, extension = raw[-9:].rpartition(".")
+    return bool(dot) and 1 <= len(extension) <= 8 and set(extension) <= _EXTENSION_CHARS
 
 
 def _import_target(raw: str, importer_dir: str, home: str) -> str:

@@ -44,10 +44,17 @@ from dsh_sidecar.fs import (
 )
 
 from .frontmatter import FrontValue, read_frontmatter
-from .globs import Glob, compile_glob, split_patterns
+from .globs import (
+    Glob,
+    compile_claude_glob,
+    compile_glob,
+    compile_vscode_glob,
+    split_patterns,
+)
 from .paths import SCOPE_SEPARATOR
 
 RULES_PREFIX = "rules:"
+MAX_GLOBS_PER_RULE = 100
 MAX_RULE_FILES = 500
 MAX_DEPTH = 12
 FRONTMATTER_LINES = 200
@@ -68,14 +75,21 @@ class RuleSet:
     always_field: str | None = None
     repository_files: tuple[str, ...] = ()  # always-on files of this convention
     agent: str = ""
+    # How its globs match (globs.py): "root" from the project root, "vscode" as VS Code
+    # matches applyTo, "claude" as Claude Code matches paths.
+    glob_dialect: Literal["root", "vscode", "claude"] = "root"
 
 
 RULE_SETS: dict[str, RuleSet] = {
     "copilot": RuleSet(
         "copilot", ".github/instructions", ".instructions.md", "applyTo", False, "manual",
         repository_files=(".github/copilot-instructions.md",), agent="GitHub Copilot",
+        glob_dialect="vscode",
     ),
-    "claude": RuleSet("claude", ".claude/rules", ".md", "paths", True, "always", agent="Claude Code"),
+    "claude": RuleSet(
+        "claude", ".claude/rules", ".md", "paths", True, "always", agent="Claude Code",
+        glob_dialect="claude",
+    ),
     "cursor": RuleSet(
         "cursor", ".cursor/rules", ".mdc", "globs", True, "manual", always_field="alwaysApply",
         agent="Cursor",
@@ -116,9 +130,21 @@ class Applicability:
     compiled: tuple[Glob, ...] = ()
     problems: tuple[RuleProblem, ...] = ()
     body_start: int = 0  # offset of the content after the frontmatter block
+    listed_globs: int = 0  # how many globs the frontmatter lists, when past MAX_GLOBS_PER_RULE
 
-    def matches(self, rel_path: str) -> bool:
-        return self.mode == "globs" and any(g.matches(rel_path) for g in self.compiled)
+    def limit_note(self) -> str | None:
+        """What the glob limit left out, for scopes and hover; None when nothing."""
+        if not self.listed_globs:
+            return None
+        return (
+            f"only the first {MAX_GLOBS_PER_RULE} of its {self.listed_globs:,} globs are used "
+            "(the sidecar's limit per rule)"
+        )
+
+    def matches(self, rel_path: str, base: str = "") -> bool:
+        """Whether the file at ``rel_path`` from the project root ``base`` is one it applies
+        to (``base`` matters only to VS Code's globs, which match the absolute path)."""
+        return self.mode == "globs" and any(g.matches(rel_path, base) for g in self.compiled)
 
     def describe(self) -> str:
         if self.mode == "always":
@@ -150,7 +176,10 @@ class Rule:
         return self.applies is not None and self.applies.mode == "always"
 
     def matches(self, rel_path: str) -> bool:
-        return self.applies is not None and self.applies.matches(rel_path)
+        if self.applies is None:
+            return False
+        base = self.abs_path[: len(self.abs_path) - len(self.rel_path)]
+        return self.applies.matches(rel_path, base)
 
 
 def applicability(rule_set: RuleSet, text: str, *, repository_wide: bool = False) -> Applicability:
@@ -191,10 +220,20 @@ def applicability(rule_set: RuleSet, text: str, *, repository_wide: bool = False
             line, f"{field} must be {wanted}, got {shown}; this rule matches no file",
         ))  # fmt: skip
         return Applicability("invalid", problems=tuple(problems), body_start=start)
+    listed = len(patterns) if len(patterns) > MAX_GLOBS_PER_RULE else 0
+    if listed:
+        problems.append(RuleProblem(
+            line, f"{field} lists {len(patterns):,} globs; only the first "
+            f"{MAX_GLOBS_PER_RULE} are used (a limit of this sidecar, docs/sources.md)",
+        ))  # fmt: skip
+        patterns = patterns[:MAX_GLOBS_PER_RULE]
+    compile_one = {
+        "root": compile_glob, "vscode": compile_vscode_glob, "claude": compile_claude_glob
+    }[rule_set.glob_dialect]  # fmt: skip
     compiled: list[Glob] = []
     kept: list[str] = []
     for pattern in patterns:
-        glob = compile_glob(pattern)
+        glob = compile_one(pattern)
         if glob is None:
             problems.append(RuleProblem(
                 line, f"{field}: the glob {pattern!r} is empty or too complex (more than 512 "
@@ -204,8 +243,8 @@ def applicability(rule_set: RuleSet, text: str, *, repository_wide: bool = False
         compiled.append(glob)
         kept.append(pattern)
     if not compiled:
-        return Applicability("invalid", tuple(patterns), (), tuple(problems), start)
-    return Applicability("globs", tuple(kept), tuple(compiled), tuple(problems), start)
+        return Applicability("invalid", tuple(patterns), (), tuple(problems), start, listed)
+    return Applicability("globs", tuple(kept), tuple(compiled), tuple(problems), start, listed)
 
 
 def body_start(text: str) -> int:
@@ -278,6 +317,10 @@ class RuleIndex:
         self._read = read
         self._dirs: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
         self._rules: dict[str, Rule] = {}
+        # Whether the last listing met more rule files than MAX_RULE_FILES: the rest are not
+        # read, which hover, diagnostics and explain say (never a silent cut).
+        self.over_limit = False
+        self._listed: frozenset[str] = frozenset()
 
     def rules(self) -> tuple[Rule, ...]:
         """Every rule file now, in rule-set order, then by path; re-read only what changed."""
@@ -299,7 +342,17 @@ class RuleIndex:
                     seen.add(rule.abs_path)
         for stale in set(self._rules) - seen:
             del self._rules[stale]
+        self.over_limit = budget[0] < 0
+        self._listed = frozenset(seen)
         return tuple(out)
+
+    def beyond_limit(self, path: str) -> bool:
+        """After ``rules()``: whether ``path`` is a rule file of an enabled set that was not
+        read because the project has more than ``MAX_RULE_FILES`` of them."""
+        if not self.over_limit or path in self._listed:
+            return False
+        rule_set = rule_set_of_path(self.project_root, path)
+        return rule_set is not None and rule_set in self.rule_sets
 
     def _listing(self, directory: str, suffix: str, depth: int, budget: list[int]) -> list[str]:
         found = self._directory(directory)
@@ -308,11 +361,16 @@ class RuleIndex:
         files, subdirectories = found
         out: list[str] = []
         for name in files:
-            if name.endswith(suffix) and budget[0] > 0:
+            if name.endswith(suffix):
+                if budget[0] <= 0:
+                    budget[0] = -1  # one more than the limit: said, not read
+                    return out
                 budget[0] -= 1
                 out.append(os.path.join(directory, name))
         if depth + 1 < MAX_DEPTH:
             for name in subdirectories:
+                if budget[0] < 0:
+                    break
                 out.extend(self._listing(os.path.join(directory, name), suffix, depth + 1, budget))
         return out
 

@@ -28,12 +28,32 @@ IMPORTS = "instructions.imports"
 OVERRIDES = "instructions.overrideFiles"
 RULE_SETS_KEY = "instructions.ruleSets"
 USER_GLOBAL_FILES = "instructions.userGlobalFiles"
+CANDIDATES = "instructions.instructionFileCandidates"
+# Instruction files of other agents, in a directory of the chain, that no default reads:
+# (name, agent, the setting that reads it or None, what to do).
+OTHER_AGENTS_NAMES: tuple[tuple[str, str, str | None, str], ...] = (
+    ("GEMINI.md", "Gemini CLI", CANDIDATES, f'add "GEMINI.md" to {CANDIDATES}'),
+    (
+        ".claude/CLAUDE.md",
+        "Claude Code",
+        None,
+        "no setting makes it apply to its project (read as it is, it governs only .claude/ "
+        "itself); link or move it to CLAUDE.md",
+    ),
+)
 # User-global files of other agents that a home directory commonly holds.
 OTHER_AGENTS_FILES = (
     ("~/.claude/CLAUDE.md", "Claude Code"),
     ("~/.codex/AGENTS.md", "Codex CLI"),
     ("~/.gemini/GEMINI.md", "Gemini CLI"),
 )
+
+
+def other_agents_file(path: str) -> bool:
+    """Whether ``path`` is named like another agent's instruction file of OTHER_AGENTS_NAMES
+    (hover explains such a file even though no setting of this sidecar reads it)."""
+    posix = path.replace(os.sep, "/")
+    return any(posix.endswith("/" + name) for name, _, _, _ in OTHER_AGENTS_NAMES)
 
 
 @attrs.frozen
@@ -48,7 +68,14 @@ class OffConvention:
 
     def describe(self) -> str:
         where = f" ({', '.join(self.paths)})" if self.paths else ""
+        if not self.setting:
+            return f"{self.agent}'s convention {self.effect}{where}: {self.enable}"
         return f"{self.agent}'s convention {self.effect}{where}: {self.enable} to read it"
+
+    @property
+    def in_project(self) -> bool:
+        """Whether the files are the repository's (not the user's home directory's)."""
+        return self.setting != USER_GLOBAL_FILES
 
 
 def read_confined(
@@ -149,6 +176,18 @@ def project_conventions(
                     users.append(cand.display_path)
         if users:
             out.append(imports_convention(tuple(users)))
+    names = settings.all_candidates
+    for name, agent, setting, enable in OTHER_AGENTS_NAMES:
+        if name in names:
+            continue
+        found = tuple(
+            os.path.relpath(os.path.join(d, name), project_root)
+            for d in chain
+            if fs.probe(os.path.join(d, name)).present
+        )
+        if found:
+            effect = f"{name} holds a directory's instructions"
+            out.append(OffConvention(setting or "", enable, agent, effect, found))
     for rule_set in RULE_SETS.values():
         if rule_set.name in settings.rule_sets:
             continue

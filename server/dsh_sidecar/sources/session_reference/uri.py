@@ -82,7 +82,8 @@ def format_session_reference_mention(session_id: str, label: str | None = None) 
 format_mention = format_session_reference_mention
 
 
-# The upstream regex (JS flags ``gu``), with JS ``.`` and ``\s`` spelled out as explicit classes:
+# The upstream regex (JS flags ``gu``), with JS ``.`` and ``\s`` spelled out as explicit classes.
+# Kept as the definition ``mentions`` follows (tests compare the two); never run on a text:
 #   @\[((?:\\.|[^\\\]])*)\]\((dsh-session:[^\s)]*)\)|(dsh-session:[A-Za-z0-9_-]+)
 # JS ``.`` excludes the four line terminators; JS ``\s`` is WhiteSpace + LineTerminator.
 _JS_DOT = "[^\n\r\u2028\u2029]"
@@ -91,7 +92,80 @@ MENTION_PATTERN = re.compile(
     r"@\[((?:\\" + _JS_DOT + r"|[^\\\]])*)\]\((dsh-session:" + _JS_NOT_SPACE_OR_PAREN + r"*)\)"
     r"|(dsh-session:[A-Za-z0-9_-]+)"
 )
-_LABEL_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_LABEL_ESCAPE = re.compile(r"\\(.)", re.DOTALL)  # linear: one character after each backslash
+_JS_LINE_TERMINATORS = frozenset("\n\r\u2028\u2029")
+_URI_STOP = frozenset(JS_WHITESPACE) | {")"}
+_BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+# (start, end, label as written, URI of a labelled mention, bare URI): the groups of a match.
+Mention = tuple[int, int, str | None, str | None, str | None]
+
+
+def mentions(text: str) -> list[Mention]:
+    """What ``MENTION_PATTERN.finditer(text)`` finds, in time linear in ``text``.
+
+    The regex backtracks: every ``@[`` with no ``]`` after it scans to the end of the text, so
+    a text of thousands of ``@[`` costs seconds (16 KB: about 6 s). Here a label's end is found
+    once per position: the label grammar is deterministic (an escape pair, or one character
+    that is neither a backslash nor ``]``), so where a label scan stops depends only on where
+    it starts, and each position's stop is remembered. The rest of a mention has a single way
+    to match, so the first alternative that fits at a position is the regex's match there.
+    """
+    out: list[Mention] = []
+    stops: dict[int, int] = {}
+    n = len(text)
+    i = 0
+    while i < n:
+        found = _labelled(text, i, stops) if text.startswith("@[", i) else None
+        if found is None and text.startswith(SCHEME, i):
+            end = i + len(SCHEME)
+            while end < n and text[end] in _BARE:
+                end += 1
+            if end > i + len(SCHEME):
+                found = (i, end, None, None, text[i:end])
+        if found is None:
+            i += 1
+            continue
+        out.append(found)
+        i = found[1]
+    return out
+
+
+def _labelled(text: str, start: int, stops: dict[int, int]) -> Mention | None:
+    """The ``@[label](dsh-session:…)`` mention at ``start``, or None."""
+    stop = _label_stop(text, start + 2, stops)
+    n = len(text)
+    if stop >= n or text[stop] != "]" or not text.startswith("(" + SCHEME, stop + 1):
+        return None
+    end = stop + 2 + len(SCHEME)
+    while end < n and text[end] not in _URI_STOP:
+        end += 1
+    if end >= n or text[end] != ")":
+        return None
+    return (start, end + 1, text[start + 2 : stop], text[stop + 2 : end], None)
+
+
+def _label_stop(text: str, position: int, stops: dict[int, int]) -> int:
+    """Where a label starting at ``position`` ends (a ``]``, a lone backslash, or the end)."""
+    visited: list[int] = []
+    n = len(text)
+    while position not in stops:
+        visited.append(position)
+        if position >= n:
+            break
+        char = text[position]
+        if char == "\\":
+            if position + 1 < n and text[position + 1] not in _JS_LINE_TERMINATORS:
+                position += 2
+                continue
+            break
+        if char == "]":
+            break
+        position += 1
+    stop = stops.get(position, position)
+    for seen in visited:
+        stops[seen] = stop
+    return stop
 
 
 def parse_session_reference_text(text: str) -> ParsedText:
@@ -102,16 +176,17 @@ def parse_session_reference_text(text: str) -> ParsedText:
     out: list[str] = []
     references: list[SessionReferenceInput] = []
     position = 0
-    for match in MENTION_PATTERN.finditer(text):
-        if match[2] is not None:
-            session_id = decode_session_reference_uri(match[2])
-            label = _LABEL_ESCAPE.sub(lambda m: m[1], match[1])
+    for start, end, written, uri, bare in mentions(text):
+        if uri is not None:
+            session_id = decode_session_reference_uri(uri)
+            label = _LABEL_ESCAPE.sub(lambda m: m[1], written or "")
         else:
-            session_id = decode_session_reference_uri(match[3])
+            assert bare is not None
+            session_id = decode_session_reference_uri(bare)
             label = session_id
-        out.append(text[position : match.start()])
+        out.append(text[position:start])
         out.append("@" + label)
         references.append(SessionReferenceInput(session_id, label))
-        position = match.end()
+        position = end
     out.append(text[position:])
     return ParsedText("".join(out), tuple(references))

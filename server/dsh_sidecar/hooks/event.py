@@ -1,0 +1,31 @@
+"""The neutral hook event every agent's adapter produces."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+AGENTS = ("claude", "codex", "gemini")
+Agent = Literal["claude", "codex", "gemini"]
+
+# start: a session (re)starts (source startup/resume/clear/compact); prompt: the user's prompt is
+# about to go to the model; after-tool: a tool finished (touched paths); pre-tool: a tool is about
+# to run (the paths it will write); loaded: the agent reports instruction files it loaded itself.
+Kind = Literal["start", "prompt", "after-tool", "pre-tool", "loaded", "other"]
+
+
+@attrs.frozen
+class HookEvent:
+    agent: Agent
+    kind: Kind
+    name: str  # the agent's own event name, echoed as ``hookEventName``
+    session_id: str
+    cwd: str
+    source: str | None = None  # SessionStart: startup, resume, clear, compact
+    prompt: str | None = None
+    touched: tuple[str, ...] = ()  # absolute paths
+    tool_use_id: str | None = None
+    # A subagent's events (Claude Code: ``agent_id``/``agent_type``).
+    agent_id: str | None = None
+    agent_type: str | None = None

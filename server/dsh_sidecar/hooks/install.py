@@ -1,0 +1,304 @@
+"""``dsh-sidecar hooks install|uninstall|status``: our entries in each agent's hook settings.
+
+Where each agent reads hooks (observed with the real CLIs; docs/agents.md):
+
+| agent | project scope | user scope |
+|---|---|---|
+| Claude Code | ``<root>/.claude/settings.json`` | ``~/.claude/settings.json`` |
+| Codex CLI | ``<root>/.codex/hooks.json`` | ``$CODEX_HOME/hooks.json`` (default ``~/.codex``) |
+| Gemini CLI | ``<root>/.gemini/settings.json`` | ``~/.gemini/settings.json`` (``$GEMINI_CLI_HOME``) |
+
+All three take the same shape: ``{"hooks": {EVENT: [{"matcher": …, "hooks": [{"type":
+"command", "command": …, "timeout": …}]}]}}``. Our entry is one group per event holding one
+command, ``<absolute path of dsh-sidecar> hook --agent X``; any handler whose command is
+dsh-sidecar's ``hook --agent X`` is ours (whatever path it was installed from), and nothing else
+is ever changed or removed. Installing twice leaves the file byte for byte as it was: a file is
+rewritten only when its parsed content changes.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import claude, gemini
+from .settings_file import SettingsFileError, read_settings, write_settings
+
+AGENT_NAMES = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
+SCOPES = ("project", "user")
+# Short: a hook answers in well under a second (docs/benchmarks.md); past this the agent cancels
+# it and goes on without its text. Gemini counts milliseconds, the other two seconds.
+TIMEOUT_SECONDS = 5
+
+
+@dataclass(frozen=True)
+class EventHook:
+    event: str  # the agent's event name
+    matcher: str | None  # a tool-name pattern; None: every occurrence of the event
+
+
+def _alternatives(names: Iterable[str], *, anchored: bool) -> str:
+    joined = "|".join(sorted(names))
+    # Gemini tests its matcher as an unanchored JavaScript RegExp ("replace" would match any
+    # tool whose name contains it); Claude Code matches a plain ``A|B`` list exactly.
+    return f"^({joined})$" if anchored else joined
+
+
+# The one table of the events we install, per agent: the events the hook runtime answers
+# (claude.KINDS, codex.KINDS, gemini.KINDS) but the pre-tool ones, whose text none of the CLIs
+# shows the model before the tool runs (so the runtime prints nothing for them, and a hook there
+# would only cost time). The tool lists are the adapters' own, so the hook and its installation
+# cannot disagree.
+HOOK_EVENTS: dict[str, tuple[EventHook, ...]] = {
+    "claude": (
+        EventHook("SessionStart", None),
+        EventHook("SubagentStart", None),  # a subagent's own session starts
+        EventHook("UserPromptSubmit", None),
+        EventHook("PostToolUse", _alternatives(claude.FILE_TOOLS, anchored=False)),
+        EventHook("InstructionsLoaded", None),  # what Claude Code loaded itself
+    ),
+    # Codex's file tools are its shell and apply_patch: every tool call may touch files.
+    "codex": (
+        EventHook("SessionStart", None),
+        EventHook("UserPromptSubmit", None),
+        EventHook("PostToolUse", None),
+    ),
+    "gemini": (
+        EventHook("SessionStart", None),
+        EventHook("BeforeAgent", None),
+        EventHook(
+            "AfterTool",
+            _alternatives(gemini.SINGLE_FILE_TOOLS | {"read_many_files"}, anchored=True),
+        ),
+    ),
+}
+
+
+class InstallError(Exception):
+    """Refused, the file left as it was: the message names it (and the line)."""
+
+
+# --- where ------------------------------------------------------------------------------------
+
+
+def settings_path(agent: str, scope: str, root: str, env: Mapping[str, str], home: str) -> str:
+    if scope == "project":
+        name = "hooks.json" if agent == "codex" else "settings.json"
+        return os.path.join(root, f".{agent}", name)
+    if agent == "codex":
+        return os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "hooks.json")
+    if agent == "gemini":
+        return os.path.join(env.get("GEMINI_CLI_HOME") or home, ".gemini", "settings.json")
+    return os.path.join(home, ".claude", "settings.json")
+
+
+def shown_path(path: str, home: str) -> str:
+    """A path under the home directory as ``~/…`` (shorter, and the same on every machine)."""
+    if home and home != "/" and path.startswith(home.rstrip("/") + "/"):
+        return "~/" + path[len(home.rstrip("/")) + 1 :]
+    return path
+
+
+# --- what -------------------------------------------------------------------------------------
+
+
+def default_executable() -> str:
+    """The absolute path of the ``dsh-sidecar`` command running now, else the one installed beside
+    this Python (``python -m dsh_sidecar`` from a virtualenv), else ``python -m dsh_sidecar``."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if os.path.basename(argv0) == "dsh-sidecar" and os.path.isfile(argv0):
+        return os.path.abspath(argv0)
+    beside = os.path.join(os.path.dirname(sys.executable), "dsh-sidecar")
+    if os.path.isfile(beside) and os.access(beside, os.X_OK):
+        return beside
+    return f"{shlex.quote(os.path.abspath(sys.executable))} -m dsh_sidecar"
+
+
+def hook_command(agent: str, executable: str) -> str:
+    program = executable if " -m dsh_sidecar" in executable else shlex.quote(executable)
+    return f"{program} hook --agent {agent}"
+
+
+def our_handler(agent: str, command: str) -> dict[str, Any]:
+    timeout = TIMEOUT_SECONDS * 1000 if agent == "gemini" else TIMEOUT_SECONDS
+    return {"type": "command", "command": command, "timeout": timeout}
+
+
+def our_group(agent: str, event: EventHook, command: str) -> dict[str, Any]:
+    group: dict[str, Any] = {}
+    if event.matcher is not None:
+        group["matcher"] = event.matcher
+    group["hooks"] = [our_handler(agent, command)]
+    return group
+
+
+def is_ours(handler: object, agent: str) -> bool:
+    """Whether a hook handler runs dsh-sidecar's ``hook --agent <agent>``, from any path."""
+    if not isinstance(handler, Mapping):
+        return False
+    command = handler.get("command")
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    while words and "=" in words[0] and words[0].split("=", 1)[0].isidentifier():
+        words = words[1:]  # ``DSH_HOME=… dsh-sidecar hook …``
+    if words and os.path.basename(words[0]) == "dsh-sidecar":
+        rest = words[1:]
+    elif words[1:3] == ["-m", "dsh_sidecar"]:
+        rest = words[3:]
+    else:
+        return False
+    return rest[:3] == ["hook", "--agent", agent]
+
+
+# --- merging ----------------------------------------------------------------------------------
+
+
+def _hooks_table(document: Mapping[str, Any], path: str) -> dict[str, Any]:
+    table = document.get("hooks", {})
+    if not isinstance(table, dict):
+        raise InstallError(f'{path}: "hooks" is not an object')
+    for event, groups in table.items():
+        if not isinstance(groups, list):
+            raise InstallError(f'{path}: "hooks"."{event}" is not a list')
+    return table
+
+
+def _without_ours(groups: list[Any], agent: str) -> list[Any]:
+    kept = []
+    for group in groups:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(handlers, list) or not any(is_ours(h, agent) for h in handlers):
+            kept.append(group)
+            continue
+        others = [h for h in handlers if not is_ours(h, agent)]
+        if others:
+            kept.append({**group, "hooks": others})
+    return kept
+
+
+def with_our_hooks(document: dict[str, Any], agent: str, command: str, path: str) -> dict[str, Any]:
+    """``document`` with exactly our groups for every event of the table; an existing group that
+    is already exactly ours keeps its place, other entries are untouched."""
+    table = dict(_hooks_table(document, path))
+    for event in HOOK_EVENTS[agent]:
+        wanted = our_group(agent, event, command)
+        groups = table.get(event.event, [])
+        if wanted in groups:
+            first = groups.index(wanted)
+            kept: list[Any] = []
+            for i, group in enumerate(groups):
+                kept.extend([group] if i == first else _without_ours([group], agent))
+            table[event.event] = kept
+        else:
+            table[event.event] = [*_without_ours(groups, agent), wanted]
+    return {**document, "hooks": table}
+
+
+def without_our_hooks(document: dict[str, Any], agent: str, path: str) -> dict[str, Any]:
+    """``document`` without any handler of ours; an event left with no group is dropped, and
+    ``hooks`` too when it becomes empty (only when we emptied them)."""
+    if "hooks" not in document:
+        return document
+    table = _hooks_table(document, path)
+    changed: dict[str, Any] = {}
+    for event, groups in table.items():
+        kept = _without_ours(groups, agent)
+        if kept != groups and not kept:
+            continue
+        changed[event] = kept
+    if changed == table:
+        return document
+    result = dict(document)
+    if changed or not table:
+        result["hooks"] = changed
+    else:
+        del result["hooks"]
+    return result
+
+
+# --- the operations ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    path: str
+    changed: bool
+
+
+def install(agent: str, path: str, command: str) -> Outcome:
+    return _change(path, lambda document: with_our_hooks(document, agent, command, path), True)
+
+
+def uninstall(agent: str, path: str) -> Outcome:
+    return _change(path, lambda document: without_our_hooks(document, agent, path), False)
+
+
+def _change(path: str, change: Callable[[dict[str, Any]], dict[str, Any]], create: bool) -> Outcome:
+    """Apply ``change`` to the file's document; write only when the document differs (or the
+    file is missing and ``create``). Any refusal leaves the file as it was."""
+    try:
+        current = read_settings(path)
+        if current.document is None and not create:
+            return Outcome(path, changed=False)
+        before = current.document if current.document is not None else {}
+        after = change(before)
+        if current.document is not None and after == before:
+            return Outcome(path, changed=False)
+        write_settings(current, after)
+    except (SettingsFileError, InstallError) as exc:
+        raise InstallError(f"{exc}; left unchanged") from exc
+    return Outcome(path, changed=True)
+
+
+@dataclass(frozen=True)
+class Status:
+    path: str
+    state: str  # installed, not installed, partly installed, outdated, unreadable
+    detail: str = ""
+
+    @property
+    def installed(self) -> bool:
+        return self.state == "installed"
+
+
+def status(agent: str, path: str, command: str | None = None) -> Status:
+    """Whether the file holds our hooks for every event of the table (with ``command``, when
+    given; else any dsh-sidecar path counts)."""
+    try:
+        current = read_settings(path)
+        document = current.document or {}
+        table = _hooks_table(document, path)
+    except (SettingsFileError, InstallError) as exc:
+        return Status(path, "unreadable", str(exc))
+    present, missing, stale = [], [], []
+    for event in HOOK_EVENTS[agent]:
+        groups = table.get(event.event, [])
+        ours = [
+            h
+            for g in groups
+            if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+            for h in g["hooks"]
+            if is_ours(h, agent)
+        ]
+        if not ours:
+            missing.append(event.event)
+            continue
+        present.append(event.event)
+        exact = our_group(agent, event, command or ours[0].get("command", ""))
+        if exact not in groups:
+            stale.append(event.event)
+    if not present:
+        return Status(path, "not installed")
+    if missing:
+        return Status(path, "partly installed", "missing " + ", ".join(missing))
+    if stale:
+        return Status(path, "outdated", "differs from this version's entry: " + ", ".join(stale))
+    return Status(path, "installed")

@@ -1,0 +1,170 @@
+"""``dsh-sidecar hook --agent claude|codex|gemini [--mode complement|all] [--settings FILE]``.
+
+Reads the agent's hook event JSON on stdin; prints ``{"hookSpecificOutput": {...}}`` or nothing.
+Always exits 0: a failure is logged under ``$DSH_HOME/log/hooks.log`` (``failopen``). Imports
+only what the hook path uses: no server, no pygls, not ``dsh_sidecar.cli``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .event import AGENTS, HookEvent
+from .failopen import log_line
+
+# How long a hook waits for another process's write lock (its one transaction; opening a current
+# store takes none): a busy store is answered well within a second, its touches kept for later.
+BUSY_TIMEOUT_MS = 250
+MAX_INPUT_BYTES = 16 * 1024 * 1024
+USAGE_ERROR = 1
+
+
+def build_parser() -> Any:
+    import argparse  # only for --help and usage errors: the usual command line skips it
+
+    parser = argparse.ArgumentParser(
+        prog="dsh-sidecar hook",
+        description="answer one agent hook event (JSON on stdin) with the context now due",
+    )
+    parser.add_argument("--agent", required=True, choices=AGENTS)
+    parser.add_argument(
+        "--mode", choices=("complement", "all"), default="complement",
+        help="complement: only what the agent does not load itself (default); all: everything",
+    )  # fmt: skip
+    parser.add_argument(
+        "--settings", metavar="FILE.json", help="settings tree (docs/configuration.md)"
+    )
+    return parser
+
+
+def parse_event(agent: str, data: Any) -> HookEvent:
+    from .payload import BadPayload
+
+    if not isinstance(data, Mapping):
+        raise BadPayload("hook input is not a JSON object")
+    if agent == "claude":
+        from . import claude as adapter
+    elif agent == "codex":
+        from . import codex as adapter  # type: ignore[no-redef]
+    else:
+        from . import gemini as adapter  # type: ignore[no-redef]
+    return adapter.parse(data)
+
+
+class _Args:
+    def __init__(self, agent: str, mode: str, settings: str | None) -> None:
+        self.agent, self.mode, self.settings = agent, mode, settings
+
+
+def _quick_args(argv: Sequence[str]) -> _Args | None:
+    """The command lines the installer writes, read without argparse; None: anything else."""
+    found: dict[str, str] = {}
+    words = list(argv)
+    while words:
+        flag = words.pop(0)
+        key, eq, value = flag.partition("=")
+        if key not in ("--agent", "--mode", "--settings") or key in found:
+            return None
+        if not eq:
+            if not words:
+                return None
+            value = words.pop(0)
+        found[key] = value
+    agent, mode = found.get("--agent"), found.get("--mode", "complement")
+    if agent not in AGENTS or mode not in ("complement", "all"):
+        return None
+    return _Args(agent, mode, found.get("--settings"))
+
+
+def main(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    args: Any = _quick_args(words)
+    if args is None:
+        try:
+            args = build_parser().parse_args(words)
+        except SystemExit as exc:
+            # Never 2: Claude Code and Gemini CLI read exit status 2 as "block this action".
+            # A command line the agent cannot run is 1, which they report and go on.
+            return 0 if exc.code == 0 else USAGE_ERROR
+    reader = stdin if stdin is not None else sys.stdin.buffer
+    writer = stdout if stdout is not None else sys.stdout.buffer
+    env = dict(os.environ)
+    home: str | None = None
+    try:
+        from dsh_sidecar.config import Settings
+
+        settings = _settings(args.settings) if args.settings else Settings()
+        home = settings.instructions.home(env)
+        raw = reader.read(MAX_INPUT_BYTES + 1)
+        if len(raw) > MAX_INPUT_BYTES:
+            raise ValueError("hook input over 16 MiB")
+        event = parse_event(args.agent, json.loads(raw))
+        run(event, settings, env, args.mode, _emitter(writer))
+    except BaseException as exc:  # fail-open: whatever happened, the agent goes on
+        if isinstance(exc, KeyboardInterrupt):
+            return 0
+        log_line(home or _home_guess(env), args.agent, f"{type(exc).__name__}: {exc}")
+    return 0
+
+
+def run(
+    event: HookEvent, settings: Any, env: Mapping[str, str], mode: str,
+    emit: Callable[[bytes], None],
+) -> None:  # fmt: skip
+    from dsh_sidecar.errors import StoreBusy
+    from dsh_sidecar.sessions.store import Store
+
+    from .failopen import log_line
+    from .mapping import session_id_of
+    from .runtime import HookConfig, handle
+
+    config = HookConfig(settings, env, mode)  # type: ignore[arg-type]
+    try:
+        store = Store(settings.store_path(env), busy_timeout_ms=BUSY_TIMEOUT_MS)
+    except (StoreBusy, sqlite3.OperationalError) as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "locked" not in str(exc):
+            raise
+        _keep(config, event, session_id_of)
+        log_line(config.dsh_home, event.agent, f"store busy: kept {len(event.touched)} touch(es)")
+        return
+    try:
+        handle(store, event, config, emit)
+    except StoreBusy:
+        _keep(config, event, session_id_of)
+        log_line(config.dsh_home, event.agent, f"store busy: kept {len(event.touched)} touch(es)")
+    finally:
+        store.close()
+
+
+def _keep(config: Any, event: HookEvent, session_id_of: Callable[..., str]) -> None:
+    sid = session_id_of(event.agent, event.session_id, event.agent_id)
+    config.spool().keep(sid, event.touched)
+
+
+def _emitter(writer: Any) -> Callable[[bytes], None]:
+    def emit(data: bytes) -> None:
+        writer.write(data)
+        writer.flush()
+
+    return emit
+
+
+def _settings(path: str) -> Any:
+    from dsh_sidecar.config import Settings
+
+    with open(path, encoding="utf-8") as handle:
+        return Settings.from_json(json.load(handle))
+
+
+def _home_guess(env: Mapping[str, str]) -> str | None:
+    try:
+        from dsh_sidecar.config import resolve_dsh_home
+
+        return resolve_dsh_home(None, env)
+    except Exception:
+        return env.get("DSH_HOME")

@@ -1,0 +1,91 @@
+"""What one hook prints: the agent's cap, Gemini's ``@`` escaping, the JSON envelope.
+
+Claude Code and Codex keep at most 10,000 characters of one hook's text inline (above that the
+model gets a preview); Gemini CLI has no cap but expands ``@path`` in hook text it puts before the
+prompt, so ``@`` at the start of a word is escaped as ``\\@`` (which it leaves alone).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+import attrs
+
+from dsh_sidecar.model import Message
+from dsh_sidecar.sources.agent_instructions.state import is_baseline, is_instructions_message
+
+from .event import Agent
+
+INLINE_CAP = 10_000
+CAPS: dict[str, int | None] = {"claude": INLINE_CAP, "codex": INLINE_CAP, "gemini": None}
+# Room kept for the one-line notice naming what waits for the next event.
+NOTICE_ROOM = 300
+# The instruction renderer's byte budget under a cap: bytes >= characters, so a rendered message
+# of this many bytes fits in the cap with room for the notice and separators.
+CAPPED_INSTRUCTION_BYTES = INLINE_CAP - NOTICE_ROOM - 200
+SEPARATOR = "\n\n"
+_WORD_AT = re.compile(r"(?<!\S)@")
+
+
+def escape_for(agent: Agent, text: str) -> str:
+    return _WORD_AT.sub(r"\\@", text) if agent == "gemini" else text
+
+
+def _priority(message: Message) -> int:
+    """Lower first: nested instructions, then the baseline, then the other sources."""
+    if is_instructions_message(message):
+        return 1 if is_baseline(message) else 0
+    return 2
+
+
+def _label(message: Message) -> str:
+    source = message.source
+    if is_instructions_message(message):
+        paths = [c.get("path") for c in source.get("changes", []) if isinstance(c, dict)]
+        return "instructions " + ", ".join(str(p) for p in paths if p)
+    return str(source.get("plugin") or source.get("kind") or "context")
+
+
+@attrs.frozen
+class Shaped:
+    text: str
+    printed: tuple[Message, ...]  # in the order given
+    held: tuple[Message, ...]  # did not fit: they stay pending
+
+
+def shape(agent: Agent, forced: Sequence[Message], messages: Sequence[Message]) -> Shaped:
+    """The text for ``forced`` (always sent: a baseline rendered within the cap) and then
+    ``messages`` under the agent's cap: the most specific first, whole messages only; what does
+    not fit is held for the next event and named in a one-line notice."""
+    texts = {m.id: escape_for(agent, m.text) for m in (*forced, *messages)}
+    cap = CAPS[agent]
+    chosen: set[str] = set()
+    first = [texts[m.id] for m in forced if texts[m.id]]
+    if cap is None:
+        chosen = {m.id for m in messages if texts[m.id]}
+    else:
+        used = sum(len(t) + len(SEPARATOR) for t in first)
+        for m in sorted(messages, key=_priority):  # stable: batch order within a priority
+            size = len(texts[m.id]) + len(SEPARATOR)
+            if texts[m.id] and used + size <= cap - NOTICE_ROOM:
+                chosen.add(m.id)
+                used += size
+    printed = tuple(m for m in messages if m.id in chosen)
+    held = tuple(m for m in messages if m.id not in chosen and texts[m.id])
+    parts = [*first, *(texts[m.id] for m in printed)]
+    if held:
+        names = "; ".join(_label(m) for m in held)
+        notice = (
+            f"[dsh-sidecar: {len(held)} more context message(s) wait for the next event: {names}]"
+        )
+        if cap is not None and len(notice) > NOTICE_ROOM:
+            notice = notice[: NOTICE_ROOM - 2] + "…]"
+        parts.append(notice)
+    return Shaped(SEPARATOR.join(parts), printed, held)
+
+
+def envelope(event_name: str, text: str) -> bytes:
+    body = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
+    return (json.dumps(body, ensure_ascii=False) + "\n").encode("utf-8")

@@ -1,0 +1,165 @@
+"""Whether an agent would run the hooks installed for a directory, and the step that makes it.
+
+Observed with the real CLIs (docs/agents.md, "Trust"):
+
+- Claude Code runs the hooks of its user and project settings; it has no separate hook trust.
+- Codex CLI runs hooks only for a trusted project (``[projects."<dir>"] trust_level =
+  "trusted"`` in ``$CODEX_HOME/config.toml``) or, in ``codex exec``, with
+  ``--dangerously-bypass-hook-trust``; an untrusted hook is skipped without a word.
+- Gemini CLI runs a project's ``.gemini/settings.json`` hooks only in a trusted folder:
+  ``GEMINI_CLI_TRUST_WORKSPACE=true``, folder trust turned off, or a ``TRUST_FOLDER`` /
+  ``TRUST_PARENT`` rule in ``~/.gemini/trustedFolders.json`` (the longest matching rule wins).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .install import shown_path
+from .settings_file import SettingsFileError, first_comment_line, read_regular_file
+
+
+@dataclass(frozen=True)
+class Trust:
+    runs: bool
+    detail: str  # why, in a few words
+
+
+def codex_home(env: Mapping[str, str], home: str) -> str:
+    return env.get("CODEX_HOME") or os.path.join(home, ".codex")
+
+
+def gemini_home(env: Mapping[str, str], home: str) -> str:
+    return os.path.join(env.get("GEMINI_CLI_HOME") or home, ".gemini")
+
+
+def trust_here(agent: str, scope: str, root: str, env: Mapping[str, str], home: str) -> Trust:
+    if agent == "codex":
+        return _codex_trust(scope, root, env, home)
+    if agent == "gemini":
+        return _gemini_trust(scope, root, env, home)
+    return Trust(True, "no trust step")
+
+
+def trust_step(agent: str, scope: str, root: str, env: Mapping[str, str], home: str) -> str:
+    """What to do once so that the agent runs the hooks just installed (a few lines)."""
+    if agent == "codex":
+        config = shown_path(os.path.join(codex_home(env, home), "config.toml"), home)
+        trusted = f'  [projects."{root}"]\n  trust_level = "trusted"\n'
+        if scope == "project":
+            return (
+                f"Codex CLI runs a project's hooks only in a trusted project. Add to {config}:\n"
+                f"{trusted}"
+                "(or run `codex exec --trust` there once). Then `codex exec` needs"
+                " --dangerously-bypass-hook-trust, and interactive Codex asks you to review the"
+                " new hooks."
+            )
+        return (
+            f"Codex CLI runs these hooks in a trusted project. Add to {config}:\n"
+            f"{trusted}"
+            "or run `codex exec --dangerously-bypass-hook-trust`."
+        )
+    if agent == "gemini":
+        if scope == "user":
+            return "Gemini CLI runs user hooks in any folder: no trust step."
+        folders = shown_path(os.path.join(gemini_home(env, home), "trustedFolders.json"), home)
+        return (
+            "Gemini CLI runs a project's hooks only in a trusted folder: answer its trust"
+            f' prompt, or add "{root}": "TRUST_FOLDER" to {folders};'
+            " headless (-p) runs need GEMINI_CLI_TRUST_WORKSPACE=true."
+        )
+    return "Claude Code runs them in every session started after this: no trust step."
+
+
+def _codex_trust(scope: str, root: str, env: Mapping[str, str], home: str) -> Trust:
+    config = shown_path(os.path.join(codex_home(env, home), "config.toml"), home)
+    try:
+        read = read_regular_file(os.path.join(codex_home(env, home), "config.toml"))
+        document = tomllib.loads(read[0].decode("utf-8")) if read is not None else {}
+    except (SettingsFileError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return Trust(False, f"{config} does not parse ({exc})")
+    projects = document.get("projects")
+    candidates = {root, os.path.realpath(root)}
+    if isinstance(projects, dict):
+        for key, value in projects.items():
+            if key in candidates and isinstance(value, dict):
+                level = value.get("trust_level")
+                if level == "trusted" and scope == "project":
+                    return Trust(
+                        True,
+                        f"{root} is a trusted project in {config}; new hooks need Codex's review"
+                        " (codex exec: --dangerously-bypass-hook-trust)",
+                    )
+                if level == "trusted":
+                    return Trust(True, f"{root} is a trusted project in {config}")
+                return Trust(False, f"{root} has trust_level {level!r} in {config}")
+    return Trust(
+        False,
+        f"{root} is not a trusted project in {config}"
+        + (
+            ""
+            if scope == "project"
+            else " (only `codex exec --dangerously-bypass-hook-trust` runs them)"
+        ),
+    )
+
+
+def _gemini_trust(scope: str, root: str, env: Mapping[str, str], home: str) -> Trust:
+    setting = env.get("GEMINI_CLI_TRUST_WORKSPACE")
+    if setting == "false" or env.get("GEMINI_RESTRICTED_MODE") == "true":
+        return Trust(False, "the environment turns workspace trust off")
+    if scope == "user":
+        return Trust(True, "user hooks need no folder trust")
+    if setting == "true":
+        return Trust(True, "GEMINI_CLI_TRUST_WORKSPACE=true")
+    settings = _json_file(os.path.join(gemini_home(env, home), "settings.json"))
+    security = settings.get("security") if isinstance(settings, dict) else None
+    folder_trust = security.get("folderTrust") if isinstance(security, dict) else None
+    if isinstance(folder_trust, dict) and folder_trust.get("enabled") is False:
+        return Trust(True, "folder trust is turned off (security.folderTrust.enabled)")
+    real = env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or os.path.join(
+        gemini_home(env, home), "trustedFolders.json"
+    )
+    rules, path = _json_file(real), shown_path(real, home)
+    verdict = _longest_rule(rules if isinstance(rules, dict) else {}, root)
+    if verdict == "DO_NOT_TRUST":
+        return Trust(False, f"{root} is marked DO_NOT_TRUST in {path}")
+    if verdict is not None:
+        return Trust(True, f"{root} is trusted in {path}")
+    return Trust(False, f"{root} is not a trusted folder ({path})")
+
+
+def _longest_rule(rules: Mapping[str, Any], root: str) -> str | None:
+    """Gemini's rule for a folder: the longest rule path that contains it wins; TRUST_PARENT
+    trusts the rule path's parent."""
+    location = os.path.realpath(root)
+    best_length, best = -1, None
+    for rule_path, level in rules.items():
+        if level not in ("TRUST_FOLDER", "TRUST_PARENT", "DO_NOT_TRUST"):
+            continue
+        effective = os.path.dirname(rule_path) if level == "TRUST_PARENT" else rule_path
+        effective = os.path.realpath(effective)
+        inside = location == effective or location.startswith(effective.rstrip("/") + "/")
+        if inside and len(rule_path) > best_length:
+            best_length, best = len(rule_path), level
+    return best
+
+
+def _json_file(path: str) -> object:
+    """A small JSON (or JSONC without comments) file's value, or None when it is absent or bad."""
+    try:
+        read = read_regular_file(path)
+        text = read[0].decode("utf-8") if read is not None else ""
+    except (SettingsFileError, UnicodeDecodeError):
+        return None
+    if first_comment_line(text) is not None:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None

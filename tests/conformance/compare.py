@@ -1,0 +1,192 @@
+"""Build a conformance tree, see what a CLI sent, predict what the model says it sends, and list
+the disagreements: every marker, and when it arrived (with the first request, or only after the
+file read)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import attrs
+
+from dsh_sidecar.agents import AGENTS
+from dsh_sidecar.agents.rules import AgentRules
+from dsh_sidecar.explain.simulate import Where, frontmatter_bytes, simulate
+from dsh_sidecar.fs import LocalFileSystem
+from tests.support.agent_cli import AgentRun
+
+from .trees import Tree
+
+CLI_AGENT = {"claude": "claude-code", "codex": "codex", "gemini": "gemini-cli"}
+MARKER = re.compile(r"MK[0-9a-z]+_[0-9]+_[HTF]")
+START = "start"
+AFTER_READ = "after-read"
+
+
+@attrs.frozen
+class Built:
+    base: Path
+    tree: Tree
+    empty: tuple[Path, ...]  # blank instruction files (no marker can show them)
+    labels: dict[str, str]  # marker stem -> the file's path in the tree
+
+    def path(self, rel: str) -> Path:
+        return self.base / rel
+
+
+def build(tree: Tree, base: Path, tag: str) -> Built:
+    """Write ``tree`` under ``base`` with markers tagged ``tag`` (unique per tree)."""
+    empty: list[Path] = []
+    labels: dict[str, str] = {}
+    (base / "home").mkdir(parents=True, exist_ok=True)
+    for n, (rel, text) in enumerate(sorted(tree.files.items())):
+        target = base / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        stem = f"MK{tag}_{n}"
+        labels[stem] = rel
+        body = text.replace("{m}", stem + "_H").replace("{tail}", stem + "_T")
+        body = body.replace("{fm}", stem + "_F")
+        body = re.sub(r"\{pad:(\d+)\}", lambda m: _pad(int(m.group(1))), body)
+        target.write_text(body)
+        if not body.strip() and rel.endswith(".md"):
+            empty.append(target)
+    for link, to in tree.symlinks.items():
+        (base / link).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(to, base / link)
+    for root in tree.git:
+        subprocess.run(["git", "init", "-q", str(base / root)], check=True)
+    return Built(base, tree, tuple(empty), labels)
+
+
+def _pad(n: int) -> str:
+    line = "filler text that carries no marker at all.\n"
+    return (line * (n // len(line) + 1))[:n]
+
+
+def observed(cli: str, built: Built, run: AgentRun) -> dict[str, str]:
+    """Each marker the CLI sent, with the first of its own model requests (not Gemini's routing
+    call) that carried it: the first request is ``start``, a later one ``after-read``."""
+    bodies = [json.dumps(r.body, ensure_ascii=False) for r in run.main_requests]
+    if not bodies:
+        raise AssertionError(f"{cli} sent no request: {run.describe()}")
+    seen: dict[str, str] = {}
+    for index, body in enumerate(bodies):
+        for marker in _markers(body):
+            seen.setdefault(marker, START if index == 0 else AFTER_READ)
+        for path in built.empty:
+            if _header(cli, str(path)) in body:
+                seen.setdefault(f"EMPTY:{path}", START if index == 0 else AFTER_READ)
+    return seen
+
+
+def _markers(text: str) -> set[str]:
+    return set(MARKER.findall(text))
+
+
+def _header(cli: str, path: str) -> str:
+    return {"claude": f"Contents of {path}", "gemini": f"Context from: {path}"}.get(
+        cli, f"\x00{path}"
+    )
+
+
+def where(built: Built, home: Path, codex_home: Path) -> Where:
+    tree = built.tree
+    fs = LocalFileSystem()
+    cwd = fs.resolve(str(built.path(tree.cwd)))
+    git_roots = [fs.resolve(str(built.path(g))) for g in tree.git]
+    read = fs.resolve(str(built.path(tree.read)))
+    workspace = next((g for g in git_roots if read.startswith(g + os.sep)), cwd)
+    return Where(
+        file=read,
+        cwd=cwd,
+        workspace=workspace,
+        home=str(home),
+        env={"CODEX_HOME": str(codex_home)},
+        read_cap=1 << 20,
+    )
+
+
+def predicted(rules: AgentRules, built: Built, here: Where) -> dict[str, str]:
+    fs = LocalFileSystem()
+    out: dict[str, str] = {}
+    for found in simulate(rules, here, fs).files:
+        if not found.loaded:
+            continue
+        when = found.when or START
+        real = Path(fs.resolve(found.path))
+        if real in {Path(fs.resolve(str(p))) for p in built.empty}:
+            out.setdefault(f"EMPTY:{found.path}", when)
+            continue
+        for marker in _markers(real.read_text(errors="replace")):
+            role = marker[-1]
+            if role == "T" and found.state == "truncated":
+                continue
+            if role == "F" and rules.frontmatter == "stripped" and found.kind == "rule":
+                continue
+            out.setdefault(marker, when)
+    return out
+
+
+def sent_text_problems(rules: AgentRules, here: Where, run: AgentRun, built: Built) -> list[str]:
+    """Each loaded file's text as the model says the agent sends it (what its size limit keeps,
+    without frontmatter where stripped) must appear verbatim in the CLI's requests, and its
+    ``sent_bytes`` must be that text's length: the size column is what the agent receives.
+    Files whose imports the agent inlines are left out (their text is rebuilt around them)."""
+    fs = LocalFileSystem()
+    strings: list[str] = []
+    for request in run.main_requests:
+        _strings(request.body, strings)
+    sent = "\x00".join(strings)
+    out = []
+    for found in simulate(rules, here, fs).files:
+        if not found.loaded or found.sent_bytes is None:
+            continue
+        data = Path(fs.resolve(found.path)).read_bytes()
+        if rules.imports is not None and rules.imports.inlined and b"@" in data:
+            continue
+        if found.state == "truncated" and found.kept_bytes is not None:
+            data = data[: found.kept_bytes]
+        if found.kind == "rule" and rules.frontmatter == "stripped":
+            data = data[frontmatter_bytes(data) :]
+        label = os.path.relpath(found.path, built.base)
+        if len(data) != found.sent_bytes:
+            out.append(
+                f"{label}: sentBytes {found.sent_bytes}, the text the model names is {len(data)}"
+            )
+        text = data.decode("utf-8").strip()
+        if text and text not in sent:
+            out.append(f"{label}: its {len(data)} predicted bytes are not in what the CLI sent")
+    return out
+
+
+def _strings(value: object, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _strings(item, out)
+
+
+def disagreements(expected: dict[str, str], seen: dict[str, str], built: Built) -> list[str]:
+    out = []
+    for marker in sorted(set(expected) | set(seen)):
+        want, got = expected.get(marker), seen.get(marker)
+        if want != got:
+            stem, _, role = marker.rpartition("_")
+            shown = built.labels.get(stem, marker) + {
+                "H": "",
+                "T": " (its end)",
+                "F": " (its frontmatter)",
+            }.get(role, "")
+            out.append(f"{shown}: model {want or 'not sent'}, CLI {got or 'not sent'}")
+    return out
+
+
+def rules_of(cli: str) -> AgentRules:
+    return next(r for r in AGENTS if r.id == CLI_AGENT[cli])
