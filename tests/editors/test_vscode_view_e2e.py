@@ -48,6 +48,7 @@ MOD = (
     "def greet(name):\n"
     '    return "hello " + name\n'
 )
+LIB_RULE = "LIB-RULE-77: tabs in lib."
 DEEP = "packages/a-rather-long-package-name/src/components/deeply/nested/module"
 BLOCK = 'def greet(name):\n    return f"good day {name}"\n'
 APPLIED = MOD.replace('def greet(name):\n    return "hello " + name\n', BLOCK)
@@ -61,7 +62,7 @@ def script(n: int, body: dict[str, Any]) -> Reply:
         for i, m in enumerate(messages)
         if m["role"] == "user"
         for t in texts(m)
-        if t.split()[:1] and t.split()[0] in ("TIME", "TOOLS", "CODE")
+        if t.split()[:1] and t.split()[0] in ("TIME", "TOOLS", "CODE", "DEEPEDIT")
     ]
     at, marker = marked[-1]
     if marker == "CODE":
@@ -69,6 +70,11 @@ def script(n: int, body: dict[str, Any]) -> Reply:
     if marker == "TIME":
         return text_reply(n, f"Answer {n}: it is noted.")
     calls = [m for m in messages[at + 1 :] if m["role"] == "assistant" and m.get("tool_calls")]
+    if marker == "DEEPEDIT":  # the same write twice: held for lib/AGENTS.md first, then asked
+        if len(calls) < 2:
+            args = {"file_path": "lib/notes.txt", "content": "tabs\n"}
+            return tool_reply(n, f"call_deep_{len(calls) + 1}", "write", args)
+        return text_reply(n, "Written after reading the lib rules.")
     if not calls:
         return tool_reply(n, "call_read_1", "read", {"file_path": "AGENTS.md"})
     if len(calls) == 1:
@@ -85,6 +91,8 @@ def workspace(tmp_path: Path) -> Path:
     (ws / "AGENTS.md").write_text("Root rules.\n", encoding="utf-8")
     (ws / "src").mkdir()
     (ws / "src" / "mod.py").write_text(MOD, encoding="utf-8")
+    (ws / "lib").mkdir()
+    (ws / "lib" / "AGENTS.md").write_text(f"{LIB_RULE}\n", encoding="utf-8")
     deep = ws / DEEP
     deep.mkdir(parents=True)
     (deep / "AGENTS.md").write_text("Deep rules.\n", encoding="utf-8")
@@ -157,7 +165,8 @@ def test_chat_view_settings_and_time_zone(
     # 2. The zones the model was told: the browser's while the setting was refused, then the
     # setting's, then (a later bad value keeps the previous one) still the setting's.
     bodies = fake_model.bodies()
-    assert len(bodies) == 7  # three prompts, one turn with two tool calls, the code block
+    # three prompts, a turn with two tool calls, one with a held and a re-issued write, a block
+    assert len(bodies) == 10
     first, second, third = (readings(b)[-1] for b in bodies[:3])
     assert "[America/New_York]" in first, first
     assert "+09:00[Asia/Tokyo]" in second, second
@@ -174,7 +183,7 @@ def test_chat_view_settings_and_time_zone(
     assert write["status"] == "rejected" and REASON in write["result"]
     assert found["openedFromCard"] == "AGENTS.md"
     # Reject's reason went back to the model as the tool result; nothing was written.
-    tool_results = [m["content"] for m in bodies[-1]["messages"] if m["role"] == "tool"]
+    tool_results = [m["content"] for m in bodies[5]["messages"] if m["role"] == "tool"]
     assert tool_results[-1] == (
         "Error: the user rejected the write of src/new.txt; the file was not changed. "
         f"The user's reason: {REASON}"
@@ -204,6 +213,24 @@ def test_chat_view_settings_and_time_zone(
     finally:
         store.close()
 
+    # 7. Instructions before the first edit: the write into lib/ was held, lib/AGENTS.md came as
+    # a `set` right after the result in the same turn, the re-issued write was asked and written.
+    held, reissued, closing = bodies[6], bodies[7], bodies[8]
+    after_hold = reissued["messages"]
+    tool_at = max(i for i, m in enumerate(after_hold) if m["role"] == "tool")
+    assert after_hold[tool_at]["content"].startswith(
+        "Not applied yet: workspace instructions you have not seen apply to lib/notes.txt "
+        "(lib/AGENTS.md)."
+    )
+    later = "\n".join(t for m in after_hold[tool_at + 1 :] for t in texts(m))
+    assert "Additional instructions from: lib/AGENTS.md" in later and LIB_RULE in later
+    assert LIB_RULE not in "\n".join(t for m in held["messages"] for t in texts(m))
+    assert [m["content"] for m in closing["messages"] if m["role"] == "tool"][-1].startswith(
+        "Wrote"
+    )
+    assert (workspace / "lib" / "notes.txt").read_text() == "tabs\n"
+    assert found["preEdit"] == {"approvals": 1, "firstStatus": "held: new instructions first"}
+
     # 4. Apply: the module-level greet replaced (not pasted into the class), shown in a diff,
     # written only on Accept.
     apply = found["apply"]
@@ -214,9 +241,9 @@ def test_chat_view_settings_and_time_zone(
 
     # 3. A view, not a tab; it survives Close All Editors and keeps its state when hidden.
     assert found["viewHeader"] >= 1 and found["chatTabsAtStart"] == 0
-    assert found["afterCloseAll"] == {"frame": True, "messages": 5}
+    assert found["afterCloseAll"] == {"frame": True, "messages": 6}
     assert found["hiddenWhileExplorer"] is True
-    assert found["afterShow"] == {"messages": 5}
+    assert found["afterShow"] == {"messages": 6}
     assert found["titleVisible"] is True  # the header wraps in a narrow side bar
     assert found["afterNewSession"] == {"messages": 0}
     assert found["defaultsSize"] > 10000 and found["defaultsListOurs"] is True

@@ -160,7 +160,13 @@ export function toChatItems(
         text,
         isError,
         callId: String(message.source['callId']),
-        status: !isError ? 'done' : text.startsWith('Error: the user rejected') ? 'rejected' : 'failed',
+        status: text.startsWith('Not applied yet: workspace instructions')
+          ? 'held'
+          : !isError
+            ? 'done'
+            : text.startsWith('Error: the user rejected')
+              ? 'rejected'
+              : 'failed',
       });
     } else if (message.role === 'assistant') {
       const text = messageText(message);

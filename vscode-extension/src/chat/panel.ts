@@ -7,7 +7,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
-import { CONTEXT_DISCARD, CONTEXT_PENDING, SESSION_COMPACT, SESSION_REFERENCE_CANDIDATES } from '../methods';
+import { CONTEXT_DISCARD, CONTEXT_PENDING, SCOPES, SESSION_COMPACT, SESSION_REFERENCE_CANDIDATES } from '../methods';
 import { createChatModel } from '../model/select';
 import { ModelError } from '../model/types';
 import { lmRuntime } from '../model/vscodeLm';
@@ -108,6 +108,8 @@ export class ChatPanel implements vscode.Disposable {
   private shownSessionId: string | undefined;
   private lastTimeZone: string | undefined;
   private approvalCount = 0;
+  /** Per session, the directories whose new instructions an edit has been held for already. */
+  private readonly preEditDirs = new Map<string, Set<string>>();
   /** Tool call headings of the shown conversation, so results can name their call. */
   private callTitles = new Map<string, string>();
   readonly onDidDispose = this.disposed.event;
@@ -306,6 +308,12 @@ export class ChatPanel implements vscode.Disposable {
   private async runTool(call: ToolCall, signal: AbortSignal): Promise<ToolOutcome> {
     const plan = await planTool(this.folder.uri.fsPath, call);
     if (plan.kind === 'done') return plan.outcome;
+    // The touch seam's pre-edit rule (docs/sources.md): instructions first, then the edit.
+    const unseen = await this.unseenInstructions(plan.path);
+    if (unseen !== undefined) {
+      this.status(`New instructions apply to ${plan.display}: the agent reads them before its ${plan.name}.`);
+      return { text: preEditText(plan.name, plan.display, unseen), isError: false, resolvedPath: plan.path };
+    }
     if (autoApproveEdits()) return plan.apply();
     const id = `${Date.now().toString(36)}-${++this.approvalCount}`;
     const view: ApprovalView = { id, tool: plan.name, path: plan.display, isNewFile: plan.before === null, state: 'pending' };
@@ -316,6 +324,32 @@ export class ChatPanel implements vscode.Disposable {
     if (decision === 'accepted') return plan.apply();
     const reason = decision === 'rejected' ? this.deps.approvals.takeReason(id) : undefined;
     return { text: notAppliedText(plan, decision, reason), isError: true, resolvedPath: plan.path };
+  }
+
+  /**
+   * The instruction files that govern `file` and that the session has not been given yet, once
+   * per directory per session; undefined when there are none (or they were announced already).
+   * Asked with `dsh/scopes`: its chain, against the session's active changes (by scope).
+   */
+  private async unseenInstructions(file: string): Promise<string[] | undefined> {
+    const session = this.deps.sessions.get(this.folder);
+    if (session === undefined) return undefined;
+    const dir = path.dirname(file);
+    const announced = this.preEditDirs.get(session.header.id) ?? new Set<string>();
+    if (announced.has(dir)) return undefined;
+    let chain;
+    try {
+      chain = await this.deps.sidecar.request(SCOPES, { uri: vscode.Uri.file(file).toString() });
+    } catch (err) {
+      this.deps.output.appendLine(`[chat] no pre-edit check for ${file}: ${errorText(err)}`);
+      return undefined;
+    }
+    const active = new Set((chain.sessions.find((s) => s.sessionId === session.header.id)?.active ?? []).map((c) => c.scope));
+    const unseen = chain.files.filter((f) => (f.state === 'included' || f.state === 'truncated') && !active.has(f.scope));
+    if (unseen.length === 0) return undefined;
+    announced.add(dir);
+    this.preEditDirs.set(session.header.id, announced);
+    return unseen.map((f) => f.displayPath);
   }
 
   /**
@@ -746,6 +780,14 @@ export class ChatPanel implements vscode.Disposable {
   private post(message: ToChat): void {
     if (!this.isDisposed) void this.panel.webview.postMessage(message);
   }
+}
+
+/** The tool result of an edit held back until the model has the instructions that govern it. */
+export function preEditText(tool: string, file: string, unseen: readonly string[]): string {
+  return (
+    `Not applied yet: workspace instructions you have not seen apply to ${file} (${unseen.join(', ')}). ` +
+    `They follow this result. Read them, then issue the ${tool} again if it still fits them.`
+  );
 }
 
 /** Fence names that are not VS Code language ids. */

@@ -51,7 +51,7 @@ export function renderItem(item: ChatItem): HTMLElement {
   return details;
 }
 
-const STATUS_TEXT = { running: 'running…', done: 'done', failed: 'failed', rejected: 'rejected' };
+const STATUS_TEXT = { running: 'running…', done: 'done', failed: 'failed', rejected: 'rejected', held: 'held: new instructions first' };
 
 /**
  * A tool call as a card: the tool, its file as a link, its status, and (once it arrives) the

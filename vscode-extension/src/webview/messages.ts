@@ -25,7 +25,8 @@ export interface ChatItem {
   status?: ToolStatus;
 }
 
-export type ToolStatus = 'done' | 'failed' | 'rejected';
+/** `held`: an edit kept back until the model has read the instructions that govern its file. */
+export type ToolStatus = 'done' | 'failed' | 'rejected' | 'held';
 
 export interface CandidateView {
   label: string;

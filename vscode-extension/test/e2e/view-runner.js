@@ -152,6 +152,18 @@ async function main() {
     await page.waitForSelector('.tab.active:has-text("AGENTS.md")', { timeout: 15000 });
     found.openedFromCard = 'AGENTS.md';
 
+    // --- 7. instructions before the first edit ------------------------------------------------
+    await ask('DEEPEDIT write the lib notes');
+    await chat.waitForSelector('.approval.pending:has-text("lib/notes.txt")', { timeout: 30000 });
+    const deepCards = chat.locator('.tool-card:has(.tool-file:text-is("lib/notes.txt"))');
+    found.preEdit = {
+      approvals: await chat.locator('.approval:has-text("lib/notes.txt")').count(),
+      firstStatus: (await deepCards.first().locator('.tool-status').innerText()).trim(),
+    };
+    await chat.locator('.approval.pending button:has-text("Accept")').click();
+    await chat.waitForSelector('article.msg.assistant:has-text("Written after reading the lib rules.")', { timeout: 30000 });
+    await idle();
+
     // --- 4. Apply a code block: a reviewed diff into the file it names ------------------------
     await ask('CODE improve greet');
     const block = chat.locator('article.msg.assistant:has-text("Use this") .code-block');
