@@ -48,6 +48,7 @@ MOD = (
     "def greet(name):\n"
     '    return "hello " + name\n'
 )
+DISCARDED = "The user discarded the previous attempt at their next request"
 LIB_RULE = "LIB-RULE-77: tabs in lib."
 DEEP = "packages/a-rather-long-package-name/src/components/deeply/nested/module"
 BLOCK = 'def greet(name):\n    return f"good day {name}"\n'
@@ -165,8 +166,9 @@ def test_chat_view_settings_and_time_zone(
     # 2. The zones the model was told: the browser's while the setting was refused, then the
     # setting's, then (a later bad value keeps the previous one) still the setting's.
     bodies = fake_model.bodies()
-    # three prompts, a turn with two tool calls, one with a held and a re-issued write, a block
-    assert len(bodies) == 10
+    # three prompts, a turn with two tool calls, one with a held and a re-issued write, a block,
+    # its retry, and the edited prompt
+    assert len(bodies) == 12
     first, second, third = (readings(b)[-1] for b in bodies[:3])
     assert "[America/New_York]" in first, first
     assert "+09:00[Asia/Tokyo]" in second, second
@@ -230,6 +232,29 @@ def test_chat_view_settings_and_time_zone(
     )
     assert (workspace / "lib" / "notes.txt").read_text() == "tabs\n"
     assert found["preEdit"] == {"approvals": 1, "firstStatus": "held: new instructions first"}
+
+    # 5. Retry and edit: the old attempt left the model's view (the log keeps it), so the
+    # prompt is there once and the discarded answer not at all.
+    retried, edited = bodies[10], bodies[11]
+
+    def prompts(body: dict[str, Any], start: str) -> int:
+        return sum(
+            t.startswith(start) for m in body["messages"] if m["role"] == "user" for t in texts(m)
+        )
+
+    def said(body: dict[str, Any], text: str) -> bool:
+        return any(
+            text in t for m in body["messages"] if m["role"] == "assistant" for t in texts(m)
+        )
+
+    assert prompts(retried, "CODE improve greet") == 1 and not said(retried, "Use this")
+    assert any(DISCARDED in t for m in retried["messages"] for t in texts(m))
+    assert prompts(edited, "TIME edited prompt") == 1 and prompts(edited, "CODE improve greet") == 0
+    assert not said(edited, "Use this")
+    redo = found["redo"]
+    assert redo["usersBefore"] == redo["usersAfterRetry"] == redo["usersAfterEdit"]
+    assert redo["lastPrompt"] == "TIME edited prompt"
+    assert redo["editButtons"] == 1 and redo["retryButtons"] == 1  # the last ones only
 
     # 4. Apply: the module-level greet replaced (not pasted into the class), shown in a diff,
     # written only on Accept.

@@ -16,6 +16,7 @@ import { promptTimeZone, readClientSettings } from '../settings';
 import { formatAge, plural, titleFromPrompt } from '../text';
 import { planTool, resolveInside, TOOL_DEFINITIONS, type ToolCall, type ToolOutcome } from '../tools';
 import { placeBlock } from './placement';
+import { DISCARDED_NOTE, lastTurnOf } from './rewind';
 import type { LastTextEditor } from '../lastEditor';
 import type { ApprovalView, FromChat, ModelView, NoticeAction, SessionView, ToChat } from '../webview/messages';
 import { webviewHtml, webviewRoots } from '../webviewHtml';
@@ -179,6 +180,38 @@ export class ChatPanel implements vscode.Disposable {
       return undefined;
     }
     return this.runTurn(text, clientTimeZone);
+  }
+
+  /**
+   * Retry the last answer (`text` undefined) or send an edited last prompt: the last turn is
+   * discarded from the model's view first (chat/rewind.ts), so nothing is in it twice.
+   */
+  async redoLast(text?: string): Promise<TurnOutcome | undefined> {
+    if (this.busy) {
+      this.notice('error', 'Wait for the agent to finish first.');
+      return undefined;
+    }
+    try {
+      const session = await this.deps.sessions.ensure(this.folder);
+      const last = lastTurnOf((await this.deps.sessions.surface(session)).events);
+      if (last === undefined) {
+        this.notice('info', 'There is no earlier prompt to send again.');
+        return undefined;
+      }
+      const prompt = text !== undefined && text.trim() !== '' ? text : last.prompt;
+      await this.deps.sidecar.request(SESSION_COMPACT, {
+        sessionId: session.header.id,
+        start: last.start,
+        end: last.end,
+        summary: DISCARDED_NOTE,
+      });
+      await this.load();
+      this.deps.onSessionChanged(session);
+      return await this.runTurn(prompt, this.lastTimeZone);
+    } catch (err) {
+      this.notice('error', `Could not send it again: ${errorText(err)}`);
+      return undefined;
+    }
   }
 
   /** Ask the model again after a failed turn; the prompt is already in the session. */
@@ -660,6 +693,12 @@ export class ChatPanel implements vscode.Disposable {
         break;
       case 'switchSession':
         await this.switchSession(message.id);
+        break;
+      case 'retryLast':
+        await this.redoLast();
+        break;
+      case 'editLast':
+        await this.redoLast(message.text);
         break;
       case 'renameSession':
         await this.renameSession(message.id, message.title);

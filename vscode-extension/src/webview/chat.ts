@@ -76,7 +76,35 @@ function append(items: ChatItem[]): void {
     if (card !== null) fillToolCard(card, item);
     else log.append(renderItem(item));
   }
+  markLast();
   scrollToEnd();
+}
+
+/** Only the last prompt can be edited and only the last answer retried. */
+function markLast(): void {
+  for (const kind of ['user', 'assistant'] as const) {
+    const all = log.querySelectorAll<HTMLElement>(`article.msg.${kind}`);
+    all.forEach((a, i) => a.classList.toggle('last', i === all.length - 1));
+  }
+}
+
+/** Edit in place: the prompt becomes a text box; Resend discards the last turn and sends it. */
+function editLastPrompt(article: HTMLElement): void {
+  const body = article.querySelector<HTMLElement>('.body');
+  if (body === null || article.querySelector('.edit-box') !== null) return;
+  const box = el('textarea', 'edit-box');
+  box.value = sourceTextOf(article) ?? body.textContent ?? '';
+  box.setAttribute('aria-label', 'Your last prompt, edited');
+  const resend = button('Resend', 'primary', () => post({ type: 'editLast', text: box.value }));
+  const cancel = button('Cancel', 'secondary', () => {
+    row.remove();
+    box.replaceWith(body);
+  });
+  const row = el('div', 'edit-actions');
+  row.append(resend, cancel);
+  body.replaceWith(box);
+  box.after(row);
+  box.focus();
 }
 
 function toolCard(callId: string): HTMLElement | null {
@@ -147,6 +175,15 @@ function onLogActivate(e: Event): void {
     return;
   }
   const action = target.closest<HTMLButtonElement>('button[data-action]');
+  if (action?.dataset['action'] === 'retry-last') {
+    post({ type: 'retryLast' });
+    return;
+  }
+  if (action?.dataset['action'] === 'edit-last') {
+    const article = action.closest<HTMLElement>('article.msg');
+    if (article !== null) editLastPrompt(article);
+    return;
+  }
   if (action?.dataset['action'] === 'copy-message') {
     const article = action.closest<HTMLElement>('article.msg');
     post({ type: 'copy', text: article !== null ? (sourceTextOf(article) ?? '') : '' });

@@ -31,6 +31,12 @@ export function renderItem(item: ChatItem): HTMLElement {
     copy.dataset['action'] = 'copy-message';
     copy.setAttribute('aria-label', item.kind === 'user' ? 'Copy your message' : "Copy the agent's answer");
     speaker.append(copy);
+    // Shown on the last prompt / last answer only (chat.ts marks them).
+    const redo = el('button', `secondary msg-action ${item.kind === 'user' ? 'edit' : 'retry'}`, item.kind === 'user' ? 'Edit' : 'Retry');
+    redo.type = 'button';
+    redo.dataset['action'] = item.kind === 'user' ? 'edit-last' : 'retry-last';
+    redo.setAttribute('aria-label', item.kind === 'user' ? 'Edit your last prompt and send it again' : 'Ask for the last answer again');
+    speaker.append(redo);
     let body: HTMLElement;
     if (item.kind === 'user') {
       body = el('div', 'body plain', item.text);

@@ -119,6 +119,9 @@ export type FromChat =
   | { type: 'unqueue'; id: number }
   | { type: 'listSessions' }
   | { type: 'switchSession'; id: string }
+  /** Retry the last answer / send the edited last prompt (the old attempt is discarded first). */
+  | { type: 'retryLast' }
+  | { type: 'editLast'; text: string }
   | { type: 'renameSession'; id: string; title: string }
   /** Sent once the user confirmed in the panel. */
   | { type: 'deleteSession'; id: string; title: string }

@@ -184,6 +184,26 @@ async function main() {
     await chat.waitForSelector('.approval.accepted', { timeout: 15000 });
     await until(page, 'the block is written', async () => fs.readFileSync(path.join(workspace, 'src', 'mod.py'), 'utf8').includes('good day'), 15000);
 
+    // --- 5. retry the last answer; edit the last prompt and send it again ----------------------
+    const usersBefore = await chat.locator('article.msg.user').count();
+    await chat.locator('article.msg.assistant.last button.retry').click();
+    await chat.waitForSelector('#status:has-text("The agent answered.")', { timeout: 30000 });
+    await idle();
+    const usersAfterRetry = await chat.locator('article.msg.user').count();
+    await chat.locator('article.msg.user.last button.edit').click();
+    await chat.fill('article.msg.user.last .edit-box', 'TIME edited prompt');
+    await chat.click('article.msg.user.last .edit-actions button:has-text("Resend")');
+    await chat.waitForSelector('article.msg.assistant.last:has-text("Answer 12")', { timeout: 30000 });
+    await idle();
+    found.redo = {
+      usersBefore,
+      usersAfterRetry,
+      usersAfterEdit: await chat.locator('article.msg.user').count(),
+      lastPrompt: (await chat.locator('article.msg.user.last .body').innerText()).trim(),
+      editButtons: await chat.locator('button.edit:visible').count(),
+      retryButtons: await chat.locator('button.retry:visible').count(),
+    };
+
     // --- 3. survives Close All Editors; keeps its state hidden; keybindings ----------------
     await runCommand(page, 'View: Close All Editors');
     await page.waitForTimeout(1000);
