@@ -195,6 +195,12 @@ def _hooks_parser(sub: Any) -> None:
     actions = hooks.add_subparsers(
         title="actions", metavar="ACTION", parser_class=_SubcommandParser
     )
+
+    def hooks_usage(args: argparse.Namespace) -> int:
+        hooks.print_help(sys.stderr)  # ``hooks`` without an action: its own help, not the top one
+        return EXIT_USAGE
+
+    hooks.set_defaults(run=hooks_usage)
     for action, text in (
         ("install", "add the hooks to the agent's settings file (merged; other entries kept)"),
         ("uninstall", "remove only this sidecar's hooks from the agent's settings file"),
