@@ -479,6 +479,14 @@ class Store:
         rows = self._read("SELECT * FROM sessions WHERE id = ?", (session_id,))
         return _row_to_header(rows[0]) if rows else None
 
+    def delete_session(self, session_id: str) -> bool:
+        """Remove a session and everything of it (log, surface, inbox) in one transaction;
+        False when there was no such session."""
+        with self.transaction() as db:
+            for table in ("inbox", "surface", "events"):
+                db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            return db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 1
+
     def list_sessions(self) -> list[SessionHeader]:
         """Newest first: createdAt descending, then id ascending."""
         rows = self._read("SELECT * FROM sessions ORDER BY created_at DESC, id ASC")
