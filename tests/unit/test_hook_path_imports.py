@@ -29,6 +29,11 @@ HEAVY = (
     "dsh_sidecar.agents.gemini_cli",
     "dsh_sidecar.agents.copilot_vscode",
     "dsh_sidecar.agents.cursor",
+    "dsh_sidecar.sources.session_reference",  # a prompt that mentions a session
+    "dsh_sidecar.sources.time_context",  # the readings, when enabled
+    "dsh_sidecar.sources.tmux_context",
+    "dsh_sidecar.sessions.stepping",
+    "subprocess",
     "pathlib",
     "argparse",
     "asyncio",
@@ -101,6 +106,11 @@ def test_start_and_touch_in_a_plain_project_load_nothing_heavy(tmp_path: Path) -
     answer, modules, _ = hook(tmp_path, read_event(root, root / "pkg" / "m.py", "t1"))
     assert "pkg rule" in answer
     assert heavy_in(modules, HEAVY) == []
+    (root / "pkg" / "AGENTS.md").write_text("pkg rule, changed\n")
+    prompt = {"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": str(root)}
+    answer, modules, _ = hook(tmp_path, {**prompt, "prompt": "go on"})
+    assert "pkg rule, changed" in answer
+    assert heavy_in(modules, HEAVY) == []
 
 
 def test_a_repeated_event_answers_nothing_without_loading_the_engine(tmp_path: Path) -> None:
@@ -132,7 +142,8 @@ def test_a_busy_store_keeps_the_touch_without_loading_the_engine(tmp_path: Path)
 
 
 def test_what_loads_on_demand_loads_when_its_work_is_there(tmp_path: Path) -> None:
-    """A .gitignore consulted, an ``@`` import, a ``<`` in a text: their modules load then."""
+    """A .gitignore consulted, an ``@`` import, a ``<`` in a text, a session mentioned: their
+    modules load then."""
     root = project(tmp_path)
     settings = tmp_path / "settings.json"
     settings.write_text(json.dumps({"instructions": {"imports": True}}))
@@ -154,3 +165,6 @@ def test_what_loads_on_demand_loads_when_its_work_is_there(tmp_path: Path) -> No
     assert frame_tag == 1
     answer, _, _ = hook(tmp_path, read_event(root, root / "build" / "out.py", "t2"), *with_imports)
     assert "ignored rule" not in answer
+    prompt = {"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": str(root)}
+    _, modules, _ = hook(tmp_path, {**prompt, "prompt": "as in dsh-session:abc"}, *with_imports)
+    assert "dsh_sidecar.sources.session_reference.resolver" in modules

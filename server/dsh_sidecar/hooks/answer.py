@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -21,6 +22,7 @@ from dsh_sidecar.model import (
     TURN_END,
     TURN_START,
     USER_MESSAGE,
+    Event,
     Message,
     new_message_id,
 )
@@ -48,6 +50,9 @@ from .event import HookEvent
 from .mapping import open_session
 from .output import CAPPED_INSTRUCTION_BYTES, CAPS, Shaped, shape
 from .runtime import HookConfig
+
+if TYPE_CHECKING:
+    from dsh_sidecar.sources.tmux_context import TmuxLocation
 
 # The agent said it loaded these files itself (the model saw them), so they are recorded as seen.
 NATIVE_NOTE = "Loaded by {agent} itself (not sent by the sidecar): {paths}"
@@ -380,15 +385,14 @@ class EventRun:
     ) -> tuple[list[Message], list[Message]]:
         """The whole pre-step pipeline: readings and session references the user enabled."""
         from dsh_sidecar.sessions.pipeline import StepInputs, run_pre_step
-        from dsh_sidecar.sessions.stepping import time_events, tmux_events
 
         store, sid = self.store, self.sid
         settings = attrs.evolve(self.config.settings, instructions=self.instructions)
         inputs = StepInputs(
             session_id=sid, turn=turn, step=step, claimed=tuple(claimed),
             visible_instructions=tuple(visible),
-            time_events=tuple(time_events(store, sid, turn)) if settings.time_context.enabled else (),
-            tmux_events=tuple(tmux_events(store, sid)) if settings.tmux_context.enabled else (),
+            time_events=_time_events(store, sid, turn) if settings.time_context.enabled else (),
+            tmux_events=_tmux_events(store, sid) if settings.tmux_context.enabled else (),
             now_ms=self.now,
         )  # fmt: skip
         outcome = run_pre_step(inputs, settings, self._source_hooks(settings))
@@ -409,7 +413,6 @@ class EventRun:
 
     def _source_hooks(self, settings: Settings):  # type: ignore[no-untyped-def]
         from dsh_sidecar.sessions.pipeline import SourceHooks
-        from dsh_sidecar.sources import time_context, tmux_context
 
         env = self.config.env
         store = self.store
@@ -422,9 +425,8 @@ class EventRun:
 
         return SourceHooks(
             compose_env=self.env, instruction_state=self.state, read_surface=read_surface,
-            tmux_query=lambda: tmux_context.query_tmux(os.getppid(), env=env),
-            fallback_zone=lambda: settings.time_context.time_zone
-            or time_context.system_time_zone(env),
+            tmux_query=lambda: _query_tmux(env),
+            fallback_zone=lambda: settings.time_context.time_zone or _system_time_zone(env),
             warn=lambda message: None, dismissed=dismissed_of(store, self.sid),
         )  # fmt: skip
 
@@ -432,3 +434,30 @@ class EventRun:
         key = self.event.answer_key
         if key is not None:
             self.store.record_hook_event(self.sid, key, seq)
+
+
+# The readings' modules (zoneinfo, subprocess for tmux) load only when a reading is enabled.
+
+
+def _time_events(store: Store, sid: str, turn: int) -> tuple[Event, ...]:
+    from dsh_sidecar.sessions.stepping import time_events
+
+    return tuple(time_events(store, sid, turn))
+
+
+def _tmux_events(store: Store, sid: str) -> tuple[Event, ...]:
+    from dsh_sidecar.sessions.stepping import tmux_events
+
+    return tuple(tmux_events(store, sid))
+
+
+def _query_tmux(env: Mapping[str, str]) -> TmuxLocation | None:
+    from dsh_sidecar.sources.tmux_context import query_tmux
+
+    return query_tmux(os.getppid(), env=env)
+
+
+def _system_time_zone(env: Mapping[str, str]) -> str:
+    from dsh_sidecar.sources.time_context import system_time_zone
+
+    return system_time_zone(env)
