@@ -195,6 +195,12 @@ def _hooks_parser(sub: Any) -> None:
     actions = hooks.add_subparsers(
         title="actions", metavar="ACTION", parser_class=_SubcommandParser
     )
+
+    def hooks_usage(args: argparse.Namespace) -> int:
+        hooks.print_help(sys.stderr)  # ``hooks`` without an action: its own help, not the top one
+        return EXIT_USAGE
+
+    hooks.set_defaults(run=hooks_usage)
     for action, text in (
         ("install", "add the hooks to the agent's settings file (merged; other entries kept)"),
         ("uninstall", "remove only this sidecar's hooks from the agent's settings file"),
@@ -284,7 +290,7 @@ def _cmd_preview(args: argparse.Namespace) -> int:
     directory = _existing_directory(args.directory)
     load = load_baseline(directory, settings, LOCAL_FS, dsh_home=settings.home())
     if args.json:
-        _write_json(preview_json(load, conventions_here(settings, load.cwd)))
+        _write_json(preview_json(load, conventions_here(settings, load.cwd, imports=False)))
     else:
         # The notes go first, so a terminal shows them above the text rather than glued to its
         # last line (the text ends without a newline).
@@ -329,7 +335,7 @@ def preview_notes(load: BaselineLoad, settings: InstructionSettings) -> list[str
 def unread_notes(directory: str, settings: InstructionSettings) -> list[str]:
     """The repository's instruction files that the current settings do not read, each with what
     would read it: so an empty or thin baseline never looks like all there is."""
-    found = [c for c in conventions_here(settings, directory) if c.in_project]
+    found = [c for c in conventions_here(settings, directory, imports=False) if c.in_project]
     return [f"not read: {terminal_safe(c.describe())}" for c in found]
 
 
@@ -354,7 +360,7 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
         file_path=None if is_directory else path,
     )  # fmt: skip
     if args.json:
-        _write_json(scopes_json(load, conventions_here(settings, load.cwd)))
+        _write_json(scopes_json(load, conventions_here(settings, load.cwd, imports=False)))
     else:
         _write_text("".join(_entry_lines(e) for e in load.entries))
         notes = "".join(f"{PROG}: {note}\n" for note in unread_notes(load.cwd, settings))
@@ -437,7 +443,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def conventions_here(
-    settings: InstructionSettings, directory: str | None = None
+    settings: InstructionSettings, directory: str | None = None, *, imports: bool = True
 ) -> list[OffConvention]:
     """Conventions of other agents that the project of the current directory (and the user's
     home) uses while their setting is off: each says which setting reads it."""
@@ -450,7 +456,7 @@ def conventions_here(
     root = find_project_root(directory, settings.project_root_markers, LOCAL_FS)
     found = project_conventions(
         LOCAL_FS.resolve(directory), root, settings, LOCAL_FS, home,
-        confinement_once(root, settings, LOCAL_FS, home),
+        confinement_once(root, settings, LOCAL_FS, home), imports=imports,
     )  # fmt: skip
     return found
 

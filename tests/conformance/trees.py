@@ -35,6 +35,7 @@ TREES: tuple[Tree, ...] = (
             "repo/AGENTS.local.md": "{m}\n",
             "repo/pkg/AGENTS.md": "{m}\n",
             "repo/pkg/sub/AGENTS.md": "{m}\n",
+            "repo/pkg/sub/.claude/AGENTS.md": "{m}\n",
             "repo/pkg/sub/x.py": X,
         },
         note="AGENTS.md everywhere, no CLAUDE.md: Claude falls back to AGENTS.md (not to the "

@@ -131,20 +131,57 @@ async def test_bad_tool_result_notification_is_logged_not_fatal(
 
 
 @pytest.mark.parametrize("client", ["visual-studio-code"], indirect=True)
-async def test_invalid_initialization_options_fail_initialize_with_the_key(
+async def test_invalid_settings_fall_back_per_key_and_are_reported_until_fixed(
     client: LanguageClient, ws: Workspace
 ) -> None:
+    """A bad key at start keeps its default and the rest applies; `dsh/settings/didCheck` names
+    it; a change fixing it applies without a restart and sends an empty report."""
     from lsprotocol import types
     from pytest_lsp import client_capabilities
 
-    with pytest.raises(JsonRpcInvalidParams) as caught:
-        await client.initialize_session(types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            initialization_options={"instructions": {"maxSourceBytes": 0}},
-        ))  # fmt: skip
-    assert "instructions.maxSourceBytes" in caught.value.message
-    assert caught.value.data == {"code": "invalid-config", "key": "instructions.maxSourceBytes"}
-    client.dsh_initialized = True  # type: ignore[attr-defined]  # let teardown shut it down
+    pulled: dict[str, Any] = {}
+    client.set_configuration(pulled, section="dsh")  # answers the server's pull, read live
+
+    first = client.wait_for_notification(methods.SETTINGS_DID_CHECK)
+    await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        root_uri=ws.project.as_uri(),
+        initialization_options={
+            **ws.options(),
+            "timeContext": {"enabled": True, "timeZone": "Mars/Olympus"},
+            "hover": {"otherFiles": "always"},
+        },
+    ))  # fmt: skip
+    client.dsh_initialized = True  # type: ignore[attr-defined]
+    report = as_dict(await first)
+    assert [(r["key"], r["value"]) for r in report["refused"]] == [
+        ("timeContext.timeZone", "Mars/Olympus")
+    ]
+    assert 'such as "Europe/Paris"' in report["refused"][0]["message"]
+    # Everything else runs: sessions open, the other keys applied.
+    assert as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project)}))["session"]
+
+    # Another bad value on a change keeps the previous one and is reported again.
+    pulled.update({**ws.options(), "timeContext": {"enabled": True, "timeZone": 7}})
+    again = client.wait_for_notification(methods.SETTINGS_DID_CHECK)
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    assert [r["key"] for r in as_dict(await again)["refused"]] == ["timeContext.timeZone"]
+
+    # Fixed: applied, and the report is empty so the client takes its message down.
+    pulled["timeContext"] = {"enabled": True, "timeZone": "Asia/Tokyo"}
+    cleared = client.wait_for_notification(methods.SETTINGS_DID_CHECK)
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    assert as_dict(await cleared) == {"refused": []}
+    sid = as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project)}))["session"][
+        "id"
+    ]
+    prepared = as_dict(await call(client, methods.STEP_PREPARE, {
+        "sessionId": sid, "turn": 1, "step": 1, "prompt": {"text": "what time is it"},
+    }))  # fmt: skip
+    rendered = "\n".join(
+        b.get("text", "") for m in prepared["messages"] for b in m["content"] if isinstance(b, dict)
+    )
+    assert "Asia/Tokyo" in rendered or "+09:00" in rendered, rendered
 
 
 @pytest.mark.parametrize("client", ["visual-studio-code"], indirect=True)

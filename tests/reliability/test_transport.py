@@ -225,9 +225,13 @@ def test_tcp_connections_are_separate_servers(tmp_path: Path, project: Path) -> 
             assert peer.wait(msg_id, waiting)["session"]["id"].startswith(name)
         assert wide.orphans.empty() and narrow.orphans.empty()
         # Live sessions are per connection: the other one does not have them.
+        # The other connection sees only what the store holds of them (dsh/context/pending of a
+        # session not live here), and cannot drive them.
+        assert narrow.request("dsh/context/pending", {"sessionId": "wide-0"}) == {"messages": []}
         with pytest.raises(RpcError) as foreign:
-            narrow.request("dsh/context/pending", {"sessionId": "wide-0"})
+            narrow.request("dsh/session/close", {"sessionId": "wide-0"})
         assert foreign.value.error["data"]["code"] == "unknown-session"
+        assert "not open in this sidecar" in foreign.value.error["message"]
         assert narrow.request("dsh/context/pending", {"sessionId": "narrow-1"}) == {"messages": []}
 
         # A client that just goes away takes only its own server with it: its sessions and its
@@ -378,7 +382,7 @@ def test_unix_socket_is_private_and_serves_separate_connections(
         second = server.client(options(tmp_path))
         first.request("dsh/session/open", {"cwd": str(project), "sessionId": "first"})
         with pytest.raises(RpcError) as foreign:
-            second.request("dsh/context/pending", {"sessionId": "first"})
+            second.request("dsh/session/close", {"sessionId": "first"})
         assert foreign.value.error["data"]["code"] == "unknown-session"
         first.notify("exit")
         assert closed_by_server(first)

@@ -471,6 +471,8 @@ def test_cli_refuses_a_broken_file(env: Path, capsysbinary: Capture) -> None:
 
 
 def test_cli_usage(env: Path, capsysbinary: Capture) -> None:
+    code, out, err = run(capsysbinary, "hooks")
+    assert (code, out) == (2, "") and err.startswith("usage: dsh-sidecar hooks [-h] ACTION ...")
     code, _, err = run(capsysbinary, "hooks", "install")
     assert code == 2 and "the following arguments are required: --agent" in err
     code, _, err = run(capsysbinary, "hooks", "install", "--agent", "cursor")

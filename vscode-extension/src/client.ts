@@ -18,8 +18,14 @@ import {
   type ServerOptions,
   State,
 } from 'vscode-languageclient/node';
-import { CONTEXT_DID_CHANGE, type NotificationMethod, type RequestMethod } from './methods';
-import type { ContextDidChangeParams, NotificationParams, RequestParams, RequestResult } from './protocol';
+import { CONTEXT_DID_CHANGE, type NotificationMethod, type RequestMethod, SETTINGS_DID_CHECK } from './methods';
+import type {
+  ContextDidChangeParams,
+  NotificationParams,
+  RequestParams,
+  RequestResult,
+  SettingsDidCheckParams,
+} from './protocol';
 import {
   describeMissing,
   expandPythonPath,
@@ -30,6 +36,7 @@ import {
 } from './python/interpreter';
 import { onPythonInterpreterChanged, selectedPythonInterpreter } from './python/pythonExtension';
 import { readClientSettings, readServerSettings } from './settings';
+import type { SettingRefusals } from './settingRefusals';
 import type { StartupProblem, StartupProblems } from './startupProblem';
 
 export class SidecarNotRunningError extends Error {
@@ -89,6 +96,8 @@ export class SidecarClient implements Sidecar, vscode.Disposable {
     private readonly output: vscode.OutputChannel,
     private readonly extensionUri: vscode.Uri,
     private readonly problems: StartupProblems,
+    /** The keys the running sidecar refused (it runs with their defaults or previous values). */
+    readonly refusals?: SettingRefusals,
   ) {
     this.disposables.push(
       this.didStart,
@@ -205,6 +214,7 @@ export class SidecarClient implements Sidecar, vscode.Disposable {
     await this.watchPythonExtension();
     const python = await this.findPython(userAsked);
     this.interpreter = python;
+    this.refusals?.clear(); // a new process reports its own refusals after `initialized`
     const { importStrategy } = readClientSettings(vscode.workspace.getConfiguration('dsh'));
     const launcher = this.launcherPath();
     const serverOptions: ServerOptions = {
@@ -247,6 +257,7 @@ export class SidecarClient implements Sidecar, vscode.Disposable {
     const client = new QuietLanguageClient('dsh', 'DSH Sidecar', serverOptions, clientOptions);
     this.clientDisposables.push(
       client.onNotification(CONTEXT_DID_CHANGE, (params: ContextDidChangeParams) => this.contextDidChange.fire(params)),
+      client.onNotification(SETTINGS_DID_CHECK, (params: SettingsDidCheckParams) => this.refusals?.update(params.refused)),
       client.onDidChangeState((e) => {
         // Also covers the client's own automatic restart after a crash.
         if (e.newState === State.Running && this.client === client) {

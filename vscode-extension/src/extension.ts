@@ -4,7 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { EditApprovals } from './chat/approvals';
-import { type ChatPanel, ChatPanels } from './chat/panel';
+import { CHAT_VIEW_ID, type ChatPanel, ChatPanels } from './chat/panel';
 import { ChatSessions, type LiveSession } from './chat/sessions';
 import { type Sidecar, SidecarClient } from './client';
 import { ActiveScopes } from './inspector/activeScopes';
@@ -12,6 +12,7 @@ import { showScopesOf } from './inspector/scopesPick';
 import { INSPECTOR_VIEW_ID, InspectorView } from './inspector/view';
 import { askApiKey, configureModel } from './model/configure';
 import { API_KEY_SECRET } from './model/select';
+import { SettingRefusals } from './settingRefusals';
 import { StartupProblems } from './startupProblem';
 import { LastTextEditor } from './lastEditor';
 import { InstructionStatus } from './statusBar';
@@ -33,7 +34,8 @@ let running: SidecarClient | undefined;
 export function activate(context: vscode.ExtensionContext): DshApi {
   const output = vscode.window.createOutputChannel('DSH Sidecar');
   const problems = new StartupProblems(output);
-  const sidecar = new SidecarClient(output, context.extensionUri, problems);
+  const refusals = new SettingRefusals(output);
+  const sidecar = new SidecarClient(output, context.extensionUri, problems, refusals);
   running = sidecar;
   const sessions = new ChatSessions(sidecar, context.workspaceState);
   const scopes = new ActiveScopes(sidecar);
@@ -52,7 +54,8 @@ export function activate(context: vscode.ExtensionContext): DshApi {
       scopes.schedule(0);
       inspector.schedule(0);
     },
-  });
+    isSettingRefused: (key) => refusals.isRefused(key),
+  }, defaultFolder);
   const openChat = async (folder?: vscode.WorkspaceFolder): Promise<ChatPanel | undefined> => {
     const target = folder ?? (await pickFolder());
     return target === undefined ? undefined : panels.open(target);
@@ -62,6 +65,7 @@ export function activate(context: vscode.ExtensionContext): DshApi {
   context.subscriptions.push(
     output,
     problems,
+    refusals,
     sidecar,
     sessions,
     scopes,
@@ -71,6 +75,8 @@ export function activate(context: vscode.ExtensionContext): DshApi {
     panels,
     inspector,
     vscode.window.registerWebviewViewProvider(INSPECTOR_VIEW_ID, inspector),
+    // Kept alive while hidden: a running turn goes on streaming into it.
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, panels, { webviewOptions: { retainContextWhenHidden: true } }),
     sidecar.onDidStart(() => {
       // A new sidecar process has no live sessions: resume ours so touches reach them again.
       void sessions
@@ -83,6 +89,10 @@ export function activate(context: vscode.ExtensionContext): DshApi {
       if (sidecar.isRunning) void sessions.resumeRemembered(e.added);
     }),
     vscode.commands.registerCommand('dsh.chat.open', () => openChat()),
+    vscode.commands.registerCommand('dsh.chat.openInEditor', async () => {
+      const folder = await pickFolder();
+      return folder === undefined ? undefined : panels.openInEditor(folder);
+    }),
     vscode.commands.registerCommand('dsh.chat.newSession', async () => {
       const panel = await openChat();
       await panel?.newSession();
@@ -150,6 +160,13 @@ export function activate(context: vscode.ExtensionContext): DshApi {
 export async function deactivate(): Promise<void> {
   await running?.stop();
   running = undefined;
+}
+
+/** The folder the chat view shows when it first opens: the active editor's, else the first. */
+function defaultFolder(): vscode.WorkspaceFolder | undefined {
+  const active = vscode.window.activeTextEditor?.document.uri;
+  const fromEditor = active !== undefined ? vscode.workspace.getWorkspaceFolder(active) : undefined;
+  return fromEditor ?? vscode.workspace.workspaceFolders?.[0];
 }
 
 /** The active editor's folder, the only folder, or the one the user picks. */

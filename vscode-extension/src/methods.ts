@@ -25,6 +25,7 @@ export const SCOPES = 'dsh/scopes';
 export const EXPLAIN = 'dsh/explain';
 export const SESSION_REFERENCE_CANDIDATES = 'dsh/sessionReferences/candidates';
 export const CONTEXT_DID_CHANGE = 'dsh/context/didChange';
+export const SETTINGS_DID_CHECK = 'dsh/settings/didCheck';
 
 /** Client-to-server requests. */
 export const REQUESTS = [
@@ -50,7 +51,7 @@ export const REQUESTS = [
 export const NOTIFICATIONS = [TOOL_RESULT] as const;
 
 /** Server-to-client notifications. */
-export const SERVER_NOTIFICATIONS = [CONTEXT_DID_CHANGE] as const;
+export const SERVER_NOTIFICATIONS = [CONTEXT_DID_CHANGE, SETTINGS_DID_CHECK] as const;
 
 export const ALL_METHODS = [...REQUESTS, ...NOTIFICATIONS, ...SERVER_NOTIFICATIONS] as const;
 

@@ -9,6 +9,7 @@
  */
 import {
   CONTEXT_DID_CHANGE,
+  SETTINGS_DID_CHECK,
   CONTEXT_DISCARD,
   EXPLAIN,
   CONTEXT_PENDING,
@@ -296,6 +297,15 @@ export interface ContextDidChangeParams {
   pendingCount: number;
 }
 
+export interface SettingRefusal {
+  key: string;
+  value: unknown;
+  message: string;
+}
+export interface SettingsDidCheckParams {
+  refused: SettingRefusal[];
+}
+
 // --- explain ------------------------------------------------------------------------------------
 
 export interface ExplainParams {
@@ -397,6 +407,7 @@ export interface NotificationTypes {
 /** Every server → client notification: its params. */
 export interface ServerNotificationTypes {
   [CONTEXT_DID_CHANGE]: ContextDidChangeParams;
+  [SETTINGS_DID_CHECK]: SettingsDidCheckParams;
 }
 
 export type RequestParams<M extends RequestMethod> = RequestTypes[M][0];

@@ -113,3 +113,13 @@ function nonBlank(value: string | undefined): string | undefined {
 function positiveInt(value: number | undefined, fallback: number): number {
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : fallback;
 }
+
+/**
+ * The `clientTimeZone` a prompt carries. The sidecar prefers a prompt's zone over
+ * `timeContext.timeZone`, so while that setting is set (and the sidecar accepted it) the prompt
+ * carries none: the setting comes first, the editor's own zone (Intl) second.
+ */
+export function promptTimeZone(configured: unknown, refused: boolean, clientZone: string | undefined): string | undefined {
+  const set = typeof configured === 'string' && configured.trim() !== '';
+  return set && !refused ? undefined : clientZone;
+}

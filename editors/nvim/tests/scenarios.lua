@@ -448,6 +448,162 @@ function scenarios.chat_resumed()
   run_chat({ prompts = { 'Anything new?' }, responses = { { content = 'The root rules changed.' } } })
 end
 
+-- :DshInstall with the default command (no `python`, no dsh-sidecar on PATH): the virtualenv
+-- under stdpath('data'), the sidecar from this checkout, then a sidecar for the open buffer.
+function scenarios.install()
+  require('dsh_sidecar').setup({
+    settings = { store = { path = env('DSH_TEST_STORE') } },
+    timeout_ms = TIMEOUT,
+    install_python = env('DSH_TEST_INSTALL_PYTHON'),
+  })
+  local client = require('dsh_sidecar.client')
+  vim.cmd('edit ' .. vim.fn.fnameescape(project .. '/pkg/src/x.txt'))
+  local buf = vim.api.nvim_get_current_buf()
+  wait_for('the failed start', function()
+    return client.unavailable ~= nil
+  end)
+  out({ check = 'before', unavailable = client.unavailable.reason, notice = client.notice_text() })
+  vim.cmd('DshInstall')
+  local log = vim.fn.bufnr('dsh://install')
+  local statuses = { vim.b[log].dsh_status }
+  -- pip needs the package index: allow it minutes, not the usual step timeout.
+  if not vim.wait(600000, function()
+    return vim.b[log].dsh_status ~= 'running'
+  end, 100) then
+    error('DshInstall did not finish')
+  end
+  table.insert(statuses, vim.b[log].dsh_status)
+  local st
+  wait_for('the sidecar to attach after the install', function()
+    st = client.get(project)
+    return st ~= nil and st.id ~= nil and vim.lsp.buf_is_attached(buf, st.id)
+  end)
+  local lsp_client = vim.lsp.get_client_by_id(st.id)
+  out({
+    check = 'install',
+    statuses = statuses,
+    log = lines_of(log),
+    cmd = lsp_client.config.cmd,
+    venv = require('dsh_sidecar.install').venv_dir(),
+    checkout = require('dsh_sidecar.install').repo_root(),
+  })
+end
+
+-- Another language server with hover (DSH_TEST_OTHER_SERVER, a small pygls server) next to ours.
+local function start_other(buf)
+  local cfg = {
+    name = 'other',
+    cmd = { env('DSH_TEST_PYTHON'), env('DSH_TEST_OTHER_SERVER') },
+    root_dir = project,
+  }
+  local id
+  if vim.fn.has('nvim-0.11') == 1 then
+    id = vim.lsp.start(cfg, { attach = false })
+  else
+    id = vim.lsp.start_client(cfg)
+  end
+  assert(id, 'the other server did not start')
+  vim.lsp.buf_attach_client(buf, id)
+  wait_for('the other server to initialize', function()
+    local c = vim.lsp.get_client_by_id(id)
+    return c ~= nil and c.initialized ~= false and c.server_capabilities ~= nil and c.server_capabilities.hoverProvider ~= nil
+  end)
+  return id
+end
+
+local function hover_answers(buf)
+  local responses = vim.lsp.buf_request_sync(buf, 'textDocument/hover', {
+    textDocument = { uri = vim.uri_from_bufnr(buf) },
+    position = { line = 0, character = 0 },
+  }, TIMEOUT)
+  local by_name = {}
+  for id, response in pairs(responses or {}) do
+    local c = vim.lsp.get_client_by_id(id)
+    by_name[c and c.name or tostring(id)] = response.result and response.result.contents or vim.NIL
+  end
+  return by_name
+end
+
+-- K on a source file shows the other server's hover, not ours (hover.otherFiles would have ours
+-- answer there); K in an instruction file shows ours.
+function scenarios.hover_other()
+  setup({ settings = { hover = { otherFiles = 'always' } } })
+  local client = require('dsh_sidecar.client')
+  for _, relpath in ipairs({ 'pkg/src/m.py', 'pkg/AGENTS.md' }) do
+    local buf = edit(relpath)
+    local alone = hover_answers(buf)
+    local other = start_other(buf)
+    local answers = hover_answers(buf)
+    if vim.fn.maparg('K', 'n') ~= '' then
+      vim.cmd('normal K')
+    else
+      -- 0.7, and 0.10 where the filetype set 'keywordprg' (python: pydoc), leave K to it.
+      vim.lsp.buf.hover()
+    end
+    local mapped = vim.fn.maparg('K', 'n') ~= ''
+    local shown = float_lines()
+    -- Later answers would replace (0.10) or join (0.11+) the float: let them all arrive.
+    vim.wait(1000, function()
+      return false
+    end, 50)
+    local final = {}
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_config(win).relative ~= '' then
+        vim.list_extend(final, lines_of(vim.api.nvim_win_get_buf(win)))
+        vim.api.nvim_win_close(win, true)
+      end
+    end
+    out({ check = 'hover_other ' .. relpath, alone = alone, answers = answers, first = shown, final = final, k = mapped })
+    vim.lsp.stop_client(other)
+    wait_for('the other server to stop', function()
+      return vim.lsp.get_client_by_id(other) == nil
+    end)
+  end
+  assert(client.get(project), 'our sidecar went away')
+end
+
+-- Bad keys in setup{ settings }: the sidecar starts with the rest; each bad key is named once;
+-- the fixed value applies to the running sidecar.
+function scenarios.bad_settings()
+  local bad = {
+    store = { path = env('DSH_TEST_STORE') },
+    hover = { otherFiles = 'sometimes' },
+    timeContext = { timeZone = 'Mars/Olympus' },
+    instructions = { maxBytes = 4096, nope = true },
+  }
+  setup({ settings = bad })
+  local client = require('dsh_sidecar.client')
+  local buf = edit('pkg/src/x.txt')
+  local st = client.get(project)
+  local id = st.id
+  local before = hover_answers(buf)
+  -- The same bad tree again: nothing new to say.
+  require('dsh_sidecar').configure(vim.deepcopy(bad))
+  local fixed = vim.deepcopy(bad)
+  fixed.hover.otherFiles = 'always'
+  require('dsh_sidecar').configure(fixed)
+  local after
+  wait_for('the fixed setting to apply', function()
+    after = hover_answers(buf)
+    return after.dsh_sidecar ~= nil and after.dsh_sidecar ~= vim.NIL
+  end)
+  out({
+    check = 'bad_settings',
+    messages = vim.split(vim.fn.execute('messages'), '\n', { trimempty = true }),
+    before = before,
+    after = after,
+    same_client = client.get(project).id == id,
+  })
+end
+
+-- The setup line of docs/editors/neovim.md for an environment of one's own (DSH_TEST_SNIPPET).
+function scenarios.documented_setup()
+  dofile(env('DSH_TEST_SNIPPET'))
+  local buf = edit('pkg/src/x.txt')
+  local st = require('dsh_sidecar.client').get(project)
+  out({ check = 'documented_setup', cmd = vim.lsp.get_client_by_id(st.id).config.cmd, attached = vim.lsp.buf_is_attached(buf, st.id) })
+end
+
 -- Proves the harness: a Lua error must end Neovim with status 1 at once.
 function scenarios.error()
   error('deliberate failure')

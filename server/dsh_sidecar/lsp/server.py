@@ -25,7 +25,7 @@ from pygls.lsp.server import LanguageServer
 
 import dsh_sidecar
 from dsh_sidecar import errors
-from dsh_sidecar.config import Settings
+from dsh_sidecar.config import SettingProblem, Settings, parse_settings_leniently
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.protocol import mapping as wire
@@ -56,6 +56,8 @@ class DshServer(LanguageServer):
             converter_factory=make_converter,
         )
         self.settings = Settings()
+        # The keys refused by the last settings read; reported until a read finds none.
+        self.setting_problems: tuple[SettingProblem, ...] = ()
         self._service: SessionService | None = None
         self.documents = DocumentTracker(self)
 
@@ -86,6 +88,20 @@ class DshServer(LanguageServer):
     def notify_context_changed(self, session_id: str, pending_count: int) -> None:
         self.protocol.notify(
             methods.CONTEXT_DID_CHANGE, wt.ContextDidChangeParams(session_id, pending_count)
+        )
+
+    def report_setting_problems(self, problems: tuple[SettingProblem, ...]) -> None:
+        """Tell the client which keys were refused (and, with an empty list, that none are any
+        more); each refusal is also a log warning for clients that do not know the notification."""
+        if not problems and not self.setting_problems:
+            return
+        self.setting_problems = problems
+        for problem in problems:
+            self.log_warning(
+                f"dsh-sidecar: setting refused, using the previous value: {problem.message}"
+            )
+        self.protocol.notify(
+            methods.SETTINGS_DID_CHECK, {"refused": [p.to_json() for p in problems]}
         )
 
     def log_warning(self, message: str) -> None:
@@ -141,12 +157,10 @@ def _register_lifecycle(server: DshServer) -> None:
                 "initialize was already answered on this connection",
                 data={"code": errors.ALREADY_INITIALIZED},
             )
-        try:
-            settings = parse_settings(params.initialization_options)
-        except DshError as exc:
-            raise JsonRpcInvalidParams(
-                f"dsh-sidecar settings: {exc.message}", data={"code": exc.code, **exc.data}
-            ) from exc
+        # A refused key keeps its default; it is reported once the client is initialized.
+        settings, ls.setting_problems = parse_settings_leniently(
+            params.initialization_options, Settings()
+        )
         try:
             await ls.start_service(settings)
         except DshError as exc:  # the store stayed locked by another process
@@ -157,6 +171,11 @@ def _register_lifecycle(server: DshServer) -> None:
                 f"dsh-sidecar cannot open its session store {path}: {exc}",
                 data={"code": errors.INVALID_CONFIG, "key": "store.path"},
             ) from exc
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: DshServer, *_: Any) -> None:
+        problems, ls.setting_problems = ls.setting_problems, ()
+        ls.report_setting_problems(problems)
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: DshServer, *_: Any) -> None:
@@ -174,15 +193,11 @@ def _register_lifecycle(server: DshServer) -> None:
             pulled = await ls.workspace_configuration_async(
                 types.ConfigurationParams(items=[types.ConfigurationItem(section="dsh")])
             )
-            raw = pulled[0] if pulled else raw
-        try:
-            settings = parse_settings(raw, ls.settings)
-        except DshError as exc:
-            ls.window_show_message(types.ShowMessageParams(
-                type=types.MessageType.Error,
-                message=f"dsh-sidecar: setting refused, keeping the previous settings: {exc.message}",
-            ))  # fmt: skip
-            return
+            # A client with no `dsh` section at all answers null: then the payload is all there is.
+            raw = pulled[0] if pulled and pulled[0] is not None else raw
+        # A refused key keeps its previous value; every other key applies.
+        settings, problems = parse_settings_leniently(raw, ls.settings)
+        ls.report_setting_problems(problems)
         if settings.store != ls.settings.store:
             ls.log_warning("dsh-sidecar: store.path changes take effect after a restart")
         ls.settings = settings

@@ -26,6 +26,7 @@ SCOPES = "dsh/scopes"
 EXPLAIN = "dsh/explain"
 SESSION_REFERENCE_CANDIDATES = "dsh/sessionReferences/candidates"
 CONTEXT_DID_CHANGE = "dsh/context/didChange"
+SETTINGS_DID_CHECK = "dsh/settings/didCheck"
 
 # Client-to-server requests.
 REQUESTS = (
@@ -49,6 +50,6 @@ REQUESTS = (
 # Client-to-server notifications.
 NOTIFICATIONS = (TOOL_RESULT,)
 # Server-to-client notifications.
-SERVER_NOTIFICATIONS = (CONTEXT_DID_CHANGE,)
+SERVER_NOTIFICATIONS = (CONTEXT_DID_CHANGE, SETTINGS_DID_CHECK)
 
 ALL_METHODS = REQUESTS + NOTIFICATIONS + SERVER_NOTIFICATIONS

@@ -98,7 +98,9 @@ class ScopeChains:
                 facts = document_facts(
                     document, load, settings, fs, home, confined, rules.get(root)
                 )
-            unread = project_conventions(load.cwd, root, settings, fs, home, confined)
+            unread = project_conventions(
+                load.cwd, root, settings, fs, home, confined, imports=False
+            )
             return DocumentChain(
                 _entries_only(load), facts, tuple(c for c in unread if c.in_project)
             )

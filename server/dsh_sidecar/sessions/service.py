@@ -620,7 +620,7 @@ class SessionService:
             root = load.project_root
             found = project_conventions(
                 load.cwd, root, settings, snapshot.fs, home,
-                confinement_once(root, settings, snapshot.fs, home),
+                confinement_once(root, settings, snapshot.fs, home), imports=False,
             )  # fmt: skip
             return load, tuple(c for c in found if c.in_project)
 

@@ -10,7 +10,7 @@ import { createChatModel } from '../model/select';
 import { ModelError } from '../model/types';
 import { lmRuntime } from '../model/vscodeLm';
 import type { ContextDidChangeParams, Message } from '../protocol';
-import { readClientSettings } from '../settings';
+import { promptTimeZone, readClientSettings } from '../settings';
 import { formatAge, plural, titleFromPrompt } from '../text';
 import { planTool, TOOL_DEFINITIONS, type ToolCall, type ToolOutcome } from '../tools';
 import type { LastTextEditor } from '../lastEditor';
@@ -38,6 +38,8 @@ export interface ChatPanelDeps {
   editors: LastTextEditor;
   /** After every turn, compaction or dropped context (the inspector refreshes). */
   onSessionChanged(session: LiveSession, outcome?: TurnOutcome): void;
+  /** Whether the sidecar refused a settings key (it then runs with the default). */
+  isSettingRefused?(key: string): boolean;
 }
 
 export function systemPrompt(folder: vscode.WorkspaceFolder): string {
@@ -52,6 +54,42 @@ export function systemPrompt(folder: vscode.WorkspaceFolder): string {
 /** Whether edits apply without asking (`dsh.chat.autoApproveEdits`, User settings only). */
 function autoApproveEdits(): boolean {
   return vscode.workspace.getConfiguration('dsh').get<boolean>('chat.autoApproveEdits') === true;
+}
+
+/**
+ * Where a chat is shown: the chat view (a webview view, in the activity bar or the secondary side
+ * bar) or an editor tab (`DSH: Open Agent Chat in Editor`). The chat itself does not care.
+ */
+export interface ChatHost {
+  readonly webview: vscode.Webview;
+  readonly onDidDispose: vscode.Event<void>;
+  /** The editor column of a tab; undefined for the view. */
+  readonly viewColumn: vscode.ViewColumn | undefined;
+  reveal(column?: vscode.ViewColumn): void;
+  dispose(): void;
+}
+
+export function panelHost(panel: vscode.WebviewPanel): ChatHost {
+  return {
+    webview: panel.webview,
+    onDidDispose: panel.onDidDispose,
+    get viewColumn() {
+      return panel.viewColumn;
+    },
+    reveal: (column) => panel.reveal(column),
+    dispose: () => panel.dispose(),
+  };
+}
+
+export function viewHost(view: vscode.WebviewView): ChatHost {
+  return {
+    webview: view.webview,
+    onDidDispose: view.onDidDispose,
+    viewColumn: undefined,
+    reveal: () => view.show(false),
+    // The view belongs to the workbench (the user may move or close it); nothing to dispose.
+    dispose: () => undefined,
+  };
 }
 
 export class ChatPanel implements vscode.Disposable {
@@ -72,7 +110,7 @@ export class ChatPanel implements vscode.Disposable {
   readonly onDidDispose = this.disposed.event;
 
   constructor(
-    private readonly panel: vscode.WebviewPanel,
+    private readonly panel: ChatHost,
     readonly folder: vscode.WorkspaceFolder,
     private readonly deps: ChatPanelDeps,
   ) {
@@ -152,7 +190,13 @@ export class ChatPanel implements vscode.Disposable {
     let outcome: TurnOutcome | undefined;
     let session: LiveSession | undefined;
     try {
-      const settings = readClientSettings(vscode.workspace.getConfiguration('dsh'));
+      const config = vscode.workspace.getConfiguration('dsh');
+      const settings = readClientSettings(config);
+      const zone = promptTimeZone(
+        config.get<unknown>('timeContext.timeZone'),
+        this.deps.isSettingRefused?.('timeContext.timeZone') === true,
+        clientTimeZone,
+      );
       session = await this.deps.sessions.ensure(this.folder);
       const model = await createChatModel(settings, this.deps.secrets);
       const history = surfaceToMessages((await this.deps.sessions.surface(session)).events);
@@ -165,7 +209,7 @@ export class ChatPanel implements vscode.Disposable {
         sessionId: session.header.id,
         turn,
         ...(prompt !== undefined ? { prompt } : {}),
-        ...(clientTimeZone !== undefined ? { clientTimeZone } : {}),
+        ...(zone !== undefined ? { clientTimeZone: zone } : {}),
         history,
         model,
         system: systemPrompt(this.folder),
@@ -607,19 +651,44 @@ function actionsFor(err: unknown): NoticeAction[] {
   return [];
 }
 
-/** The panels, one per workspace folder. */
-export class ChatPanels implements vscode.Disposable {
-  private readonly panels = new Map<string, ChatPanel>();
+export const CHAT_VIEW_ID = 'dsh.chat';
 
-  constructor(private readonly deps: ChatPanelDeps) {}
+/**
+ * The chats: the chat view (one folder at a time, the active editor's or the first) and editor
+ * tabs, one per folder, for those who want the chat as a tab. `open` prefers the view.
+ */
+export class ChatPanels implements vscode.Disposable, vscode.WebviewViewProvider {
+  private readonly tabs = new Map<string, ChatPanel>();
+  private inView: ChatPanel | undefined;
+  private viewResolved: ((panel: ChatPanel) => void) | undefined;
+
+  constructor(
+    private readonly deps: ChatPanelDeps,
+    /** The folder the view shows when it is first resolved. */
+    private readonly viewFolder: () => vscode.WorkspaceFolder | undefined,
+  ) {}
 
   get(folder: vscode.WorkspaceFolder): ChatPanel | undefined {
-    return this.panels.get(folder.uri.toString());
+    const key = folder.uri.toString();
+    if (this.inView !== undefined && this.inView.folder.uri.toString() === key) return this.inView;
+    return this.tabs.get(key);
   }
 
-  open(folder: vscode.WorkspaceFolder, column: vscode.ViewColumn = vscode.ViewColumn.Beside): ChatPanel {
+  /** The view's chat when it shows `folder` (or shows nothing yet); otherwise a tab. */
+  async open(folder: vscode.WorkspaceFolder): Promise<ChatPanel> {
     const key = folder.uri.toString();
-    const existing = this.panels.get(key);
+    if (this.inView === undefined || this.inView.folder.uri.toString() === key) {
+      const pending = this.inView === undefined ? this.waitForView(folder) : undefined;
+      await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+      const panel = this.inView ?? (await pending);
+      if (panel !== undefined && panel.folder.uri.toString() === key) return panel;
+    }
+    return this.openInEditor(folder);
+  }
+
+  openInEditor(folder: vscode.WorkspaceFolder, column: vscode.ViewColumn = vscode.ViewColumn.Beside): ChatPanel {
+    const key = folder.uri.toString();
+    const existing = this.tabs.get(key);
     if (existing !== undefined) {
       existing.reveal(column);
       return existing;
@@ -630,14 +699,47 @@ export class ChatPanels implements vscode.Disposable {
       retainContextWhenHidden: true,
       localResourceRoots: webviewRoots(this.deps.extensionUri),
     });
-    const panel = new ChatPanel(webviewPanel, folder, this.deps);
-    panel.onDidDispose(() => this.panels.delete(key));
-    this.panels.set(key, panel);
+    const panel = new ChatPanel(panelHost(webviewPanel), folder, this.deps);
+    panel.onDidDispose(() => this.tabs.delete(key));
+    this.tabs.set(key, panel);
     return panel;
   }
 
+  resolveWebviewView(view: vscode.WebviewView): void {
+    const folder = this.nextViewFolder ?? this.viewFolder();
+    this.nextViewFolder = undefined;
+    view.webview.options = { enableScripts: true, localResourceRoots: webviewRoots(this.deps.extensionUri) };
+    if (folder === undefined) {
+      view.webview.html = '<p style="padding: 0 12px">Open a folder first: the agent works inside a workspace folder.</p>';
+      return;
+    }
+    view.title = `Agent: ${folder.name}`;
+    const panel = new ChatPanel(viewHost(view), folder, this.deps);
+    panel.onDidDispose(() => {
+      if (this.inView === panel) this.inView = undefined;
+    });
+    this.inView = panel;
+    this.viewResolved?.(panel);
+    this.viewResolved = undefined;
+  }
+
+  private nextViewFolder: vscode.WorkspaceFolder | undefined;
+
+  private waitForView(folder: vscode.WorkspaceFolder): Promise<ChatPanel | undefined> {
+    this.nextViewFolder = folder;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), 10000);
+      this.viewResolved = (panel) => {
+        clearTimeout(timer);
+        resolve(panel);
+      };
+    });
+  }
+
   dispose(): void {
-    for (const panel of [...this.panels.values()]) panel.dispose();
-    this.panels.clear();
+    for (const panel of [...this.tabs.values()]) panel.dispose();
+    this.tabs.clear();
+    this.inView?.dispose();
+    this.inView = undefined;
   }
 }

@@ -41,6 +41,11 @@ async function answer(api, folder, call) {
       await vscode.commands.executeCommand('workbench.action.files.revert');
       return { text: doc.getText(), dirty: doc.isDirty };
     }
+    case 'defaultKeybindings': {
+      // The editor's own defaults (and every installed extension's), as the settings UI lists them.
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse('vscode://defaultsettings/keybindings.json'));
+      return doc.getText();
+    }
     case 'clipboard':
       return vscode.env.clipboard.readText();
     case 'documentText': {

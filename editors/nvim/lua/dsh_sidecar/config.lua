@@ -30,6 +30,8 @@ M.defaults = {
   hover_key = 'K',
   -- LSP client name; one client per project root carries it.
   name = 'dsh_sidecar',
+  -- Interpreter (3.11+) that :DshInstall makes its virtualenv with.
+  install_python = 'python3',
 }
 
 -- nil until setup{} ran, so health can tell "not configured" from "configured with defaults".
@@ -45,6 +47,17 @@ function M.get()
   return M.options or M.defaults
 end
 
+-- The interpreter of the virtualenv :DshInstall makes.
+function M.installed_python()
+  return vim.fn.stdpath('data') .. '/dsh_sidecar/venv/bin/python'
+end
+
+-- Whether the command is the plugin's choice (so :DshInstall can fix it), not the user's.
+function M.cmd_is_default(opts)
+  opts = opts or M.get()
+  return not opts.cmd and not opts.python
+end
+
 function M.cmd(opts)
   opts = opts or M.get()
   if opts.cmd then
@@ -52,6 +65,10 @@ function M.cmd(opts)
   end
   if opts.python then
     return { opts.python, '-m', 'dsh_sidecar', 'serve' }
+  end
+  local installed = M.installed_python()
+  if vim.fn.executable(installed) == 1 then
+    return { installed, '-m', 'dsh_sidecar', 'serve' }
   end
   if vim.fn.executable('dsh-sidecar') == 1 then
     return { 'dsh-sidecar', 'serve' }

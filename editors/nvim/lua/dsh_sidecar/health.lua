@@ -61,8 +61,13 @@ function M.check()
 
   report.start('dsh_sidecar: server command')
   local cmd = config.cmd()
+  local fix = config.cmd_is_default() and ':DshInstall installs the sidecar from this plugin into ' .. require('dsh_sidecar.install').venv_dir()
+    or 'install the dsh-sidecar package into that interpreter (see :help dsh_sidecar-install), then :DshRestart'
+  if client.unavailable then
+    report.error('no sidecar is started in this Neovim: ' .. client.unavailable.reason, { fix })
+  end
   if vim.fn.executable(cmd[1]) ~= 1 then
-    report.error('not executable: ' .. cmd[1], { 'set `python` or `cmd` in setup{}' })
+    report.error('not executable: ' .. cmd[1], { fix })
   else
     -- `serve --help` imports the server without starting it: a cheap proof the install works.
     local argv = vim.list_extend(vim.deepcopy(cmd), { '--help' })
@@ -70,7 +75,7 @@ function M.check()
     if code == 0 then
       report.ok('`' .. table.concat(argv, ' ') .. '` runs')
     else
-      report.error('`' .. table.concat(argv, ' ') .. '` failed: ' .. tostring(out), { 'pip install dsh-sidecar into that interpreter' })
+      report.error('`' .. table.concat(argv, ' ') .. '` failed: ' .. tostring(out), { fix })
     end
   end
 

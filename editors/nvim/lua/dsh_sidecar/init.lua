@@ -52,9 +52,26 @@ function M.setup(opts)
 end
 
 -- Replace the `dsh` settings tree at run time (workspace/didChangeConfiguration).
+-- The sidecar checks each key: a bad one keeps its previous value, the rest applies, and
+-- dsh/settings/didCheck names it (client.lua shows that once).
 function M.configure(settings)
   config.set(vim.tbl_extend('force', config.options or {}, { settings = settings }))
   client.push_settings()
+end
+
+-- Stop every sidecar, forget that none could start, and start them again for the loaded
+-- buffers (:DshRestart, and :DshInstall once it installed). cb() runs when they are asked to.
+function M.restart(cb)
+  client.restart(function()
+    for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(bufnr) and client.buffer_path(bufnr) then
+        maybe_attach(bufnr)
+      end
+    end
+    if cb then
+      cb()
+    end
+  end)
 end
 
 return M

@@ -23,6 +23,7 @@ M.SCOPES = 'dsh/scopes'
 M.EXPLAIN = 'dsh/explain'
 M.SESSION_REFERENCE_CANDIDATES = 'dsh/sessionReferences/candidates'
 M.CONTEXT_DID_CHANGE = 'dsh/context/didChange'
+M.SETTINGS_DID_CHECK = 'dsh/settings/didCheck'
 
 -- Client-to-server requests.
 M.REQUESTS = {
@@ -46,6 +47,6 @@ M.REQUESTS = {
 -- Client-to-server notifications.
 M.NOTIFICATIONS = { M.TOOL_RESULT }
 -- Server-to-client notifications.
-M.SERVER_NOTIFICATIONS = { M.CONTEXT_DID_CHANGE }
+M.SERVER_NOTIFICATIONS = { M.CONTEXT_DID_CHANGE, M.SETTINGS_DID_CHECK }
 
 return M

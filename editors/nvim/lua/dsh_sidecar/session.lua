@@ -108,6 +108,9 @@ function M.attach(bufnr)
   end
   local st = client.ensure(root)
   M.project_session(st, function(err)
+    if err and err.unavailable then
+      return -- the one notice of client.lua said it; nothing runs to attach to
+    end
     if err then
       -- Hover and diagnostics still work without a session: attach anyway.
       vim.notify('dsh_sidecar: no session for ' .. root .. ': ' .. client.format_error(err), vim.log.levels.WARN)

@@ -154,9 +154,15 @@ def project_conventions(
     fs: LocalFileSystem,
     home: str,
     confinement: Callable[[], Confinement],
+    *,
+    imports: bool = True,
 ) -> list[OffConvention]:
     """The off conventions used by the chain of ``directory`` (from the project root down) and
-    the project's rule folders, then the other agents' user-global files in ``home``."""
+    the project's rule folders, then the other agents' user-global files in ``home``.
+
+    ``imports=False`` leaves out the search for ``@path`` imports, which reads every instruction
+    file of the chain: what preview, scopes and hover report on every request is the files the
+    settings do not read, and the hover on an importing file names its imports itself."""
     out: list[OffConvention] = []
     chain = ancestor_chain(project_root, directory) if is_within(directory, project_root) else []
     if OVERRIDE_NAME not in settings.directory_names:
@@ -167,7 +173,7 @@ def project_conventions(
         )
         if found:
             out.append(override_convention(found))
-    if not settings.imports:
+    if imports and not settings.imports:
         users = []
         for each in chain:
             for cand in directory_candidates(project_root, each, settings):
