@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -759,6 +758,8 @@ def read_schema_version(path: str) -> int | None:
     """
     if not os.path.exists(path):
         return None
+    from pathlib import Path  # not on the hook path: pathlib alone costs milliseconds there
+
     db = sqlite3.connect(f"{Path(os.path.abspath(path)).as_uri()}?mode=ro", uri=True)
     try:
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
