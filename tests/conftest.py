@@ -1,13 +1,15 @@
 """Suite-wide settings and checks.
 
-- Tests under tests/editors get the ``editors`` marker by path, so ``-m "not editors"`` runs
-  everything but the real-editor tests (README, Development).
+- A test that needs a real editor or its toolchain (Neovim, code-server with Chromium, the
+  extension's Node toolchain) gets the ``editors`` marker from the fixture that provides it
+  (``tool_fixture``, tests/support/tools.py), wherever it lives; ``-m "not editors"`` runs
+  everything else, the drift checks that only read files included (README, Development).
 - Tests under tests/agents get the ``agent_clis`` marker by path (any other test may carry it);
   such a test fails, never skips, when the pinned agent CLIs are not installed.
 - ``DSH_TEST_FORKED_SERVERS=1`` (the dev loop only) starts the e2e and golden-example servers
-  by forking them from one process that imported the server once (tests/forked_servers.py).
+  by forking them from one process that imported the server once (tests/support/forked_servers.py).
 - ``DSH_HYPOTHESIS_PROFILE`` picks the Hypothesis profile: ``full`` (the default, what CI runs)
-  or ``dev`` (a tenth of the examples; see tests/property_budget.py).
+  or ``dev`` (a tenth of the examples; see tests/support/property_budget.py).
 - Every test that leaves a session store in its temp directory has every logged message checked
   by the invariant validators (docs/reference/invariants.md) against the log before it, so a
   message the sidecar writes with a counterfeit or malformed source fails the test loudly.
@@ -26,14 +28,16 @@ from hypothesis import settings
 
 from dsh_sidecar.invariants import InvariantError, validate_event
 from dsh_sidecar.model import Event
-from tests import forked_servers
-from tests.property_budget import FULL_MAX_EXAMPLES
+from tests.support import forked_servers
 from tests.support.agent_cli import missing_clis, not_installed_message
+from tests.support.property_budget import FULL_MAX_EXAMPLES
+
+# The fixtures that need real editors or their toolchains, for every test directory.
+pytest_plugins = ["tests.support.tools"]
 
 # Stores that tests corrupt or fill on purpose are not the sidecar's own writes.
 UNCHECKED_MARK = "no_invariant_check"
 EDITORS_MARK = "editors"
-EDITORS_DIR = Path(__file__).parent / "editors"
 AGENT_CLIS_MARK = "agent_clis"
 AGENTS_DIR = Path(__file__).parent / "agents"
 HYPOTHESIS_PROFILE_ENV = "DSH_HYPOTHESIS_PROFILE"
@@ -69,8 +73,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Imported here, not at the top: pytest must import the plugin itself to rewrite its asserts.
+    from tests.support.tools import needs_tools
+
     for item in items:
-        if item.path.is_relative_to(EDITORS_DIR):
+        if needs_tools(getattr(item, "fixturenames", [])):
             item.add_marker(EDITORS_MARK)
         if item.path.is_relative_to(AGENTS_DIR):
             item.add_marker(AGENT_CLIS_MARK)

@@ -14,8 +14,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from dsh_sidecar.sessions.store import NO_FSYNC_ENV
-
-from ..forked_servers import server_command
+from tests.support.forked_servers import server_command
 
 SERVER_COMMAND = server_command("serve")
 CLIENTS = ["visual-studio-code", "neovim"]

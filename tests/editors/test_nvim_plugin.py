@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.support.tools import tool_fixture
 
 from dsh_sidecar.protocol import methods as py_methods
 
@@ -43,7 +44,7 @@ NVIMS = {
 }
 
 
-@pytest.fixture(params=sorted(NVIMS), ids=lambda name: f"nvim-{name}")
+@tool_fixture(params=sorted(NVIMS), ids=lambda name: f"nvim-{name}")
 def nvim(request: pytest.FixtureRequest) -> Path:
     path = NVIMS[request.param]
     if request.param == "debian" and not path.exists():

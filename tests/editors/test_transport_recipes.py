@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.tools import tool_fixture
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = Path(__file__).resolve().parent / "recipes"
@@ -93,7 +94,9 @@ def run_node(served: Served, tmp_path: Path, project: Path, **env: str) -> dict[
     return result
 
 
-def test_vscode_language_client_recipe(served: Served, tmp_path: Path, project: Path) -> None:
+def test_vscode_language_client_recipe(
+    served: Served, tmp_path: Path, project: Path, node_toolchain: str
+) -> None:
     out = run_node(served, tmp_path, project)
     mode = served.info["transport"]
     assert out["protocolVersion"] == 1
@@ -103,7 +106,9 @@ def test_vscode_language_client_recipe(served: Served, tmp_path: Path, project: 
     assert served.proc.poll() is None  # ...and not the server
 
 
-def test_vscode_recipe_with_a_wrong_token_is_refused(tmp_path: Path, project: Path) -> None:
+def test_vscode_recipe_with_a_wrong_token_is_refused(
+    tmp_path: Path, project: Path, node_toolchain: str
+) -> None:
     server = Served(tmp_path, "--tcp", "--port", "0")
     try:
         out = run_node(server, tmp_path, project, DSH_WRONG_TOKEN="0" * 64)
@@ -117,9 +122,14 @@ def test_vscode_recipe_with_a_wrong_token_is_refused(tmp_path: Path, project: Pa
         server.stop()
 
 
-def test_neovim_recipe(served: Served, tmp_path: Path, project: Path) -> None:
+@tool_fixture()
+def nvim_012() -> Path:
     if not NVIM.exists():
         pytest.fail(f"{NVIM} is missing: run scripts/bootstrap (it installs Neovim 0.12)")
+    return NVIM
+
+
+def test_neovim_recipe(served: Served, tmp_path: Path, project: Path, nvim_012: Path) -> None:
     mode, where, token_file = target(served)
     env = {
         **os.environ,
@@ -128,7 +138,7 @@ def test_neovim_recipe(served: Served, tmp_path: Path, project: Path) -> None:
         "XDG_STATE_HOME": str(tmp_path / "xdg"), "XDG_DATA_HOME": str(tmp_path / "xdg"),
     }  # fmt: skip
     done = subprocess.run(
-        [str(NVIM), "--headless", "--clean", "-l", str(RECIPES / "nvim_socket_client.lua")],
+        [str(nvim_012), "--headless", "--clean", "-l", str(RECIPES / "nvim_socket_client.lua")],
         capture_output=True, timeout=TIMEOUT, check=False, env=env, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     out = json.loads(done.stdout.decode().strip().splitlines()[-1])

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from vscode_harness import (
+from tests.support.tools import tool_fixture
+from tests.support.vscode_harness import (
     PYTHON,
     THEMES,
     CodeServer,
@@ -121,7 +122,7 @@ def theme(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture
+@tool_fixture()
 def cs(tmp_path: Path, workspace: Path, fake_model: FakeModel, theme: str) -> Iterator[CodeServer]:
     require_tools()
     settings = {

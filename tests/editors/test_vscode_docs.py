@@ -14,7 +14,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "editors" / "vscode.md"
-HARNESS = REPO / "tests" / "editors" / "vscode_harness.py"
+HARNESS = REPO / "tests" / "support" / "vscode_harness.py"
 MANIFEST = json.loads((REPO / "vscode-extension" / "package.json").read_text(encoding="utf-8"))
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from vscode_harness import (
+from tests.support.tools import tool_fixture
+from tests.support.vscode_harness import (
     PYTHON,
     CodeServer,
     FakeModel,
@@ -71,7 +72,7 @@ def fake_model() -> Iterator[FakeModel]:
         yield model
 
 
-@pytest.fixture
+@tool_fixture()
 def cs(tmp_path: Path, workspace: Path, fake_model: FakeModel) -> Iterator[CodeServer]:
     require_tools()
     # dsh.pythonPath in the User settings: a code-server window is a remote window, where VS Code

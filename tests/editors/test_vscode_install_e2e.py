@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from vscode_harness import (
+from tests.support.tools import tool_fixture
+from tests.support.vscode_harness import (
     THEMES,
     CodeServer,
     code_server,
@@ -33,7 +34,7 @@ from vscode_harness import (
 MISSING = "/nonexistent/dsh-e2e/python3"
 
 
-@pytest.fixture(scope="module")
+@tool_fixture(scope="module")
 def vsix(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return package_vsix(tmp_path_factory.mktemp("vsix") / "dsh-sidecar.vsix")
 
@@ -62,7 +63,7 @@ def case(request: pytest.FixtureRequest) -> tuple[str, str]:
     return (str(request.param[0]), str(request.param[1]))
 
 
-@pytest.fixture
+@tool_fixture()
 def cs(tmp_path: Path, workspace: Path, vsix: Path, case: tuple[str, str]) -> Iterator[CodeServer]:
     require_tools(sidecar_in_venv=False)
     theme, source = case

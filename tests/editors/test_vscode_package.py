@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from vscode_harness import package_vsix
+from tests.support.tools import tool_fixture
+from tests.support.vscode_harness import package_vsix
 
 REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "vscode-extension"
 
 
-@pytest.fixture(scope="module")
+@tool_fixture(scope="module")
 def vsix(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return package_vsix(tmp_path_factory.mktemp("vsix") / "dsh-sidecar.vsix")
 

@@ -17,15 +17,16 @@ import os
 from pathlib import Path
 
 import pytest
-from vscode_harness import PYTHON, code_server, require_tools, run_runner
+from tests.support.vscode_harness import PYTHON, code_server, run_runner
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- secret-key-material-4242"
 SHARED_RULE = "Shared rule: run the linters before committing."
 
 
 @pytest.mark.parametrize("trusted", [True, False], ids=["trusted", "restricted-mode"])
-def test_a_hostile_workspace_cannot_widen_the_boundary(tmp_path: Path, trusted: bool) -> None:
-    require_tools()
+def test_a_hostile_workspace_cannot_widen_the_boundary(
+    tmp_path: Path, trusted: bool, code_server_tools: None
+) -> None:
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text(SECRET + "\n", encoding="utf-8")

@@ -31,7 +31,7 @@ def _run(args: list[str], timeout: int) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_vitest_unit_tests_pass() -> None:
+def test_vitest_unit_tests_pass(node_toolchain: str) -> None:
     proc = _run([_npx(), "--no-install", "vitest", "run", "--reporter=default"], timeout=240)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"vitest failed (exit {proc.returncode}):\n{output[-6000:]}"
@@ -45,7 +45,7 @@ def test_vitest_unit_tests_pass() -> None:
     print(summary[-1].strip())
 
 
-def test_typescript_is_strict_and_clean() -> None:
+def test_typescript_is_strict_and_clean(node_toolchain: str) -> None:
     npx = _npx()
     for project in (".", "src/webview"):
         proc = _run([npx, "--no-install", "tsc", "--noEmit", "-p", project], timeout=240)

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from vscode_harness import (
+from tests.support.tools import tool_fixture
+from tests.support.vscode_harness import (
     PYTHON,
     THEMES,
     CodeServer,
@@ -116,7 +117,7 @@ def theme(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture
+@tool_fixture()
 def cs(tmp_path: Path, workspace: Path, fake_model: FakeModel, theme: str) -> Iterator[CodeServer]:
     require_tools()
     settings = {

@@ -34,8 +34,8 @@ from pytest_lsp.protocol import LanguageClientProtocol
 
 from dsh_sidecar.protocol import methods
 from dsh_sidecar.sessions.store import NO_FSYNC_ENV
+from tests.support.forked_servers import server_command
 
-from ..forked_servers import server_command
 from . import _docs
 
 SERVER_COMMAND = server_command("serve")

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_repo import SECRET, add_fifos, big_text_tree, hostile_tree, settings
-from reliability_rpc import HANG_GUARD, Server, file_uri, server_env
+from tests.support.hostile_repo import SECRET, add_fifos, big_text_tree, hostile_tree, settings
+from tests.support.reliability_rpc import HANG_GUARD, Server, file_uri, server_env
 
 LONG = os.environ.get("DSH_LONG_TESTS") == "1"
 SCALES = (1, 4) if not LONG else (2, 8)

@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from reliability_rpc import RpcError, Server, ServerGone, all_events, server_env
+from tests.support.reliability_rpc import RpcError, Server, ServerGone, all_events, server_env
 
 from dsh_sidecar.model import Event
 from dsh_sidecar.sessions.store import replay_inbox

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from reliability_rpc import SERVE, RpcError, Server, file_uri, server_env
-from tests.property_budget import examples
+from tests.support.property_budget import examples
+from tests.support.reliability_rpc import SERVE, RpcError, Server, file_uri, server_env
 
 from dsh_sidecar.protocol import methods
 

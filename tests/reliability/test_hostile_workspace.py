@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessionkit_bridge import Kit, opened, run_as_nobody, shared_tmp, start
+from tests.support.instrkit import run_as_nobody, shared_tmp
+from tests.support.sessionkit import Kit, opened, start
 
 from dsh_sidecar.fs import LocalFileSystem, Probe, ReadResult
 

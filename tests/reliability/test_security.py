@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from reliability_rpc import HANG_GUARD, Server, server_env
-from sessionkit_bridge import Kit, Prompt, opened, start
+from tests.support.reliability_rpc import HANG_GUARD, Server, server_env
+from tests.support.sessionkit import Kit, Prompt, opened, start
 
 from dsh_sidecar.sessions.store import Store
 

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import textwrap
 
-from reliability_rpc import HANG_GUARD
+from tests.support.reliability_rpc import HANG_GUARD
 
 _DOOR = textwrap.dedent(
     """

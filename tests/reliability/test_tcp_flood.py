@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_rpc import HANG_GUARD, SERVE, ServerGone, SocketPeer, server_env
 from test_transport import NOBODY_PYTHON, Listening, options
+from tests.support.reliability_rpc import HANG_GUARD, SERVE, ServerGone, SocketPeer, server_env
 
 FLOODER = str(Path(__file__).with_name("tcp_flooder.py"))
 SERVER_FILE_LIMIT = 1024

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_rpc import HANG_GUARD, SERVE, RpcError, SocketPeer, server_env
-from sessionkit_bridge import shared_tmp
+from tests.support.instrkit import shared_tmp
+from tests.support.reliability_rpc import HANG_GUARD, SERVE, RpcError, SocketPeer, server_env
 
 NOBODY_PYTHON = "/usr/bin/python3"
 

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
-from instrkit import INTRO, instructions, load, states, write_tree
-from tests.property_budget import examples
+from tests.support.instrkit import INTRO, instructions, load, states, write_tree
+from tests.support.property_budget import examples
 
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LocalFileSystem

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from instrkit import INTRO, run_as_nobody, shared_tmp, write_tree
+from tests.support.instrkit import INTRO, run_as_nobody, shared_tmp, write_tree
 
 import dsh_sidecar
 from dsh_sidecar import __version__

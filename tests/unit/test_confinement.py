@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from instrkit import INTRO, instructions, load, states, write_tree
+from tests.support.instrkit import INTRO, instructions, load, states, write_tree
 
 from dsh_sidecar.cli import main
 from dsh_sidecar.errors import DshError

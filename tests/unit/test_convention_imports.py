@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from instrkit import INTRO, instructions, load, states, write_tree
-from sessionkit import Kit, all_changes, frame, opened, replace_text, start, step
+from tests.support.instrkit import INTRO, instructions, load, states, write_tree
+from tests.support.sessionkit import Kit, all_changes, frame, opened, replace_text, start, step
 
 from dsh_sidecar.fs import LocalFileSystem, Probe, ReadResult
 from dsh_sidecar.sources.agent_instructions.digests import sha1_hex

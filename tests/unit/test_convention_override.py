@@ -7,8 +7,17 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from instrkit import INTRO, instructions, load, states, write_tree
-from sessionkit import Kit, all_changes, frame, opened, replace_text, set_text, start, step
+from tests.support.instrkit import INTRO, instructions, load, states, write_tree
+from tests.support.sessionkit import (
+    Kit,
+    all_changes,
+    frame,
+    opened,
+    replace_text,
+    set_text,
+    start,
+    step,
+)
 
 from dsh_sidecar.sources.agent_instructions.baseline import OVERRIDDEN
 

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from instrkit import INTRO, instructions, load, states, write_tree
-from sessionkit import (
+from tests.support.instrkit import INTRO, instructions, load, states, write_tree
+from tests.support.sessionkit import (
     Kit,
     Prompt,
     all_changes,
@@ -20,7 +20,7 @@ from sessionkit import (
     start,
     step,
 )
-from sessionkit import (
+from tests.support.sessionkit import (
     instructions as instructions_of,
 )
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from instrkit import instructions, load, write_tree
+from tests.support.instrkit import instructions, load, write_tree
 
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LOCAL_FS

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from instrkit import INTRO, instructions, load, states, write_tree
-from sessionkit import Kit, all_changes, frame, opened, replace_text, start, step
+from tests.support.instrkit import INTRO, instructions, load, states, write_tree
+from tests.support.sessionkit import Kit, all_changes, frame, opened, replace_text, start, step
 
 from dsh_sidecar.config import Settings
 from dsh_sidecar.errors import ConfigError

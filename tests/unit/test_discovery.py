@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from instrkit import instructions, load, write_tree
+from tests.support.instrkit import instructions, load, write_tree
 
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LOCAL_FS

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from instrkit import INTRO, load, write_tree
+from tests.support.instrkit import INTRO, load, write_tree
 
 from dsh_sidecar.invariants.agent_instructions import is_framed_or_notice
 from dsh_sidecar.jsutil import utf8_len

@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from instrkit import instructions, load, run_as_nobody, states, write_tree
-from sessionkit import Kit, all_changes, opened, start, step
+from tests.support.instrkit import instructions, load, run_as_nobody, states, write_tree
+from tests.support.sessionkit import Kit, all_changes, opened, start, step
 
 from dsh_sidecar.config import Settings, os_home, resolve_dsh_home
 from dsh_sidecar.sessions.service import SessionService

@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from explainkit import PROJECT, settings
-from instrkit import write_tree
-from sessionkit import Kit, all_changes, instructions, opened, start
+from tests.support.explainkit import PROJECT, settings
+from tests.support.instrkit import write_tree
+from tests.support.sessionkit import Kit, all_changes, instructions, opened, start
 
 from dsh_sidecar.explain import explain_file
 from dsh_sidecar.fs import LOCAL_FS

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from explainkit import Tree, loaded, states
-from instrkit import write_tree
+from tests.support.explainkit import Tree, loaded, states
+from tests.support.instrkit import write_tree
 
 from dsh_sidecar.agents import AGENTS, claude_code, codex, copilot_vscode, cursor, gemini_cli
 from dsh_sidecar.agents.rules import CHECKED

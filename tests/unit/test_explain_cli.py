@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from explainkit import Tree
-from instrkit import write_tree
+from tests.support.explainkit import Tree
+from tests.support.instrkit import write_tree
 
 from dsh_sidecar.agents import AGENTS
 from dsh_sidecar.cli import main

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from explainkit import Tree, settings
+from tests.support.explainkit import Tree, settings
 
 from dsh_sidecar.explain.reading import read_file
 from dsh_sidecar.fs import LOCAL_FS

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from explainkit import Tree, settings, states
-from instrkit import write_tree
+from tests.support.explainkit import Tree, settings, states
+from tests.support.instrkit import write_tree
 
 from dsh_sidecar import errors
 from dsh_sidecar.agents import codex

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from explainkit import Tree
-from instrkit import write_tree
+from tests.support.explainkit import Tree
+from tests.support.instrkit import write_tree
 
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.explain import explain_file

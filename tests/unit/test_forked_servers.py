@@ -1,4 +1,4 @@
-"""The dev loop's forked servers (tests/forked_servers.py) behave as the real command does: the
+"""The dev loop's forked servers (tests/support/forked_servers.py) behave as the real command does: the
 same output on the same pipes, the same exit status, the launcher's environment and directory."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.forked_servers import LAUNCHER, REAL_COMMAND, Zygote
+from tests.support.forked_servers import LAUNCHER, REAL_COMMAND, Zygote
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from instrkit import run_as_nobody, shared_tmp
-from odd_tree import make_odd_tree
+from tests.support.instrkit import run_as_nobody, shared_tmp
+from tests.support.odd_tree import make_odd_tree
 
 from dsh_sidecar.fs import (
     LOCAL_FS,

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from instrkit import instructions, states, write_tree
-from sessionkit import Kit, all_changes, opened, start
+from tests.support.instrkit import instructions, states, write_tree
+from tests.support.sessionkit import Kit, all_changes, opened, start
 
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LocalFileSystem, Probe, ReadResult

@@ -6,7 +6,7 @@ import os
 import threading
 from pathlib import Path
 
-from instrkit import instructions, states, write_tree
+from tests.support.instrkit import instructions, states, write_tree
 
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LOCAL_FS

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.property_budget import examples
+from tests.support.property_budget import examples
 
 from dsh_sidecar.model import INBOX_SPLICED, Event, Message, SessionHeader
 from dsh_sidecar.sessions.inbox import same_inbox, splice_draft

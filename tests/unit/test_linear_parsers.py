@@ -20,7 +20,7 @@ import pathspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.property_budget import examples
+from tests.support.property_budget import examples
 
 from dsh_sidecar.sources.agent_instructions import globs
 from dsh_sidecar.sources.agent_instructions.escaping import escape_frame_tags

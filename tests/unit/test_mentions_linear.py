@@ -10,7 +10,7 @@ import time
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.property_budget import examples
+from tests.support.property_budget import examples
 
 from dsh_sidecar.sources.session_reference.uri import (
     MENTION_PATTERN,

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from odd_tree import make_odd_tree
+from tests.support.odd_tree import make_odd_tree
 
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
 from dsh_sidecar.sources import observed

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessionkit import Kit, all_changes, check_store_consistent, opened, start
+from tests.support.sessionkit import Kit, all_changes, check_store_consistent, opened, start
 
 from dsh_sidecar.model import Message
 from dsh_sidecar.sessions.service import SessionService

@@ -13,7 +13,7 @@ import math
 
 import attrs
 import pytest
-from instrkit import COMPACT, INTRO, REPLACES
+from tests.support.instrkit import COMPACT, INTRO, REPLACES
 
 from dsh_sidecar.jsutil import utf8_len
 from dsh_sidecar.sources.agent_instructions.render import (

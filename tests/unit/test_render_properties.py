@@ -6,7 +6,7 @@ import math
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.property_budget import examples
+from tests.support.property_budget import examples
 
 from dsh_sidecar.jsutil import utf8_len
 from dsh_sidecar.sources.agent_instructions.render import (

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessionkit import Kit, opened, start
+from tests.support.sessionkit import Kit, opened, start
 
 from dsh_sidecar.explain import Explanation
 from dsh_sidecar.lsp.explain import explain_work

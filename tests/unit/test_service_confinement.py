@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from sessionkit import (
+from tests.support.sessionkit import (
     Kit,
     all_changes,
     check_store_consistent,

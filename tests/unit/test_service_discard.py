@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessionkit import (
+from tests.support.sessionkit import (
     Kit,
     all_changes,
     check_store_consistent,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from sessionkit import Kit, Prompt, check_store_consistent, opened, start
+from tests.support.sessionkit import Kit, Prompt, check_store_consistent, opened, start
 
 from dsh_sidecar import errors
 from dsh_sidecar.errors import DshError

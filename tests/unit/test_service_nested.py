@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from sessionkit import (
+from tests.support.sessionkit import (
     FaultyFS,
     Kit,
     Prompt,

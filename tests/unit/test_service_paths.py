@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessionkit import Kit, all_changes, instructions, opened, set_text, start
+from tests.support.sessionkit import Kit, all_changes, instructions, opened, set_text, start
 
 
 async def test_a_touch_through_a_symlinked_spelling_of_the_project_reaches_its_scopes(

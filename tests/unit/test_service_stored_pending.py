@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from sessionkit import Kit, opened, start
+from tests.support.sessionkit import Kit, opened, start
 
 from dsh_sidecar import errors
 from dsh_sidecar.errors import DshError

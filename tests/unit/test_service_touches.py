@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessionkit import Kit, Prompt, all_changes, check_store_consistent, opened, ready, start, step
+from tests.support.sessionkit import (
+    Kit,
+    Prompt,
+    all_changes,
+    check_store_consistent,
+    opened,
+    ready,
+    start,
+    step,
+)
 
 from dsh_sidecar import errors
 from dsh_sidecar.errors import DshError

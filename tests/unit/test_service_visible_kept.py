@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from sessionkit import Kit, all_changes, opened, start, step
+from tests.support.sessionkit import Kit, all_changes, opened, start, step
 
 from dsh_sidecar.sessions import stepping
 from dsh_sidecar.sessions.instruction_log import visible_instructions

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.property_budget import examples
+from tests.support.property_budget import examples
 
 from dsh_sidecar.model import (
     ASSISTANT_MESSAGE,

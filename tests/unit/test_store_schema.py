@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sessionkit import Kit, Prompt, changes, check_store_consistent, replace_text
 from tests.fixtures import schema_1_rows, schema_1_store, schema_2_store
-from tests.property_budget import examples
+from tests.support.property_budget import examples
+from tests.support.sessionkit import Kit, Prompt, changes, check_store_consistent, replace_text
 
 from dsh_sidecar import cli
 from dsh_sidecar.model import (

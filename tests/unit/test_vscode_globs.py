@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from explainkit import Tree
-from instrkit import write_tree
+from tests.support.explainkit import Tree
+from tests.support.instrkit import write_tree
 
 from dsh_sidecar.explain.globs import compile_vscode_glob
 from dsh_sidecar.fs import LOCAL_FS

@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from instrkit import write_tree
-
 from dsh_sidecar.config import InstructionSettings, Settings
 from dsh_sidecar.explain import Explanation, explain_file
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
+from tests.support.instrkit import write_tree
 
 PROJECT: dict[str, str | bytes] = {
     ".git/": "",

@@ -14,8 +14,6 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from instrkit import INTRO, REPLACES
-
 from dsh_sidecar.config import Settings
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem, Probe, ReadResult
 from dsh_sidecar.model import INBOX_SPLICED, USER_MESSAGE, Event, Message
@@ -23,6 +21,7 @@ from dsh_sidecar.sessions.service import Prompt, SessionService
 from dsh_sidecar.sessions.store import Store, now_ms, replay_inbox
 from dsh_sidecar.sessions.surface import fold_surface
 from dsh_sidecar.sources.agent_instructions.state import SOURCE_KIND
+from tests.support.instrkit import INTRO, REPLACES
 
 __all__ = ["INTRO", "REPLACES", "Prompt"]
 

@@ -417,7 +417,7 @@ def package_python_extension_standin(out: Path) -> Path:
     installed offline): its environments API names DSH_E2E_SELECTED_PYTHON as the interpreter."""
     node = shutil.which("node")
     assert node, "node is not on PATH"
-    source = Path(__file__).resolve().parent / "python-extension-standin"
+    source = REPO / "tests" / "editors" / "python-extension-standin"
     staged = out.parent / "python-extension-standin"
     shutil.copytree(source, staged)
     vsce = EXT / "node_modules" / "@vscode" / "vsce" / "vsce"
