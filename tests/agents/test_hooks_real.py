@@ -118,7 +118,7 @@ def test_a_file_changed_mid_session_arrives_after_the_next_touch(
 ) -> None:
     repo = tmp_path / "repo"
     change = "printf 'Rule PKG-AGENTS-V%s-m7\\n' 2 > pkg/AGENTS.md"  # the marker only on disk
-    script = [
+    script: list[Step] = [
         ReadFile(target(agent, repo)),
         Shell(change),
         ReadFile(target(agent, repo)),
@@ -135,7 +135,11 @@ def test_a_file_changed_mid_session_arrives_after_the_next_touch(
 def test_a_forty_kilobyte_nested_file_stays_within_the_cap(agent: Agent, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     # Two reads: what one hook could not fit (named in its notice) comes with the next event.
-    script = [ReadFile(target(agent, repo)), ReadFile(target(agent, repo)), Text("done")]
+    script: list[Step] = [
+        ReadFile(target(agent, repo)),
+        ReadFile(target(agent, repo)),
+        Text("done"),
+    ]
     result = run(agent, tmp_path, big=True, script=script)
     last = result.main_requests[-1]
     assert count_in(last, "PKG-AGENTS-m4") == 1 and count_in(last, "rule 0 ") == 1
@@ -201,7 +205,7 @@ def test_a_resumed_session_has_every_file_and_gets_the_change(
     repo, dsh = tree(tmp_path)
     config = HookConfig.for_events(EVENTS[agent], f"{HOOK} --agent {agent}", timeout_s=20)
     env = {"DSH_HOME": str(dsh), "DSH_TEST_STORE_NO_FSYNC": "1"}
-    script = [ReadFile(target(agent, repo)), Text("one")]
+    script: list[Step] = [ReadFile(target(agent, repo)), Text("one")]
     first = run_agent(
         agent, repo, "First.", script, home=tmp_path / "home", hooks=config, extra_env=env
     )
@@ -227,7 +231,7 @@ def test_after_claude_compacts_what_it_lost_arrives_again_once(tmp_path: Path) -
     config = HookConfig.for_events(EVENTS["claude"], f"{HOOK} --agent claude", timeout_s=20)
     env = {"DSH_HOME": str(dsh), "DSH_TEST_STORE_NO_FSYNC": "1"}
     home = tmp_path / "home"
-    read = [ReadFile(target("claude", repo)), Text("one")]
+    read: list[Step] = [ReadFile(target("claude", repo)), Text("one")]
     assert (
         run_agent("claude", repo, "First.", read, home=home, hooks=config, extra_env=env).exit_code
         == 0

@@ -4,23 +4,23 @@ capabilities (VS Code and Neovim), isolated in a temp project, DSH_HOME and stor
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from dsh_sidecar.sessions.store import NO_FSYNC_ENV
 from tests.support.forked_servers import server_command
+from tests.support.lsp_fixture import lsp_fixture
 
 SERVER_COMMAND = server_command("serve")
 CLIENTS = ["visual-studio-code", "neovim"]
 
 
-def write_tree(root: Path, files: dict[str, str | bytes]) -> None:
+def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:
     for rel, content in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -41,7 +41,7 @@ class Workspace:
         (self.project / ".git").mkdir(parents=True)
         self.home.mkdir()
 
-    def write(self, files: dict[str, str | bytes]) -> None:
+    def write(self, files: Mapping[str, str | bytes]) -> None:
         write_tree(self.project, files)
 
     def path(self, rel: str) -> str:
@@ -69,7 +69,7 @@ def server_env() -> dict[str, str]:
     return env
 
 
-@pytest_lsp.fixture(
+@lsp_fixture(
     config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=server_env()),
     params=CLIENTS,
 )
@@ -84,7 +84,8 @@ async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient) -> 
 async def start(
     client: LanguageClient,
     ws: Workspace,
-    sections: dict[str, Any] | None = None,
+    *,
+    sections: Mapping[str, Any] | None = None,
     **instructions: Any,
 ) -> types.InitializeResult:
     """Initialize the session with the client's real capabilities and our isolated settings.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from typing import Any
 
 from pytest_lsp import LanguageClient
 
@@ -51,11 +52,12 @@ async def open_session(client: LanguageClient, ws: Workspace, **kw: object) -> s
 
 async def prepare(
     client: LanguageClient, sid: str, turn: int, step: int, text: str | None = None
-) -> dict:
-    params: dict = {"sessionId": sid, "turn": turn, "step": step}
+) -> dict[str, Any]:
+    params: dict[str, Any] = {"sessionId": sid, "turn": turn, "step": step}
     if text is not None:
         params["prompt"] = {"text": text}
-    return as_dict(await call(client, methods.STEP_PREPARE, params))
+    result: dict[str, Any] = as_dict(await call(client, methods.STEP_PREPARE, params))
+    return result
 
 
 async def session_past_first_step(client: LanguageClient, ws: Workspace) -> str:
@@ -67,15 +69,21 @@ async def session_past_first_step(client: LanguageClient, ws: Workspace) -> str:
     return sid
 
 
-async def events(client: LanguageClient, sid: str) -> list[dict]:
-    return as_dict(await call(client, methods.SESSION_EVENTS, {"sessionId": sid}))["events"]
+async def events(client: LanguageClient, sid: str) -> list[dict[str, Any]]:
+    logged: list[dict[str, Any]] = as_dict(
+        await call(client, methods.SESSION_EVENTS, {"sessionId": sid})
+    )["events"]
+    return logged
 
 
-async def pending(client: LanguageClient, sid: str) -> list[dict]:
-    return as_dict(await call(client, methods.CONTEXT_PENDING, {"sessionId": sid}))["messages"]
+async def pending(client: LanguageClient, sid: str) -> list[dict[str, Any]]:
+    queued: list[dict[str, Any]] = as_dict(
+        await call(client, methods.CONTEXT_PENDING, {"sessionId": sid})
+    )["messages"]
+    return queued
 
 
-def texts(messages: list[dict]) -> list[str]:
+def texts(messages: list[dict[str, Any]]) -> list[str]:
     return ["\n".join(b["text"] for b in m["content"]) for m in messages]
 
 
@@ -84,6 +92,7 @@ async def test_first_step_enters_prompt_then_baseline(
 ) -> None:
     sample(ws)
     init = await start(client, ws)
+    assert init.capabilities.experimental is not None
     assert init.capabilities.experimental["dsh"]["methods"] == list(methods.ALL_METHODS)
     sid = await open_session(client, ws)
     step = await prepare(client, sid, 1, 1, "hello")

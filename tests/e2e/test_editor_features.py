@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -20,7 +21,7 @@ TREE = {
     "pkg/AGENTS.md": "p" * 600,  # over maxSourceBytes
     "pkg/src/main.py": "print()\n",
 }
-SETTINGS = {"maxBytes": 600, "maxSourceBytes": 500}
+SETTINGS: dict[str, Any] = {"maxBytes": 600, "maxSourceBytes": 500}
 
 
 async def diagnostics_for(

@@ -102,6 +102,7 @@ async def test_every_method_rejects_bad_params_and_keeps_serving(
         with pytest.raises(JsonRpcInvalidParams) as caught:
             await call(client, method, substitute(params, sid))
         assert caught.value.code == -32602
+        assert caught.value.data is not None
         assert caught.value.data["code"] == code, (method, params, caught.value.message)
         covered.add(method)
         # The server answers the next request normally.

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -19,6 +18,7 @@ from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.explain import explain_file
 from dsh_sidecar.fs import LOCAL_FS
 from dsh_sidecar.protocol import methods
+from tests.support.lsp_fixture import lsp_fixture
 
 from .conftest import CLIENTS, SERVER_COMMAND, Workspace, as_dict, call, start, write_tree
 
@@ -57,7 +57,7 @@ def server_env() -> dict[str, str]:
     return env
 
 
-@pytest_lsp.fixture(
+@lsp_fixture(
     config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=server_env()),
     params=CLIENTS,
 )

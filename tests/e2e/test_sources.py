@@ -101,6 +101,7 @@ async def test_reference_errors_reject_the_step_and_write_nothing(
         with pytest.raises(JsonRpcInvalidParams) as caught:
             await call(client, methods.STEP_PREPARE, {"sessionId": target, "turn": 1, "step": 1,
                                                       "prompt": {"text": text}})  # fmt: skip
+        assert caught.value.data is not None
         assert caught.value.data["code"] == code
     assert (
         as_dict(await call(client, methods.SESSION_EVENTS, {"sessionId": target}))["events"] == []

@@ -84,7 +84,7 @@ async def test_hover_and_diagnostics_on_a_file_that_links_outside(
     client: LanguageClient, ws: Workspace
 ) -> None:
     secret = hostile(ws)
-    await start(client, ws, {"hover": {"otherFiles": "always"}})
+    await start(client, ws, sections={"hover": {"otherFiles": "always"}})
     target = os.path.realpath(secret)
 
     hover = await hover_text(client, ws, "AGENTS.md")

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.support.tools import tool_fixture
@@ -35,6 +36,10 @@ PLUGIN = REPO / "editors" / "nvim"
 SCENARIOS = PLUGIN / "tests" / "scenarios.lua"
 # Whole-run deadline for one Neovim; the Lua side waits at most DSH_TEST_TIMEOUT_MS per step.
 RUN_TIMEOUT_S = 180
+
+# The interpreter this venv was made from, for :DshInstall (DSH_TEST_INSTALL_PYTHON). CPython
+# records it in ``sys._base_executable``, which typeshed does not declare.
+BASE_PYTHON: str = vars(sys)["_base_executable"]
 
 NVIMS = {
     "debian": Path("/usr/bin/nvim"),
@@ -85,7 +90,7 @@ def project(tmp_path: Path) -> Project:
 @dataclass
 class Run:
     returncode: int
-    records: dict[str, dict]
+    records: dict[str, dict[str, Any]]
     stdout: str
     stderr: str
     lsp_log: str
@@ -145,7 +150,7 @@ def run_scenario(
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-    records: dict[str, dict] = {}
+    records: dict[str, dict[str, Any]] = {}
     for line in stdout.splitlines():
         if line.startswith("{"):
             record = json.loads(line)
@@ -410,7 +415,7 @@ def state_file(project: Project) -> Path:
     return project.state / "data" / "nvim" / "dsh_sidecar" / "sessions" / f"{digest}.json"
 
 
-def resume(nvim: Path, project: Project, **env: str) -> dict:
+def resume(nvim: Path, project: Project, **env: str) -> dict[str, Any]:
     run = succeed(nvim, "resume", project, env)
     assert "dsh_sidecar" not in run.stderr, run.explain()
     return run.records["resume"]
@@ -582,7 +587,7 @@ def documented_snippet(tmp_path: Path) -> Path:
     return path
 
 
-def contents(request: dict) -> list[str]:
+def contents(request: dict[str, Any]) -> list[str]:
     return [m["content"] for m in request["messages"] if isinstance(m.get("content"), str)]
 
 
@@ -659,7 +664,7 @@ def test_dsh_install_installs_from_the_checkout_and_starts(
 ) -> None:
     env = dict(
         NO_SIDECAR_ENV,
-        DSH_TEST_INSTALL_PYTHON=sys._base_executable,
+        DSH_TEST_INSTALL_PYTHON=BASE_PYTHON,
         PIP_CACHE_DIR=str(pip_cache),
     )
     records = succeed(nvim, "install", project, env).records
@@ -884,7 +889,7 @@ def test_the_documented_own_environment_works(
     home.mkdir()
     env = dict(os.environ, HOME=str(home), PIP_CACHE_DIR=str(pip_cache), PYTHONPATH="")
     # python3 as the docs say, but one with venv's ensurepip on any machine: the tests' own base.
-    env["PATH"] = f"{Path(sys._base_executable).parent}:/usr/bin:/bin"
+    env["PATH"] = f"{Path(BASE_PYTHON).parent}:/usr/bin:/bin"
     command = documented_block("own-venv", "bash").replace("/path/to/dsh-sidecar", str(REPO))
     subprocess.run(["bash", "-euc", command], env=env, check=True, capture_output=True, timeout=600)
     snippet = tmp_path / "setup.lua"

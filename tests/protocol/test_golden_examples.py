@@ -24,7 +24,6 @@ from typing import Any
 
 import attrs
 import pytest
-import pytest_lsp
 from lsprotocol import converters, types
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
@@ -35,6 +34,7 @@ from pytest_lsp.protocol import LanguageClientProtocol
 from dsh_sidecar.protocol import methods
 from dsh_sidecar.sessions.store import NO_FSYNC_ENV
 from tests.support.forked_servers import server_command
+from tests.support.lsp_fixture import lsp_fixture
 
 from . import _docs
 
@@ -99,13 +99,14 @@ class RecordingProtocol(LanguageClientProtocol):
     """Records every server-to-client notification as JSON, in arrival order."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        # Named, not super(): mypy's untyped_calls_exclude (pytest-lsp is unannotated) sees the class.
+        LanguageClientProtocol.__init__(self, *args, **kwargs)
         self.recorded: list[dict[str, Any]] = []
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
         self.recorded.append({"method": method_name, "params": wire_json(self._converter, params)})
         # The typed params go on: pytest-lsp's own handlers (log_messages, ...) read attributes.
-        super()._handle_notification(method_name, params)
+        LanguageClientProtocol._handle_notification(self, method_name, params)
 
 
 def wire_json(converter: Any, value: Any) -> Any:
@@ -119,10 +120,11 @@ def make_client() -> LanguageClient:
     client = LanguageClient(protocol_cls=RecordingProtocol, converter_factory=raw_converter)
     register_lsp_features(client)
 
-    @client.feature(methods.CONTEXT_DID_CHANGE)
     def _context_did_change(params: Any) -> None:
         """Recorded by the protocol; registered so pygls does not log it as unknown."""
 
+    # Registered by a call, not as a decorator: pygls's ``feature`` carries no annotations.
+    client.feature(methods.CONTEXT_DID_CHANGE)(_context_did_change)
     return client
 
 
@@ -198,7 +200,7 @@ async def initialize(client: LanguageClient, scenario: Scenario) -> None:
     client.dsh_initialize_result = result  # type: ignore[attr-defined]
 
 
-@pytest_lsp.fixture(
+@lsp_fixture(
     config=ClientServerConfig(
         server_command=SERVER_COMMAND, server_env=server_env(), client_factory=make_client
     )
@@ -209,7 +211,7 @@ async def client(lsp_client: LanguageClient, scenario: Scenario) -> AsyncIterato
     await lsp_client.shutdown_session()
 
 
-@pytest_lsp.fixture(
+@lsp_fixture(
     config=ClientServerConfig(
         server_command=SLOW_SERVER_COMMAND, server_env=server_env(), client_factory=make_client
     )
@@ -294,7 +296,8 @@ def standard_params(method: str, params: Any) -> Any:
     """Typed params for a standard LSP method (pygls serializes those through lsprotocol)."""
     if method.startswith("dsh/"):
         return params
-    params_type = types.METHOD_TO_TYPES[method][2]
+    # lsprotocol's table types its entries loosely (a type, a typing form or None).
+    params_type: Any = types.METHOD_TO_TYPES[method][2]
     return converters.get_converter().structure(params, params_type)
 
 

@@ -17,6 +17,16 @@ from dsh_sidecar.protocol import types as wt
 CONVERTER = make_converter()
 SID = {"sessionId": "s"}
 
+# (the bad field's value, the field, what the refusal says) for dsh/session/compact
+COMPACT_REFUSED: list[tuple[dict[str, Any], str, str]] = [
+    ({"start": -1}, "start", "must be a non-negative integer, got -1"),
+    ({"end": -3}, "end", "must be a non-negative integer, got -3"),
+    ({"end": True}, "end", "expected int"),
+    ({"start": 0.0}, "start", "expected int"),
+    ({"summary": None}, "summary", "expected str"),
+    ({"compactionId": 5}, "compactionId", "expected str"),
+]
+
 REFUSED: list[tuple[type, dict[str, Any], str, str]] = [
     *[
         (cls, {**SID, "turn": turn, "step": step}, field, message)
@@ -34,14 +44,7 @@ REFUSED: list[tuple[type, dict[str, Any], str, str]] = [
     (wt.TurnEndParams, {**SID, "turn": 1}, "reason", "required field missing"),
     *[
         (wt.SessionCompactParams, {**SID, "start": 0, "end": 1, "summary": "s", **bad}, field, msg)
-        for bad, field, msg in [
-            ({"start": -1}, "start", "must be a non-negative integer, got -1"),
-            ({"end": -3}, "end", "must be a non-negative integer, got -3"),
-            ({"end": True}, "end", "expected int"),
-            ({"start": 0.0}, "start", "expected int"),
-            ({"summary": None}, "summary", "expected str"),
-            ({"compactionId": 5}, "compactionId", "expected str"),
-        ]
+        for bad, field, msg in COMPACT_REFUSED
     ],
     (wt.SessionEventsParams, {**SID, "afterSeq": "1"}, "afterSeq", "expected int"),
     (wt.SessionEventsParams, {**SID, "afterSeq": True}, "afterSeq", "expected int"),

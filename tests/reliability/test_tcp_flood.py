@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_transport import NOBODY_PYTHON, Listening, options
+from tests.support.listening import NOBODY_PYTHON, Listening, options
 from tests.support.reliability_rpc import HANG_GUARD, SERVE, ServerGone, SocketPeer, server_env
 
 FLOODER = str(Path(__file__).with_name("tcp_flooder.py"))
@@ -100,7 +100,11 @@ class Flood:
         assert self.proc.stdout is not None
         ready, _, _ = select.select([self.proc.stdout], [], [], HANG_GUARD)
         line = self.proc.stdout.readline() if ready else b""
-        assert line, f"the flooder said nothing: {self.proc.stderr.read() if self.proc.poll() is not None else ''}"  # type: ignore[union-attr]  # fmt: skip
+        assert self.proc.stderr is not None
+        said = (
+            self.proc.stderr.read().decode(errors="replace") if self.proc.poll() is not None else ""
+        )
+        assert line, f"the flooder said nothing: {said}"
         result: dict[str, Any] = json.loads(line)
         return result
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
+import queue
 import signal
 import socket
 import stat
@@ -22,60 +22,8 @@ from typing import Any
 
 import pytest
 from tests.support.instrkit import shared_tmp
+from tests.support.listening import NOBODY_PYTHON, Listening, options
 from tests.support.reliability_rpc import HANG_GUARD, SERVE, RpcError, SocketPeer, server_env
-
-NOBODY_PYTHON = "/usr/bin/python3"
-
-
-class Listening:
-    """A ``serve`` process listening on TCP or a Unix socket, and the line it announced."""
-
-    def __init__(self, base: Path, *flags: str, home: Path | None = None) -> None:
-        self.base = base
-        self.home = home or base / "home"
-        self.stderr_path = base / "stderr.log"
-        with open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(
-                [*SERVE, *flags], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=err, env=server_env(str(self.home)),
-            )  # fmt: skip
-        assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], HANG_GUARD)
-        line = self.proc.stdout.readline() if ready else b""
-        assert line, f"nothing announced; stderr: {self.stderr()}"
-        self.info: dict[str, Any] = json.loads(line)
-
-    def stderr(self) -> str:
-        return self.stderr_path.read_text(errors="replace")
-
-    def token(self) -> str:
-        return Path(self.info["tokenFile"]).read_text().strip()
-
-    def connect(self) -> SocketPeer:
-        if self.info["transport"] == "tcp":
-            sock = socket.create_connection((self.info["host"], self.info["port"]), HANG_GUARD)
-        else:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(HANG_GUARD)
-            sock.connect(self.info["path"])
-        sock.settimeout(None)
-        return SocketPeer(sock)
-
-    def client(self, options: dict[str, Any]) -> SocketPeer:
-        peer = self.connect()
-        if self.info["transport"] == "tcp":
-            options = {**options, "authToken": self.token()}
-        peer.initialize(options)
-        return peer
-
-    def stop(self, signum: int = signal.SIGTERM) -> int:
-        self.proc.send_signal(signum)
-        return self.proc.wait(timeout=HANG_GUARD)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=HANG_GUARD)
 
 
 @pytest.fixture
@@ -84,13 +32,6 @@ def project(tmp_path: Path) -> Path:
     (root / ".git").mkdir(parents=True)
     (root / "AGENTS.md").write_text("# Rules\n\n" + "Keep every function short. " * 20 + "\n")
     return root
-
-
-def options(tmp_path: Path, **instructions: Any) -> dict[str, Any]:
-    return {
-        "store": {"path": str(tmp_path / "store.sqlite3")},
-        "instructions": {"dshHome": str(tmp_path / "dsh-home"), **instructions},
-    }
 
 
 @contextlib.contextmanager
@@ -218,7 +159,7 @@ def test_tcp_connections_are_separate_servers(tmp_path: Path, project: Path) -> 
         narrow_text = narrow.request("dsh/context/preview", {"cwd": str(project)})["text"]
         assert "Keep every function short. " * 20 not in narrow_text
         # The same request ids on both connections, interleaved: each gets its own answers.
-        calls = []
+        calls: list[tuple[str, SocketPeer, int, queue.Queue[dict[str, Any]]]] = []
         for name, peer in (("wide", wide), ("narrow", narrow)) * 3:
             calls.append((name, peer, *peer.start("dsh/session/open", {"cwd": str(project), "sessionId": f"{name}-{len(calls)}"})))  # fmt: skip
         for name, peer, msg_id, waiting in calls:

@@ -103,11 +103,11 @@ def _serve(socket_path: str) -> None:
             pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
                 break
-            conn = waiting.pop(pid, None)
-            if conn is not None:
+            gone = waiting.pop(pid, None)
+            if gone is not None:
                 with contextlib.suppress(OSError):
-                    conn.sendall(b"exit %d\n" % os.waitstatus_to_exitcode(status))
-                conn.close()
+                    gone.sendall(b"exit %d\n" % os.waitstatus_to_exitcode(status))
+                gone.close()
 
 
 def _start_child(

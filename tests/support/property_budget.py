@@ -13,4 +13,6 @@ FULL_MAX_EXAMPLES = 100  # the full profile's default, so that ``examples(n)`` i
 
 
 def examples(full: int) -> int:
-    return max(1, full * settings.default.max_examples // FULL_MAX_EXAMPLES)
+    profile = settings.default  # the loaded profile (tests/conftest.py loads one at start-up)
+    assert profile is not None
+    return max(1, full * profile.max_examples // FULL_MAX_EXAMPLES)

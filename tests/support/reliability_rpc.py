@@ -93,9 +93,9 @@ class Peer:
                 else:
                     self.notifications.append(message)
                 continue
-            waiting = self._responses.get(message.get("id"))  # type: ignore[arg-type]
-            if waiting is not None:
-                waiting.put(message)
+            answered = self._responses.get(message.get("id"))  # type: ignore[arg-type]
+            if answered is not None:
+                answered.put(message)
             else:
                 self.orphans.put(message)
 

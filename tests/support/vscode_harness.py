@@ -383,7 +383,8 @@ def run_runner(
         )  # fmt: skip
         output, code = run.stdout + run.stderr, run.returncode
     except subprocess.TimeoutExpired as exc:
-        output, code = f"{exc.stdout or ''}{exc.stderr or ''}", -1
+        # On a timeout the output collected so far comes undecoded, even with text=True.
+        output, code = _decoded(exc.stdout) + _decoded(exc.stderr), -1
     suite_log = e2e_dir / "suite.log"
     details = (
         f"{script} exit {code} after {time.monotonic() - started:.1f}s\n--- runner ---\n"
@@ -427,3 +428,9 @@ def package_python_extension_standin(out: Path) -> Path:
     )  # fmt: skip
     assert proc.returncode == 0, f"packaging the stand-in failed:\n{proc.stdout}\n{proc.stderr}"
     return out
+
+
+def _decoded(data: bytes | str | None) -> str:
+    if isinstance(data, bytes):
+        return data.decode(errors="replace")
+    return data or ""

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.support.forked_servers import LAUNCHER, REAL_COMMAND, Zygote
@@ -20,11 +21,13 @@ def zygote() -> Iterator[Zygote]:
     z.stop()
 
 
-def run_both(zygote: Zygote, args: list[str], **kwargs: object) -> tuple[object, object]:
+def run_both(
+    zygote: Zygote, args: list[str], **kwargs: Any
+) -> tuple[tuple[int, bytes, bytes], tuple[int, bytes, bytes]]:
     forked = [sys.executable, "-I", "-S", LAUNCHER, zygote.socket_path, *args]
-    results = []
+    results: list[tuple[int, bytes, bytes]] = []
     for command in ([*REAL_COMMAND, *args], forked):
-        done = subprocess.run(command, capture_output=True, timeout=60, **kwargs)  # type: ignore[call-overload]
+        done = subprocess.run(command, capture_output=True, timeout=60, **kwargs)
         results.append((done.returncode, done.stdout, done.stderr))
     return results[0], results[1]
 
@@ -47,5 +50,5 @@ def test_the_launchers_directory_environment_and_stdin_are_the_servers(
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "DSH_HOME": str(tmp_path / "dsh")}
     real, forked = run_both(zygote, ["preview", "."], cwd=project, env=env, input=b"")
     assert forked == real
-    out = real[1]  # type: ignore[index]
+    out = real[1]
     assert b"project rules" in out and b"rules of this environment's DSH_HOME" in out

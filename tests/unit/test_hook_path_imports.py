@@ -13,6 +13,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 # Loaded on demand only; none of them is needed by an event in a plain project.
@@ -62,7 +63,7 @@ print('\\nLOADED ' + json.dumps({'modules': sorted(sys.modules), 'frame_tag': co
 """
 
 
-def hook(tmp_path: Path, event: dict[str, object], *args: str) -> tuple[str, set[str], int]:
+def hook(tmp_path: Path, event: Mapping[str, object], *args: str) -> tuple[str, set[str], int]:
     """(stdout, modules loaded, whether the frame-tag regex was compiled) of one event."""
     env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     done = subprocess.run(

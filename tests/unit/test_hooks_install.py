@@ -6,6 +6,7 @@ import json
 import os
 import stat
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -246,10 +247,11 @@ def test_a_file_that_does_not_parse_is_refused_unchanged(
 ) -> None:
     path = tmp_path / "settings.json"
     path.write_bytes(content)
-    for operation in (
+    operations: tuple[Callable[[], object], ...] = (
         lambda: install("claude", str(path), cmd("claude")),
         lambda: uninstall("claude", str(path)),
-    ):
+    )
+    for operation in operations:
         with pytest.raises(InstallError) as raised:
             operation()
         assert str(raised.value).startswith(str(path))

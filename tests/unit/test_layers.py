@@ -43,7 +43,7 @@ def layer_of(path: Path, package: Path) -> str:
 
 def imported_names(path: Path, package: Path) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    names = []
+    names: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.extend(alias.name for alias in node.names)

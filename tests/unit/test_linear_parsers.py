@@ -11,6 +11,7 @@ bad ratio again, so a busy machine cannot fake a trend. Neither is a speed thres
 
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 from collections.abc import Callable, Iterator
@@ -158,7 +159,7 @@ def test_frontmatter_is_linear_in_time(attack: str) -> None:
 def test_rule_headers_are_linear_in_time(attack: str) -> None:
     make = FRONT_ATTACKS[attack]
     for name in ("copilot", "claude", "cursor"):
-        assert_time_linear(make, lambda t, name=name: applicability(RULE_SETS[name], t))
+        assert_time_linear(make, functools.partial(applicability, RULE_SETS[name]))
     assert_time_linear(make, body_start)
 
 

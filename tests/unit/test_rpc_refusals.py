@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcServerNotInitialized
 
+from dsh_sidecar.lsp.rpc_protocol import DshProtocol
 from dsh_sidecar.lsp.server import DshServer
 
 
@@ -28,6 +29,12 @@ def _server() -> tuple[DshServer, _Capture]:
     capture = _Capture()
     server.protocol.set_writer(capture, include_headers=False)
     return server, capture
+
+
+def _protocol(server: DshServer) -> DshProtocol:
+    protocol = server.protocol
+    assert isinstance(protocol, DshProtocol)
+    return protocol
 
 
 def test_the_service_before_it_started_is_not_initialized_with_data_code() -> None:
@@ -51,11 +58,11 @@ def test_a_cancel_whose_id_is_not_an_id_is_refused_as_invalid_params(bad_id: Any
     server, _ = _server()
     message = {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": bad_id}}
     with pytest.raises(ValueError, match=r"params\.id must be an integer or a string"):
-        server.protocol.structure_incoming(message, is_request=False)
+        _protocol(server).structure_incoming(message, is_request=False)
 
 
 @pytest.mark.parametrize("good_id", [0, 7, "abc"])
 def test_a_cancel_with_an_id_is_structured(good_id: Any) -> None:
     server, _ = _server()
     message = {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": good_id}}
-    assert server.protocol.structure_incoming(message, is_request=False).params.id == good_id
+    assert _protocol(server).structure_incoming(message, is_request=False).params.id == good_id

@@ -69,7 +69,7 @@ async def test_open_creates_then_resumes(kit: Kit) -> None:
 
 # A cwd of the wrong type never reaches the service: the wire refuses it (tests/protocol/test_param_ranges.py).
 @pytest.mark.parametrize("cwd", ["relative/path", "", "file://otherhost/tmp", "/does/not/exist"])
-async def test_open_refuses_a_bad_cwd(kit: Kit, cwd: object) -> None:
+async def test_open_refuses_a_bad_cwd(kit: Kit, cwd: str) -> None:
     svc = kit.service()
     with pytest.raises(DshError) as failure:
         await svc.open_session(cwd)

@@ -55,7 +55,7 @@ async def test_a_resume_keeps_what_it_read_for_the_first_step_only(
     assert resumed
     assert kept_ids(svc, sid) == log_ids(svc, sid) and len(log_ids(svc, sid)) == 2
     reads: list[str] = []
-    real = stepping.visible_instructions
+    real = visible_instructions  # what stepping calls, until the test replaces it there
 
     def counted(store: object, session_id: str) -> object:
         reads.append(session_id)

@@ -4,7 +4,7 @@ Byte retention; Prompt), byte for byte."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -22,8 +22,8 @@ from dsh_sidecar.sources.session_reference.retention import (
     truncate_with_notice,
 )
 
-U = "user"
-A = "assistant"
+U: Final = "user"
+A: Final = "assistant"
 
 
 def retain(items: list[ConversationItem], max_bytes: int, **header: Any) -> RetainedSource:

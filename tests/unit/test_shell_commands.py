@@ -430,7 +430,7 @@ def test_any_shell_punctuation_is_survived(command: str) -> None:
 
 
 SAFE_NAME = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00/"),
+    alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00/"),
     min_size=1,
     max_size=12,
 ).filter(lambda s: s not in (".", "..", "-") and not s.startswith("-"))
