@@ -123,17 +123,22 @@ def main() -> None:
             client = Client(bench_server(), env=env)
             try:
                 # A budget that holds every level, so each answer carries (and proves) all of them.
-                client.initialize({
-                    "store": {"path": os.path.join(base, f"s{run}.sqlite3")},
-                    "instructions": {"maxBytes": BUDGET},
-                }, root)  # fmt: skip
+                client.initialize(
+                    {
+                        "store": {"path": os.path.join(base, f"s{run}.sqlite3")},
+                        "instructions": {"maxBytes": BUDGET},
+                    },
+                    root,
+                )
                 noop = [client.exchange([("bench/noop", None)]) for _ in range(50)]
                 add("noop", statistics.median(noop))
                 deep = client.request("dsh/session/open", {"cwd": bottom})["session"]["id"]
                 top = client.request("dsh/session/open", {"cwd": root})["session"]["id"]
                 step = {"sessionId": deep, "turn": 1, "step": 1}
-                add("first_prepare", client.exchange([
-                    ("dsh/step/prepare", {**step, "prompt": {"text": "hi"}})]))  # fmt: skip
+                add(
+                    "first_prepare",
+                    client.exchange([("dsh/step/prepare", {**step, "prompt": {"text": "hi"}})]),
+                )
                 client.request("dsh/step/end", step)
                 step = {"sessionId": top, "turn": 1, "step": 1}
                 client.request("dsh/step/prepare", {**step, "prompt": {"text": "hi"}})
@@ -141,34 +146,55 @@ def main() -> None:
                 add("preview", client.exchange([("dsh/context/preview", {"cwd": bottom})]))
                 scopes = ("dsh/scopes", {"uri": file_uri(source)})
                 add("scopes", client.exchange([scopes]))
-                hover = ("textDocument/hover", {
-                    "textDocument": {"uri": file_uri(agents)},
-                    "position": {"line": 0, "character": 0},
-                })  # fmt: skip
+                hover = (
+                    "textDocument/hover",
+                    {
+                        "textDocument": {"uri": file_uri(agents)},
+                        "position": {"line": 0, "character": 0},
+                    },
+                )
                 add("hover", client.exchange([hover]))
-                opened = ("textDocument/didOpen", {"textDocument": {
-                    "uri": file_uri(source), "languageId": "python", "version": 1,
-                    "text": "x = 1\n",
-                }})  # fmt: skip
-                add("did_open", client.exchange([
-                    opened, ("dsh/context/pending", {"sessionId": deep}),
-                    ("dsh/context/pending", {"sessionId": top}),
-                ]))  # fmt: skip
+                opened = (
+                    "textDocument/didOpen",
+                    {
+                        "textDocument": {
+                            "uri": file_uri(source),
+                            "languageId": "python",
+                            "version": 1,
+                            "text": "x = 1\n",
+                        }
+                    },
+                )
+                add(
+                    "did_open",
+                    client.exchange(
+                        [
+                            opened,
+                            ("dsh/context/pending", {"sessionId": deep}),
+                            ("dsh/context/pending", {"sessionId": top}),
+                        ]
+                    ),
+                )
                 changes = [
-                    c for m in client.request("dsh/context/pending", {"sessionId": top})["messages"]
+                    c
+                    for m in client.request("dsh/context/pending", {"sessionId": top})["messages"]
                     for c in m["source"]["changes"]
-                ]  # fmt: skip
+                ]
                 assert len(changes) == args.depth - 1, len(changes)
                 small_scopes = ("dsh/scopes", {"uri": file_uri(small)})
-                add("unrelated_alone", statistics.median(
-                    [client.exchange([small_scopes]) for _ in range(5)]))  # fmt: skip
+                add(
+                    "unrelated_alone",
+                    statistics.median([client.exchange([small_scopes]) for _ in range(5)]),
+                )
                 cold = os.path.join(root, "AGENTS.md")  # an edit: the deep hover computes afresh
                 with open(cold, "a", encoding="utf-8") as fh:
                     fh.write("edited\n")
                 add("unrelated", behind(client, hover, small_scopes))
                 shallow = ("dsh/scopes", {"uri": file_uri(os.path.join(root, "AGENTS.md"))})
-                add("same_project_alone", statistics.median(
-                    [client.exchange([shallow]) for _ in range(5)]))  # fmt: skip
+                add(
+                    "same_project_alone",
+                    statistics.median([client.exchange([shallow]) for _ in range(5)]),
+                )
                 with open(cold, "a", encoding="utf-8") as fh:
                     fh.write("edited again\n")
                 add("same_project", behind(client, hover, shallow))
@@ -179,12 +205,20 @@ def main() -> None:
                 client.request("dsh/step/end", step)
                 for n in MISSING_DEPTHS:
                     missing = os.path.join(small_root, *(["m"] * n), "x.py")
-                    result = ("dsh/tool/result", {
-                        "sessionId": lone, "token": f"t{n}", "name": "read",
-                        "arguments": {"file_path": missing}, "isError": False,
-                    })  # fmt: skip
-                    add(f"touch_missing_{n}", client.exchange([
-                        result, ("dsh/context/pending", {"sessionId": lone})]))  # fmt: skip
+                    result = (
+                        "dsh/tool/result",
+                        {
+                            "sessionId": lone,
+                            "token": f"t{n}",
+                            "name": "read",
+                            "arguments": {"file_path": missing},
+                            "isError": False,
+                        },
+                    )
+                    add(
+                        f"touch_missing_{n}",
+                        client.exchange([result, ("dsh/context/pending", {"sessionId": lone})]),
+                    )
             finally:
                 client.close()
     finally:
@@ -205,11 +239,13 @@ def main() -> None:
         t[f"touch_missing_{b}"] / t[f"touch_missing_{a}"]
         for a, b in itertools.pairwise(MISSING_DEPTHS)
     ]
-    rows.append((
-        "missing touch, depth doubled",
-        ", ".join(f"{x:.2f}x" for x in doubling)
-        + "  (500 to 1000, to 2000, to 4000; linear: <= 2, quadratic: 4; target <= 2.5)",
-    ))  # fmt: skip
+    rows.append(
+        (
+            "missing touch, depth doubled",
+            ", ".join(f"{x:.2f}x" for x in doubling)
+            + "  (500 to 1000, to 2000, to 4000; linear: <= 2, quadratic: 4; target <= 2.5)",
+        )
+    )
     for name in ("unrelated", "same_project"):
         ratio = t[name] / t[f"{name}_alone"]
         rows.append((f"{name} / alone", f"{ratio:.2f}x"))

@@ -59,10 +59,18 @@ def build_project(base: str, dirs: int, files: int) -> tuple[str, list[str], int
 
 
 def did_open(path: str) -> dict[str, object]:
-    return {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-        "uri": file_uri(path), "languageId": "python", "version": 1,
-        "text": open(path, encoding="utf-8").read(),
-    }}}  # fmt: skip
+    return {
+        "jsonrpc": "2.0",
+        "method": "textDocument/didOpen",
+        "params": {
+            "textDocument": {
+                "uri": file_uri(path),
+                "languageId": "python",
+                "version": 1,
+                "text": open(path, encoding="utf-8").read(),
+            }
+        },
+    }
 
 
 def send_burst(client: Client, burst: list[dict[str, object]]) -> float:
@@ -92,8 +100,9 @@ def run_sidecar(
     try:
         client.initialize({"store": {"path": os.path.join(base, "burst.sqlite3")}}, root)
         sid = client.request("dsh/session/open", {"cwd": root})["session"]["id"]
-        client.request("dsh/step/prepare", {"sessionId": sid, "turn": 1, "step": 1,
-                                            "prompt": {"text": "hi"}})  # fmt: skip
+        client.request(
+            "dsh/step/prepare", {"sessionId": sid, "turn": 1, "step": 1, "prompt": {"text": "hi"}}
+        )
         client.request("dsh/step/end", {"sessionId": sid, "turn": 1, "step": 1})
         client.start_reader()
         client.notifications.clear()
@@ -139,15 +148,29 @@ def main() -> None:
     report(
         "didopen_burst",
         [
-            ("burst", f"{len(opened)} didOpen over {args.dirs} directories, {nested} nested AGENTS.md"),
+            (
+                "burst",
+                f"{len(opened)} didOpen over {args.dirs} directories, {nested} nested AGENTS.md",
+            ),
             ("no-op server drain", f"{ms(noop)}  (runs: {', '.join(ms(t) for t in noop_times)})"),
-            ("sidecar, last didChange", f"{ms(sidecar)}  (runs: {', '.join(ms(t) for t in sidecar_times)})"),
+            (
+                "sidecar, last didChange",
+                f"{ms(sidecar)}  (runs: {', '.join(ms(t) for t in sidecar_times)})",
+            ),
             ("didChange notifications", str(notes)),
             ("sidecar / noop", f"{ratio:.2f}x  (target <= 2.0)"),
         ],
-        {"files": len(opened), "dirs": args.dirs, "nested": nested, "noop_s": noop,
-         "sidecar_s": sidecar, "ratio": ratio, "did_change": notes, "repeat": args.repeat},
-    )  # fmt: skip
+        {
+            "files": len(opened),
+            "dirs": args.dirs,
+            "nested": nested,
+            "noop_s": noop,
+            "sidecar_s": sidecar,
+            "ratio": ratio,
+            "did_change": notes,
+            "repeat": args.repeat,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -77,22 +77,31 @@ def busy(root: Path, files: list[Path], env: dict[str, str], runs: int) -> list[
     touches for later and answer within a second)."""
     store = Path(env["DSH_HOME"]) / "sessions.sqlite3"
     holder = subprocess.Popen(
-        [sys.executable, "-c", (
-            "import sqlite3, sys\n"
-            f"db = sqlite3.connect({str(store)!r}, isolation_level=None)\n"
-            "db.execute('BEGIN IMMEDIATE')\nprint('held', flush=True)\nsys.stdin.readline()\n"
-        )],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sqlite3, sys\n"
+                f"db = sqlite3.connect({str(store)!r}, isolation_level=None)\n"
+                "db.execute('BEGIN IMMEDIATE')\nprint('held', flush=True)\nsys.stdin.readline()\n"
+            ),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdin is not None and holder.stdout is not None
     assert holder.stdout.readline() == "held\n"
     samples = []
     for run in range(runs):
         read = {
-            "session_id": f"s{run}", "cwd": str(root), "hook_event_name": "PostToolUse",
-            "tool_name": "Read", "tool_input": {"file_path": str(files[run])},
+            "session_id": f"s{run}",
+            "cwd": str(root),
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Read",
+            "tool_input": {"file_path": str(files[run])},
             "tool_use_id": f"busy{run}",
-        }  # fmt: skip
+        }
         samples.append(once(read, env, "busy store"))
     holder.stdin.write("\n")
     holder.stdin.close()
@@ -116,9 +125,12 @@ def summary(samples: list[float], floor: list[float]) -> str:
 def import_ms(argv: list[str], data: bytes, env: dict[str, str]) -> float:
     """The sum of every module's own time under ``-X importtime`` for one process."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", *argv], input=data, capture_output=True, env=env,
+        [sys.executable, "-X", "importtime", *argv],
+        input=data,
+        capture_output=True,
+        env=env,
         check=True,
-    )  # fmt: skip
+    )
     total = 0
     for line in done.stderr.decode().splitlines():
         fields = line.removeprefix("import time:").split("|")
@@ -137,8 +149,12 @@ def main() -> None:
         files = repository(root)
         env = {**os.environ, "DSH_HOME": f"{tmp}/dsh", "HOME": tmp}
         kinds: dict[str, list[float]] = {
-            "start": [], "prompt": [], "after-tool": [], "repeat": [], "python -c pass": [],
-        }  # fmt: skip
+            "start": [],
+            "prompt": [],
+            "after-tool": [],
+            "repeat": [],
+            "python -c pass": [],
+        }
         for run in range(args.runs):
             # The floor on this machine now: an interpreter that starts and exits.
             kinds["python -c pass"].append(
@@ -151,10 +167,12 @@ def main() -> None:
                 once({**base, "hook_event_name": "UserPromptSubmit", "prompt": "go"}, env, "prompt")
             )
             read = {
-                **base, "hook_event_name": "PostToolUse", "tool_name": "Read",
+                **base,
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Read",
                 "tool_input": {"file_path": str(files[(run * 37) % len(files)])},
                 "tool_use_id": f"t{run}",
-            }  # fmt: skip
+            }
             kinds["after-tool"].append(once(read, env, "after-tool"))
             kinds["repeat"].append(once(read, env, "repeat"))
         kinds["busy store"] = busy(root, files, env, args.runs)

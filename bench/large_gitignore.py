@@ -94,13 +94,25 @@ def main() -> None:
             step = {"sessionId": sid, "turn": 1, "step": 1}
             client.request("dsh/step/prepare", {**step, "prompt": {"text": "hi"}})
             client.request("dsh/step/end", step)
-            opened = ("textDocument/didOpen", {"textDocument": {
-                "uri": file_uri(source), "languageId": "python", "version": 1, "text": "x = 1\n",
-            }})  # fmt: skip
+            opened = (
+                "textDocument/didOpen",
+                {
+                    "textDocument": {
+                        "uri": file_uri(source),
+                        "languageId": "python",
+                        "version": 1,
+                        "text": "x = 1\n",
+                    }
+                },
+            )
             pending = ("dsh/context/pending", {"sessionId": sid})
-            hover = ("textDocument/hover", {
-                "textDocument": {"uri": file_uri(agents)}, "position": {"line": 0, "character": 0},
-            })  # fmt: skip
+            hover = (
+                "textDocument/hover",
+                {
+                    "textDocument": {"uri": file_uri(agents)},
+                    "position": {"line": 0, "character": 0},
+                },
+            )
             size = 0
             for run in range(args.repeat):
                 text = gitignore_text(args.patterns, run)

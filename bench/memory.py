@@ -75,24 +75,41 @@ def main() -> None:
             sids = []
             for _ in range(args.sessions):
                 sid = client.request("dsh/session/open", {"cwd": root})["session"]["id"]
-                client.request("dsh/step/prepare", {"sessionId": sid, "turn": 1, "step": 1,
-                                                    "prompt": {"text": "hi"}})  # fmt: skip
+                client.request(
+                    "dsh/step/prepare",
+                    {"sessionId": sid, "turn": 1, "step": 1, "prompt": {"text": "hi"}},
+                )
                 client.request("dsh/step/end", {"sessionId": sid, "turn": 1, "step": 1})
                 sids.append(sid)
             client.start_reader()
             for source in sources:
-                client.notify("textDocument/didOpen", {"textDocument": {
-                    "uri": file_uri(source), "languageId": "python", "version": 1, "text": "x = 1\n",
-                }})  # fmt: skip
+                client.notify(
+                    "textDocument/didOpen",
+                    {
+                        "textDocument": {
+                            "uri": file_uri(source),
+                            "languageId": "python",
+                            "version": 1,
+                            "text": "x = 1\n",
+                        }
+                    },
+                )
             loaded = 0
             for sid in sids:
                 for step in (2, 3):
-                    prepared = client.request_threaded("dsh/step/prepare", {
-                        "sessionId": sid, "turn": 1, "step": step})  # fmt: skip
-                    client.request_threaded("dsh/step/end", {"sessionId": sid, "turn": 1, "step": step})  # fmt: skip
+                    prepared = client.request_threaded(
+                        "dsh/step/prepare", {"sessionId": sid, "turn": 1, "step": step}
+                    )
+                    client.request_threaded(
+                        "dsh/step/end", {"sessionId": sid, "turn": 1, "step": step}
+                    )
                     if step == 2:
-                        sets = [c for m in prepared["messages"] for c in m["source"].get("changes", [])
-                                if c["action"] == "set"]  # fmt: skip
+                        sets = [
+                            c
+                            for m in prepared["messages"]
+                            for c in m["source"].get("changes", [])
+                            if c["action"] == "set"
+                        ]
                         assert len(sets) == args.scopes, (len(sets), args.scopes)
                         loaded += len(sets)
             live_rss = rss(client.proc.pid)
@@ -102,14 +119,25 @@ def main() -> None:
     report(
         "memory",
         [
-            ("live sessions x loaded scopes", f"{args.sessions} x {args.scopes} ({loaded:,} in all)"),
-            ("server RSS after loading", f"{live_rss[0] / mb:.1f} MB (peak {live_rss[1] / mb:.1f} MB)"),
+            (
+                "live sessions x loaded scopes",
+                f"{args.sessions} x {args.scopes} ({loaded:,} in all)",
+            ),
+            (
+                "server RSS after loading",
+                f"{live_rss[0] / mb:.1f} MB (peak {live_rss[1] / mb:.1f} MB)",
+            ),
             ("idle server RSS", f"{idle_rss[0] / mb:.1f} MB"),
             ("target", "RSS <= 150 MB"),
         ],
-        {"sessions": args.sessions, "scopes": args.scopes, "rss_bytes": live_rss[0],
-         "hwm_bytes": live_rss[1], "idle_rss_bytes": idle_rss[0]},
-    )  # fmt: skip
+        {
+            "sessions": args.sessions,
+            "scopes": args.scopes,
+            "rss_bytes": live_rss[0],
+            "hwm_bytes": live_rss[1],
+            "idle_rss_bytes": idle_rss[0],
+        },
+    )
 
 
 if __name__ == "__main__":

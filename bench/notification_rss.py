@@ -47,15 +47,50 @@ def notifications(sid: str, path: str, count: int, batch: int) -> list[dict[str,
     uri = file_uri(path)
     out: list[dict[str, Any]] = []
     for i in range(count // 4):
-        out.append({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-            "uri": uri, "languageId": "python", "version": 1, "text": "x = 1\n"}}})  # fmt: skip
-        out.append({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
-            "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": f"x = {i}\n"}]}})  # fmt: skip
-        out.append({"jsonrpc": "2.0", "method": "dsh/tool/result", "params": {
-            "sessionId": sid, "token": f"b{batch}-{i}", "name": "read",
-            "arguments": {"file_path": path}, "isError": False}})  # fmt: skip
-        out.append({"jsonrpc": "2.0", "method": "textDocument/didClose", "params": {
-            "textDocument": {"uri": uri}}})  # fmt: skip
+        out.append(
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didOpen",
+                "params": {
+                    "textDocument": {
+                        "uri": uri,
+                        "languageId": "python",
+                        "version": 1,
+                        "text": "x = 1\n",
+                    }
+                },
+            }
+        )
+        out.append(
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didChange",
+                "params": {
+                    "textDocument": {"uri": uri, "version": 2},
+                    "contentChanges": [{"text": f"x = {i}\n"}],
+                },
+            }
+        )
+        out.append(
+            {
+                "jsonrpc": "2.0",
+                "method": "dsh/tool/result",
+                "params": {
+                    "sessionId": sid,
+                    "token": f"b{batch}-{i}",
+                    "name": "read",
+                    "arguments": {"file_path": path},
+                    "isError": False,
+                },
+            }
+        )
+        out.append(
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didClose",
+                "params": {"textDocument": {"uri": uri}},
+            }
+        )
     return out
 
 
@@ -130,13 +165,24 @@ def main() -> None:
         "notification_rss",
         [
             ("notifications per server", f"{total:,} ({args.batches} x {args.per_batch:,})"),
-            ("product growth", f"{product:,.1f} B per notification; KiB after each batch {curves['product']}"),
-            ("pygls bookkeeping growth", f"{baseline:,.1f} B per notification; KiB after each batch {curves['baseline']}"),
+            (
+                "product growth",
+                f"{product:,.1f} B per notification; KiB after each batch {curves['product']}",
+            ),
+            (
+                "pygls bookkeeping growth",
+                f"{baseline:,.1f} B per notification; KiB after each batch {curves['baseline']}",
+            ),
             ("product / baseline", f"{ratio:.3f}"),
         ],
-        {"notifications": total, "product_bytes_per_notification": product,
-         "baseline_bytes_per_notification": baseline, "ratio": ratio, "curves_kib": curves},
-    )  # fmt: skip
+        {
+            "notifications": total,
+            "product_bytes_per_notification": product,
+            "baseline_bytes_per_notification": baseline,
+            "ratio": ratio,
+            "curves_kib": curves,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -83,10 +83,12 @@ def main() -> None:
         try:
             pygls.initialize()
             client.initialize(
-                {"store": {"path": os.path.join(base, "s.sqlite3")},
-                 "hover": {"otherFiles": "always"}},
+                {
+                    "store": {"path": os.path.join(base, "s.sqlite3")},
+                    "hover": {"otherFiles": "always"},
+                },
                 root,
-            )  # fmt: skip
+            )
             sids = []
             for _ in range(2):
                 sid = client.request("dsh/session/open", {"cwd": root})["session"]["id"]
@@ -97,9 +99,17 @@ def main() -> None:
             for path, language in ((agents, "markdown"), (source, "python")):
                 with open(path, encoding="utf-8") as fh:
                     text = fh.read()
-                client.notify("textDocument/didOpen", {"textDocument": {
-                    "uri": file_uri(path), "languageId": language, "version": 1, "text": text,
-                }})  # fmt: skip
+                client.notify(
+                    "textDocument/didOpen",
+                    {
+                        "textDocument": {
+                            "uri": file_uri(path),
+                            "languageId": language,
+                            "version": 1,
+                            "text": text,
+                        }
+                    },
+                )
             # Both sessions now hold the nested files as pending context (a warm touch keeps it).
             for sid in sids:
                 found = client.request("dsh/context/pending", {"sessionId": sid})["messages"]
@@ -124,9 +134,10 @@ def main() -> None:
                 "scopes": [("dsh/scopes", scopes)],
                 "pending": [("dsh/context/pending", pending)],
                 "touch_pending": [
-                    ("textDocument/didSave", save), ("dsh/context/pending", pending),
+                    ("textDocument/didSave", save),
+                    ("dsh/context/pending", pending),
                 ],
-            }  # fmt: skip
+            }
             result = client.request("textDocument/hover", hover_instr)
             assert result and "Place in the chain" in result["contents"]["value"], result
             assert "Other agents on this file" in result["contents"]["value"], result
@@ -162,8 +173,15 @@ def main() -> None:
         rows.append((f"{name} p50 / p99", f"{ms(p50)} / {ms(p99)}"))
         result_json[f"{name}_p50_s"] = p50
         result_json[f"{name}_p99_s"] = p99
-    floors = {"hop": "hop", "noop_pair": "noop_pair", "hover_instr": "hop", "hover_source": "hop",
-              "scopes": "hop", "pending": None, "touch_pending": "noop_pair"}  # fmt: skip
+    floors = {
+        "hop": "hop",
+        "noop_pair": "noop_pair",
+        "hover_instr": "hop",
+        "hover_source": "hop",
+        "scopes": "hop",
+        "pending": None,
+        "touch_pending": "noop_pair",
+    }
     rows.append(("noop / pygls_noop", f"p50 {noop50 / pygls50:.2f}x, p99 {noop99 / pygls99:.2f}x"))
     for name, floor in floors.items():
         r50, r99 = stats[name][0] / pygls50, stats[name][1] / pygls99

@@ -49,12 +49,14 @@ async def run(args: argparse.Namespace) -> dict[str, list[float]]:
         home = os.path.join(base, "home")
         services: dict[str, tuple[SessionService, str]] = {}
         for name, enabled in (("on", True), ("off", False)):
-            settings = Settings.from_json({
-                "store": {"path": os.path.join(base, f"{name}.sqlite3")},
-                "instructions": {"dshHome": home},
-                "timeContext": {"enabled": enabled, "refreshIntervalMs": 0},
-                "tmuxContext": {"enabled": enabled},
-            })  # fmt: skip
+            settings = Settings.from_json(
+                {
+                    "store": {"path": os.path.join(base, f"{name}.sqlite3")},
+                    "instructions": {"dshHome": home},
+                    "timeContext": {"enabled": enabled, "refreshIntervalMs": 0},
+                    "tmuxContext": {"enabled": enabled},
+                }
+            )
             service = SessionService(settings, env={"HOME": base})
             header, _ = await service.open_session(root)
             services[name] = (service, header.id)
@@ -95,8 +97,12 @@ def main() -> None:
     for name, values in times.items():
         first = statistics.median(values[: args.bucket])
         last = statistics.median(values[-args.bucket :])
-        rows.append((f"{name} prepare step {name[-1]}",
-                     f"first {ms(first)}, last {ms(last)}: {last / first:.2f}x"))  # fmt: skip
+        rows.append(
+            (
+                f"{name} prepare step {name[-1]}",
+                f"first {ms(first)}, last {ms(last)}: {last / first:.2f}x",
+            )
+        )
         out[f"{name}_first_s"], out[f"{name}_last_s"] = first, last
         out[f"{name}_growth"] = last / first
     rows.append(("target", "on: last / first <= 1.2 for both steps (O(1) in session age)"))

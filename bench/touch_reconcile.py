@@ -137,9 +137,12 @@ def main() -> None:
             compose(env, cold_state, visible=visible, claimed=(), pending=(), touched=[deep])
 
         runs = {
-            "warm": warm, "floor": floor, "floor_candidates": floor_candidates,
-            "reread": reread, "cold": cold,
-        }  # fmt: skip
+            "warm": warm,
+            "floor": floor,
+            "floor_candidates": floor_candidates,
+            "reread": reread,
+            "cold": cold,
+        }
         interleaved(runs, rounds=20)  # warm-up: page cache, dentries, allocator
         samples = interleaved(runs, rounds=args.rounds)
         t = {name: median(values) for name, values in samples.items()}
@@ -163,14 +166,20 @@ def main() -> None:
                 ("cold compose / warm", f"{cold_over_warm:.1f}x"),
             ],
             {
-                "warm_s": t["warm"], "floor_s": t["floor"], "reread_s": t["reread"],
-                "cold_s": t["cold"], "warm_over_floor": warm_over_floor,
+                "warm_s": t["warm"],
+                "floor_s": t["floor"],
+                "reread_s": t["reread"],
+                "cold_s": t["cold"],
+                "warm_over_floor": warm_over_floor,
                 "floor_candidates_s": t["floor_candidates"],
                 "warm_over_candidates_floor": warm_over_candidates,
-                "reread_over_warm": reread_over_warm, "cold_over_warm": cold_over_warm,
-                "scopes": len(probed), "file_bytes": args.file_bytes, "rounds": args.rounds,
+                "reread_over_warm": reread_over_warm,
+                "cold_over_warm": cold_over_warm,
+                "scopes": len(probed),
+                "file_bytes": args.file_bytes,
+                "rounds": args.rounds,
             },
-        )  # fmt: skip
+        )
 
 
 if __name__ == "__main__":

@@ -150,9 +150,11 @@ def build_parser() -> argparse.ArgumentParser:
     # Parsed by dsh_sidecar.hooks.main (the console script sends ``hook`` there directly); listed
     # here so ``dsh-sidecar --help`` names it and ``python -m dsh_sidecar hook`` works too.
     hook = sub.add_parser(
-        "hook", help="answer one Claude Code, Codex or Gemini CLI hook event (JSON on stdin)",
-        add_help=False, prefix_chars="\0",
-    )  # fmt: skip
+        "hook",
+        help="answer one Claude Code, Codex or Gemini CLI hook event (JSON on stdin)",
+        add_help=False,
+        prefix_chars="\0",
+    )
     hook.add_argument("rest", nargs=argparse.REMAINDER)
     hook.set_defaults(run=_cmd_hook)
     _hooks_parser(sub)
@@ -191,18 +193,23 @@ def _hooks_parser(sub: Any) -> None:
     ):
         parser = actions.add_parser(action, help=text)
         parser.add_argument(
-            "--agent", choices=AGENT_CHOICES, required=action != "status",
+            "--agent",
+            choices=AGENT_CHOICES,
+            required=action != "status",
             help="the agent (status: every agent when left out)",
-        )  # fmt: skip
+        )
         if action != "status":
             parser.add_argument(
-                "--scope", choices=("project", "user"), default="project",
+                "--scope",
+                choices=("project", "user"),
+                default="project",
                 help="the project's settings (default) or the user's",
-            )  # fmt: skip
+            )
         parser.add_argument(
-            "--root", metavar="DIR",
+            "--root",
+            metavar="DIR",
             help="the project directory (default: the current directory's project root)",
-        )  # fmt: skip
+        )
         parser.set_defaults(run=_cmd_hooks, action=action)
 
 
@@ -351,9 +358,12 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
     is_directory = os.path.isdir(path)
     directory = path if is_directory else os.path.dirname(path)
     load = load_document_chain(
-        directory, settings, LOCAL_FS, dsh_home=settings.home(),
+        directory,
+        settings,
+        LOCAL_FS,
+        dsh_home=settings.home(),
         file_path=None if is_directory else path,
-    )  # fmt: skip
+    )
     if args.json:
         _write_json(scopes_json(load, conventions_here(settings, load.cwd, imports=False)))
     else:
@@ -467,9 +477,14 @@ def conventions_here(
     home = os_home()
     root = find_project_root(directory, settings.project_root_markers, LOCAL_FS)
     found = project_conventions(
-        LOCAL_FS.resolve(directory), root, settings, LOCAL_FS, home,
-        confinement_once(root, settings, LOCAL_FS, home), imports=imports,
-    )  # fmt: skip
+        LOCAL_FS.resolve(directory),
+        root,
+        settings,
+        LOCAL_FS,
+        home,
+        confinement_once(root, settings, LOCAL_FS, home),
+        imports=imports,
+    )
     return found
 
 

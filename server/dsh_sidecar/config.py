@@ -325,12 +325,26 @@ def _positive_integer(value: Any) -> bool:
 
 def _parse_instructions(raw: Mapping[str, Any], base: InstructionSettings) -> InstructionSettings:
     p = "instructions"
-    _unknown_keys(p, raw, {
-        "enabled", "maxBytes", "maxSourceBytes", "dshHome", "projectRootMarkers",
-        "instructionFileCandidates", "localInstructionFileCandidates", "respectGitignore",
-        "exclude", "allowedSymlinkTargets", "overrideFiles", "imports", "ruleSets",
-        "userGlobalFiles",
-    })  # fmt: skip
+    _unknown_keys(
+        p,
+        raw,
+        {
+            "enabled",
+            "maxBytes",
+            "maxSourceBytes",
+            "dshHome",
+            "projectRootMarkers",
+            "instructionFileCandidates",
+            "localInstructionFileCandidates",
+            "respectGitignore",
+            "exclude",
+            "allowedSymlinkTargets",
+            "overrideFiles",
+            "imports",
+            "ruleSets",
+            "userGlobalFiles",
+        },
+    )
     changes: dict[str, Any] = {}
     if "enabled" in raw:
         changes["enabled"] = _bool(f"{p}.enabled", raw["enabled"])
@@ -558,29 +572,40 @@ def settings_to_json(settings: Settings) -> dict[str, Any]:
     )
     return {
         "instructions": {
-            "enabled": i.enabled, "maxBytes": i.max_bytes, "maxSourceBytes": i.max_source_bytes,
-            "dshHome": i.dsh_home, "projectRootMarkers": list(i.project_root_markers),
+            "enabled": i.enabled,
+            "maxBytes": i.max_bytes,
+            "maxSourceBytes": i.max_source_bytes,
+            "dshHome": i.dsh_home,
+            "projectRootMarkers": list(i.project_root_markers),
             "instructionFileCandidates": list(i.instruction_file_candidates),
             "localInstructionFileCandidates": list(i.local_instruction_file_candidates),
-            "respectGitignore": i.respect_gitignore, "exclude": list(i.exclude),
+            "respectGitignore": i.respect_gitignore,
+            "exclude": list(i.exclude),
             "allowedSymlinkTargets": list(i.allowed_symlink_targets),
-            "overrideFiles": i.override_files, "imports": i.imports,
-            "ruleSets": list(i.rule_sets), "userGlobalFiles": list(i.user_global_files),
+            "overrideFiles": i.override_files,
+            "imports": i.imports,
+            "ruleSets": list(i.rule_sets),
+            "userGlobalFiles": list(i.user_global_files),
         },
         "sessionReference": {
-            "enabled": r.enabled, "maxReferences": r.max_references,
-            "candidateLimit": r.candidate_limit, "maxReferenceBytes": r.max_reference_bytes,
+            "enabled": r.enabled,
+            "maxReferences": r.max_references,
+            "candidateLimit": r.candidate_limit,
+            "maxReferenceBytes": r.max_reference_bytes,
         },
         "timeContext": {
-            "enabled": t.enabled, "timeZone": t.time_zone, "refreshIntervalMs": t.refresh_interval_ms,
+            "enabled": t.enabled,
+            "timeZone": t.time_zone,
+            "refreshIntervalMs": t.refresh_interval_ms,
         },
         "tmuxContext": {
-            "enabled": x.enabled, "refreshIntervalMs": x.refresh_interval_ms,
+            "enabled": x.enabled,
+            "refreshIntervalMs": x.refresh_interval_ms,
             "useClientProcess": x.use_client_process,
         },
         "store": {"path": settings.store.path, "busyTimeoutMs": settings.store.busy_timeout_ms},
         "hover": {"otherFiles": settings.hover.other_files},
-    }  # fmt: skip
+    }
 
 
 # --- lenient parsing: one bad key never refuses the others ---------------------------------------

@@ -143,9 +143,13 @@ class LocalFileSystem:
         except (OSError, ValueError) as exc:
             return Probe(ProbeState.UNAVAILABLE, path, error=_describe_any(exc))
         return Probe(
-            ProbeState.PRESENT, path, target, version_of(st), st.st_size,
+            ProbeState.PRESENT,
+            path,
+            target,
+            version_of(st),
+            st.st_size,
             identity=(st.st_dev, st.st_ino),
-        )  # fmt: skip
+        )
 
     def is_directory(self, path: str) -> bool:
         """``os.path.isdir`` through ``stat``: a link to a directory counts, errors count as no."""

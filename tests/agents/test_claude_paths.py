@@ -22,10 +22,31 @@ from tests.support.steps import ReadFile, Text
 pytestmark = pytest.mark.agent_clis
 
 PATTERNS = [
-    "*.md", "*.py", "**/*.PY", "*.PY", "src/**", "deep/**", "**/*.py", "src/deep/*.py",
-    "/deep/**", "x.py", "DEEP/**", "rc/**", "repo/src/**", "/src/**", "*", "src/*", "src/*.py",
-    "deep", "src", "s*/x.py", "src/**/x.py", "src/deep", "src/deep/", "!src/**",
-]  # fmt: skip
+    "*.md",
+    "*.py",
+    "**/*.PY",
+    "*.PY",
+    "src/**",
+    "deep/**",
+    "**/*.py",
+    "src/deep/*.py",
+    "/deep/**",
+    "x.py",
+    "DEEP/**",
+    "rc/**",
+    "repo/src/**",
+    "/src/**",
+    "*",
+    "src/*",
+    "src/*.py",
+    "deep",
+    "src",
+    "s*/x.py",
+    "src/**/x.py",
+    "src/deep",
+    "src/deep/",
+    "!src/**",
+]
 
 
 def marker(index: int) -> str:
@@ -46,9 +67,13 @@ def test_claude_code_loads_the_rules_the_sidecar_predicts(target: str, tmp_path:
         (repo / rel).write_text("content\n")
 
     run = run_agent(
-        "claude", repo, f"Read {target}.", [ReadFile(str(repo / target)), Text("Done.")],
-        home=tmp_path / "home", timeout=180,
-    )  # fmt: skip
+        "claude",
+        repo,
+        f"Read {target}.",
+        [ReadFile(str(repo / target)), Text("Done.")],
+        home=tmp_path / "home",
+        timeout=180,
+    )
 
     assert run.exit_code == 0, run.describe()
     first, second = run.main_requests

@@ -67,9 +67,15 @@ def test_installed_project_hooks_run_in_the_real_cli(agent: Agent, tmp_path: Pat
         "CODEX_HOME": str(codex_home),
     }
 
-    done = dsh(home, env, "hooks", "install", "--agent", agent, "--scope", "project", "--root", str(repo))  # fmt: skip
+    done = dsh(
+        home, env, "hooks", "install", "--agent", agent, "--scope", "project", "--root", str(repo)
+    )
     assert done.returncode == 0, done.stderr
-    settings = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json", "gemini": ".gemini/settings.json"}[agent]  # fmt: skip
+    settings = {
+        "claude": ".claude/settings.json",
+        "codex": ".codex/hooks.json",
+        "gemini": ".gemini/settings.json",
+    }[agent]
     assert f"hooks installed in {repo}/{settings}" in done.stdout
 
     # The trust step the installer printed, applied as a user would.
@@ -77,7 +83,12 @@ def test_installed_project_hooks_run_in_the_real_cli(agent: Agent, tmp_path: Pat
     extra_args: list[str] = []
     model = FakeModel().start()
     try:
-        model.script([ReadFile(str(repo / "pkg/sub/x.py") if agent == "claude" else "pkg/sub/x.py"), Text("VALUE is 1.")])  # fmt: skip
+        model.script(
+            [
+                ReadFile(str(repo / "pkg/sub/x.py") if agent == "claude" else "pkg/sub/x.py"),
+                Text("VALUE is 1."),
+            ]
+        )
         if agent == "codex":
             step = f'[projects."{repo}"]\ntrust_level = "trusted"\n'
             assert step.replace("\n", "\n  ").strip() in done.stdout.replace("\n  ", "\n  ")
@@ -89,13 +100,21 @@ def test_installed_project_hooks_run_in_the_real_cli(agent: Agent, tmp_path: Pat
             assert "GEMINI_CLI_TRUST_WORKSPACE=true" in done.stdout
             extra_env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
 
-        status = dsh(home, {**env, **extra_env}, "hooks", "status", "--agent", agent, "--root", str(repo))  # fmt: skip
+        status = dsh(
+            home, {**env, **extra_env}, "hooks", "status", "--agent", agent, "--root", str(repo)
+        )
         assert f"{repo}/{settings}  installed; runs here" in status.stdout, status.stdout
 
         run = run_agent(
-            agent, repo, PROMPT, model=model, home=home, extra_env=extra_env,
-            extra_args=extra_args, timeout=150,
-        )  # fmt: skip
+            agent,
+            repo,
+            PROMPT,
+            model=model,
+            home=home,
+            extra_env=extra_env,
+            extra_args=extra_args,
+            timeout=150,
+        )
     finally:
         model.stop()
     assert run.exit_code == 0, run.describe()
@@ -123,13 +142,23 @@ def test_uninstall_leaves_the_cli_without_our_hooks(tmp_path: Path) -> None:
     settings = repo / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({"permissions": {"allow": ["Read"]}}))
-    assert dsh(home, env, "hooks", "install", "--agent", "claude", "--root", str(repo)).returncode == 0  # fmt: skip
-    assert dsh(home, env, "hooks", "uninstall", "--agent", "claude", "--root", str(repo)).returncode == 0  # fmt: skip
+    assert (
+        dsh(home, env, "hooks", "install", "--agent", "claude", "--root", str(repo)).returncode == 0
+    )
+    assert (
+        dsh(home, env, "hooks", "uninstall", "--agent", "claude", "--root", str(repo)).returncode
+        == 0
+    )
     assert json.loads(settings.read_text()) == {"permissions": {"allow": ["Read"]}}
     run = run_agent(
-        "claude", repo, PROMPT, [Text("VALUE is 1.")], home=home,
-        extra_env={"DSH_HOME": str(dsh_home)}, timeout=150,
-    )  # fmt: skip
+        "claude",
+        repo,
+        PROMPT,
+        [Text("VALUE is 1.")],
+        home=home,
+        extra_env={"DSH_HOME": str(dsh_home)},
+        timeout=150,
+    )
     assert run.exit_code == 0, run.describe()
     assert count_in(run.main_requests[0], GLOBAL) == 0
 
@@ -140,12 +169,16 @@ def test_claude_code_ignores_a_settings_file_with_comments(tmp_path: Path, comme
     Code 2.1.332 skips such a file's hooks without a word (Gemini CLI strips comments)."""
     repo = project(tmp_path)
     marker = "COMMENTED-SETTINGS-5d2f"
-    answer = json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": marker}})  # fmt: skip
+    answer = json.dumps(
+        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": marker}}
+    )
     command = f"{sys.executable} -c {shlex.quote(f'print({answer!r})')}"
     hooks = json.dumps({"SessionStart": [{"hooks": [{"type": "command", "command": command}]}]})
     settings = repo / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text("{\n" + ("  // mine\n" if comment else "") + f'  "hooks": {hooks}\n}}\n')
-    run = run_agent("claude", repo, "Say hello.", [Text("Hello.")], home=tmp_path / "home", timeout=150)  # fmt: skip
+    run = run_agent(
+        "claude", repo, "Say hello.", [Text("Hello.")], home=tmp_path / "home", timeout=150
+    )
     assert run.exit_code == 0, run.describe()
     assert count_in(run.main_requests[0], marker) == (0 if comment else 1), run.describe()

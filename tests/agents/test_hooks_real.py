@@ -70,20 +70,30 @@ def target(agent: Agent, repo: Path) -> str:
 
 
 def run(
-    agent: Agent, tmp_path: Path, *, hooks: bool = True, big: bool = False,
-    script: Sequence[Step] | None = None, dsh: Path | None = None,
-) -> AgentRun:  # fmt: skip
+    agent: Agent,
+    tmp_path: Path,
+    *,
+    hooks: bool = True,
+    big: bool = False,
+    script: Sequence[Step] | None = None,
+    dsh: Path | None = None,
+) -> AgentRun:
     repo, home = tree(tmp_path, big)
     config = (
         HookConfig.for_events(EVENTS[agent], f"{HOOK} --agent {agent}", timeout_s=20)
-        if hooks else None
-    )  # fmt: skip
+        if hooks
+        else None
+    )
     result = run_agent(
-        agent, repo, "Read the file and stop.",
+        agent,
+        repo,
+        "Read the file and stop.",
         script if script is not None else [ReadFile(target(agent, repo)), Text("done")],
-        home=tmp_path / "home", hooks=config, timeout=150,
+        home=tmp_path / "home",
+        hooks=config,
+        timeout=150,
         extra_env={"DSH_HOME": str(dsh or home), "DSH_TEST_STORE_NO_FSYNC": "1"},
-    )  # fmt: skip
+    )
     assert result.exit_code == 0, result.describe()
     return result
 
@@ -166,9 +176,11 @@ def test_a_claude_subagent_gets_its_own_baseline_and_its_reads_nested_files(
     repo = tmp_path / "repo"
     prompt = "Ask a subagent to read the file."
     task = {
-        "description": "Read a file", "prompt": "Read pkg/sub/x.py and report.",
-        "subagent_type": "general-purpose", "run_in_background": False,
-    }  # fmt: skip
+        "description": "Read a file",
+        "prompt": "Read pkg/sub/x.py and report.",
+        "subagent_type": "general-purpose",
+        "run_in_background": False,
+    }
 
     def step(request: RecordedRequest) -> Step:
         parts = parts_of(request)
@@ -181,11 +193,15 @@ def test_a_claude_subagent_gets_its_own_baseline_and_its_reads_nested_files(
     tree(tmp_path)
     events = EVENTS["claude"]
     result = run_agent(
-        "claude", repo, prompt, step, home=tmp_path / "home",
+        "claude",
+        repo,
+        prompt,
+        step,
+        home=tmp_path / "home",
         hooks=HookConfig.for_events(events, f"{HOOK} --agent claude", timeout_s=20),
         extra_env={"DSH_HOME": str(tmp_path / "dsh"), "DSH_TEST_STORE_NO_FSYNC": "1"},
         timeout=150,
-    )  # fmt: skip
+    )
     assert result.exit_code == 0, result.describe()
     sub = [r for r in result.main_requests if not any(prompt in p.text for p in parts_of(r))]
     assert sub, result.describe()
@@ -212,9 +228,15 @@ def test_a_resumed_session_has_every_file_and_gets_the_change(
     assert first.exit_code == 0, first.describe()
     (repo / "pkg/AGENTS.md").write_text("Rule PKG-AGENTS-V3-m8\n")
     second = run_agent(
-        agent, repo, "Second.", [ReadFile(target(agent, repo)), Text("two")],
-        home=tmp_path / "home", hooks=config, extra_env=env, extra_args=resume,
-    )  # fmt: skip
+        agent,
+        repo,
+        "Second.",
+        [ReadFile(target(agent, repo)), Text("two")],
+        home=tmp_path / "home",
+        hooks=config,
+        extra_env=env,
+        extra_args=resume,
+    )
     assert second.exit_code == 0, second.describe()
     found = {m: count_in(second.main_requests[-1], m) for m in [*MARKERS, "PKG-AGENTS-V3-m8"]}
     print(f"{agent} resumed: {found}")
@@ -238,14 +260,26 @@ def test_after_claude_compacts_what_it_lost_arrives_again_once(tmp_path: Path) -
     )
     # Headless /compact: the summary replaces the history; SessionStart(source=compact) follows.
     compact = run_agent(
-        "claude", repo, "/compact", [Text("Summary."), Text("ok")], home=home, hooks=config,
-        extra_env=env, extra_args=["--continue"],
-    )  # fmt: skip
+        "claude",
+        repo,
+        "/compact",
+        [Text("Summary."), Text("ok")],
+        home=home,
+        hooks=config,
+        extra_env=env,
+        extra_args=["--continue"],
+    )
     assert compact.exit_code == 0, compact.describe()
     third = run_agent(
-        "claude", repo, "Third.", [ReadFile(target("claude", repo)), Text("three")], home=home,
-        hooks=config, extra_env=env, extra_args=["--continue"],
-    )  # fmt: skip
+        "claude",
+        repo,
+        "Third.",
+        [ReadFile(target("claude", repo)), Text("three")],
+        home=home,
+        hooks=config,
+        extra_env=env,
+        extra_args=["--continue"],
+    )
     assert third.exit_code == 0, third.describe()
     assert counts(third) == EVERY_FILE_ONCE, third.describe()
     no_hook_failures(tmp_path)

@@ -102,9 +102,13 @@ async def test_first_step_enters_prompt_then_baseline(
     assert source["baseline"] is True
     assert json.loads(source["baselineIdentity"])["maxBytes"] == 65536
     assert source["changes"] == [
-        {"action": "set", "scope": ".\u0000AGENTS.md", "path": "AGENTS.md",
-         "digest": hashlib.sha1(ROOT_RULES.encode()).hexdigest()},
-    ]  # fmt: skip
+        {
+            "action": "set",
+            "scope": ".\u0000AGENTS.md",
+            "path": "AGENTS.md",
+            "digest": hashlib.sha1(ROOT_RULES.encode()).hexdigest(),
+        },
+    ]
     logged = await events(client, sid)
     assert [e["type"] for e in logged] == [
         "turn/start",
@@ -277,8 +281,10 @@ async def test_resume_across_server_restart_turns_offline_edits_into_transitions
         step = await prepare(second, sid, 2, 1, "back")
         changes = [c for m in step["messages"][1:] for c in m["source"]["changes"]]
         assert sorted((c["action"], c["path"]) for c in changes) == [
-            ("remove", "lib/AGENTS.md"), ("replace", "AGENTS.md"), ("set", "pkg/CLAUDE.md"),
-        ]  # fmt: skip
+            ("remove", "lib/AGENTS.md"),
+            ("replace", "AGENTS.md"),
+            ("set", "pkg/CLAUDE.md"),
+        ]
         assert "baseline" not in step["messages"][1]["source"]  # a compatible baseline is kept
     finally:
         await second.shutdown_session()

@@ -76,10 +76,16 @@ async def test_a_session_gets_every_convention(client: LanguageClient, ws: Works
     assert "alwaysApply" not in text  # the frontmatter is not content
     await call(client, methods.STEP_END, {"sessionId": sid, "turn": 1, "step": 1})
 
-    client.protocol.notify(methods.TOOL_RESULT, {
-        "sessionId": sid, "token": "t1", "name": "read",
-        "arguments": {"file_path": "pkg/main.py"}, "isError": False,
-    })  # fmt: skip
+    client.protocol.notify(
+        methods.TOOL_RESULT,
+        {
+            "sessionId": sid,
+            "token": "t1",
+            "name": "read",
+            "arguments": {"file_path": "pkg/main.py"},
+            "isError": False,
+        },
+    )
     (queued,) = await pending(client, sid)
     assert [(c["action"], c["path"]) for c in queued["source"]["changes"]] == [
         ("set", "pkg/AGENTS.override.md"),
@@ -101,10 +107,16 @@ async def test_a_session_gets_every_convention(client: LanguageClient, ws: Works
 
     # Editing an imported file replaces its importer.
     (ws.project / "docs/style.md").write_text("Style guide v2.\n")
-    client.protocol.notify(methods.TOOL_RESULT, {
-        "sessionId": sid, "token": "t2", "name": "read",
-        "arguments": {"file_path": "docs/notes.txt"}, "isError": False,
-    })  # fmt: skip
+    client.protocol.notify(
+        methods.TOOL_RESULT,
+        {
+            "sessionId": sid,
+            "token": "t2",
+            "name": "read",
+            "arguments": {"file_path": "docs/notes.txt"},
+            "isError": False,
+        },
+    )
     (replaced,) = await pending(client, sid)
     assert [(c["action"], c["path"]) for c in replaced["source"]["changes"]] == [
         ("replace", "CLAUDE.md")
@@ -122,13 +134,16 @@ async def test_scopes_hover_and_diagnostics_explain_the_conventions(
     assert by_path["pkg/AGENTS.md"]["state"] == "overridden"
     assert by_path["pkg/AGENTS.override.md"]["state"] == "included"
     assert by_path[".claude/rules/pkg.md"]["rule"] == {
-        "ruleSet": "claude", "mode": "globs", "globs": ["pkg/**"],
-    }  # fmt: skip
+        "ruleSet": "claude",
+        "mode": "globs",
+        "globs": ["pkg/**"],
+    }
     assert by_path[".github/copilot-instructions.md"]["rule"]["mode"] == "always"
     imports = by_path["CLAUDE.md"]["imports"]
     assert [(i["displayPath"], i["state"], i["depth"]) for i in imports] == [
-        ("docs/style.md", "imported", 1), ("AGENTS.md", "in-chain", 1),
-    ]  # fmt: skip
+        ("docs/style.md", "imported", 1),
+        ("AGENTS.md", "in-chain", 1),
+    ]
     assert "imports" not in by_path["AGENTS.md"] and "rule" not in by_path["AGENTS.md"]
 
     hover = await hover_text(client, ws, "CLAUDE.md")
@@ -152,13 +167,15 @@ async def test_scopes_hover_and_diagnostics_explain_the_conventions(
     )
     claude = await diagnostics_for(client, ws, "CLAUDE.md")
     at = CLAUDE_MD.index("@AGENTS.md")
-    assert [(d.code, d.range) for d in claude] == [(
-        "import-in-chain",
-        types.Range(
-            start=types.Position(line=0, character=at),
-            end=types.Position(line=0, character=at + len("@AGENTS.md")),
-        ),
-    )]  # fmt: skip
+    assert [(d.code, d.range) for d in claude] == [
+        (
+            "import-in-chain",
+            types.Range(
+                start=types.Position(line=0, character=at),
+                end=types.Position(line=0, character=at + len("@AGENTS.md")),
+            ),
+        )
+    ]
 
 
 async def test_imports_are_links_and_definitions(client: LanguageClient, ws: Workspace) -> None:
@@ -172,10 +189,12 @@ async def test_imports_are_links_and_definitions(client: LanguageClient, ws: Wor
     assert links is not None
     style = CLAUDE_MD.index("@docs/style.md")
     agents = CLAUDE_MD.index("@AGENTS.md")
-    assert [(link.target, link.range.start.character, link.range.end.character) for link in links] == [
+    assert [
+        (link.target, link.range.start.character, link.range.end.character) for link in links
+    ] == [
         (ws.uri("docs/style.md"), style, style + len("@docs/style.md")),
         (ws.uri("AGENTS.md"), agents, agents + len("@AGENTS.md")),
-    ]  # fmt: skip
+    ]
     # A tooltip only for a client that shows them (VS Code does, Neovim does not say so).
     tooltips = {link.tooltip for link in links}
     if getattr(client, "client_spec", "") == "neovim":
@@ -200,10 +219,14 @@ async def test_imports_are_links_and_definitions(client: LanguageClient, ws: Wor
     )
     assert nothing is None
     # The editor's buffer counts, unsaved edits included.
-    client.text_document_did_change(types.DidChangeTextDocumentParams(
-        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-        content_changes=[types.TextDocumentContentChangeWholeDocument(text="Only @docs/style.md\n")],
-    ))  # fmt: skip
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangeWholeDocument(text="Only @docs/style.md\n")
+            ],
+        )
+    )
     edited = await client.text_document_document_link_async(
         types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
@@ -220,18 +243,40 @@ async def test_the_cli_agrees_with_the_server(client: LanguageClient, ws: Worksp
     path = ws.base / "settings.json"
     path.write_text(json.dumps(ws.options(**settings)))
     done = subprocess.run(
-        [sys.executable, "-m", "dsh_sidecar", "preview", ws.path("pkg"), "--json",
-         "--settings", str(path)],
-        capture_output=True, check=True, env=server_env(),
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "dsh_sidecar",
+            "preview",
+            ws.path("pkg"),
+            "--json",
+            "--settings",
+            str(path),
+        ],
+        capture_output=True,
+        check=True,
+        env=server_env(),
+    )
     assert json.loads(done.stdout) == preview
     scopes = subprocess.run(
-        [sys.executable, "-m", "dsh_sidecar", "scopes", ws.path("pkg/main.py"),
-         "--settings", str(path)],
-        capture_output=True, check=True, env=server_env(), text=True,
-    ).stdout.splitlines()  # fmt: skip
-    assert "overridden       12  pkg/AGENTS.md  replaced by AGENTS.override.md in this " \
-           "directory (instructions.overrideFiles)" in scopes  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "dsh_sidecar",
+            "scopes",
+            ws.path("pkg/main.py"),
+            "--settings",
+            str(path),
+        ],
+        capture_output=True,
+        check=True,
+        env=server_env(),
+        text=True,
+    ).stdout.splitlines()
+    assert (
+        "overridden       12  pkg/AGENTS.md  replaced by AGENTS.override.md in this "
+        "directory (instructions.overrideFiles)" in scopes
+    )
     assert "imported         13    @docs/style.md" in scopes
     assert "                      applies to files matching `pkg/**`" in scopes
 
@@ -243,8 +288,10 @@ async def test_off_nothing_is_read_but_each_file_names_its_setting(
     await start(client, ws)
     preview = as_dict(await call(client, methods.CONTEXT_PREVIEW, {"cwd": ws.path("pkg")}))
     assert [f["displayPath"] for f in preview["files"]] == [
-        "AGENTS.md", "CLAUDE.md", "pkg/AGENTS.md",
-    ]  # fmt: skip
+        "AGENTS.md",
+        "CLAUDE.md",
+        "pkg/AGENTS.md",
+    ]
     assert "Imported from" not in preview["text"] and "Style guide" not in preview["text"]
     # Byte for byte what a tree without any of the conventions' files gives.
     plain = ws.base / "plain"
@@ -260,16 +307,19 @@ async def test_off_nothing_is_read_but_each_file_names_its_setting(
     assert override.startswith("**AGENTS.override.md** — not read by this sidecar")
     assert "set `instructions.overrideFiles` to true to read it" in override
     rule = await diagnostics_for(client, ws, ".github/instructions/py.instructions.md")
-    assert [(d.code, d.message) for d in rule] == [(
-        "convention-off",
-        "Not read by this sidecar: GitHub Copilot's convention .github/instructions holds rules "
-        'for the files they name; add "copilot" to instructions.ruleSets to read it',
-    )]  # fmt: skip
+    assert [(d.code, d.message) for d in rule] == [
+        (
+            "convention-off",
+            "Not read by this sidecar: GitHub Copilot's convention .github/instructions holds rules "
+            'for the files they name; add "copilot" to instructions.ruleSets to read it',
+        )
+    ]
     claude = await diagnostics_for(client, ws, "CLAUDE.md")
     style = CLAUDE_MD.index("@docs/style.md")
     assert [(d.code, d.range.start.character) for d in claude] == [
-        ("convention-off", style), ("convention-off", CLAUDE_MD.index("@AGENTS.md")),
-    ]  # fmt: skip
+        ("convention-off", style),
+        ("convention-off", CLAUDE_MD.index("@AGENTS.md")),
+    ]
     assert claude[0].message == (
         "@docs/style.md is not followed: set instructions.imports to true to import it "
         "(Claude Code's convention)"
@@ -328,13 +378,17 @@ async def test_instructions_for_other_agents_never_give_a_silent_empty_baseline(
         hover = await hover_text(client, ws, rel)
         if rel == "GEMINI.md":
             assert hover.startswith("**GEMINI.md** — not read by this sidecar")
-        assert "Not read by this sidecar: Gemini CLI's convention GEMINI.md holds a directory's " \
-               "instructions (`GEMINI.md`); add \"GEMINI.md\" to " \
-               "`instructions.instructionFileCandidates` to read it" in hover  # fmt: skip
+        assert (
+            "Not read by this sidecar: Gemini CLI's convention GEMINI.md holds a directory's "
+            'instructions (`GEMINI.md`); add "GEMINI.md" to '
+            "`instructions.instructionFileCandidates` to read it" in hover
+        )
         assert "it governs only .claude/ itself); link or move it to CLAUDE.md" in hover
     # The CLI says the same as the server.
     done = subprocess.run(
         [sys.executable, "-m", "dsh_sidecar", "preview", ws.path("."), "--json"],
-        capture_output=True, check=True, env=server_env(),
-    )  # fmt: skip
+        capture_output=True,
+        check=True,
+        env=server_env(),
+    )
     assert json.loads(done.stdout) == preview

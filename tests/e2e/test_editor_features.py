@@ -161,9 +161,11 @@ async def test_scopes_reports_states_and_active_changes(
     report = as_dict(await call(client, methods.SCOPES, {"uri": ws.uri("pkg/src/main.py")}))
     assert report["projectRoot"] == str(ws.project)
     assert [(f["displayPath"], f["state"]) for f in report["files"]] == [
-        ("AGENTS.md", "omitted"), ("CLAUDE.md", "duplicate"), ("AGENTS.local.md", "included"),
+        ("AGENTS.md", "omitted"),
+        ("CLAUDE.md", "duplicate"),
+        ("AGENTS.local.md", "included"),
         ("pkg/AGENTS.md", "oversized"),
-    ]  # fmt: skip
+    ]
     assert [(s["sessionId"], [c["path"] for c in s["active"]]) for s in report["sessions"]] == [
         (sid, ["AGENTS.local.md"])
     ]

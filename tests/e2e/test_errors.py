@@ -145,15 +145,17 @@ async def test_invalid_settings_fall_back_per_key_and_are_reported_until_fixed(
     client.set_configuration(pulled, section="dsh")  # answers the server's pull, read live
 
     first = client.wait_for_notification(methods.SETTINGS_DID_CHECK)
-    await client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"),
-        root_uri=ws.project.as_uri(),
-        initialization_options={
-            **ws.options(),
-            "timeContext": {"enabled": True, "timeZone": "Mars/Olympus"},
-            "hover": {"otherFiles": "always"},
-        },
-    ))  # fmt: skip
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=ws.project.as_uri(),
+            initialization_options={
+                **ws.options(),
+                "timeContext": {"enabled": True, "timeZone": "Mars/Olympus"},
+                "hover": {"otherFiles": "always"},
+            },
+        )
+    )
     client.dsh_initialized = True  # type: ignore[attr-defined]
     report = as_dict(await first)
     assert [(r["key"], r["value"]) for r in report["refused"]] == [
@@ -177,9 +179,18 @@ async def test_invalid_settings_fall_back_per_key_and_are_reported_until_fixed(
     sid = as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project)}))["session"][
         "id"
     ]
-    prepared = as_dict(await call(client, methods.STEP_PREPARE, {
-        "sessionId": sid, "turn": 1, "step": 1, "prompt": {"text": "what time is it"},
-    }))  # fmt: skip
+    prepared = as_dict(
+        await call(
+            client,
+            methods.STEP_PREPARE,
+            {
+                "sessionId": sid,
+                "turn": 1,
+                "step": 1,
+                "prompt": {"text": "what time is it"},
+            },
+        )
+    )
     rendered = "\n".join(
         b.get("text", "") for m in prepared["messages"] for b in m["content"] if isinstance(b, dict)
     )
@@ -196,10 +207,12 @@ async def test_unopenable_store_fails_initialize_naming_the_file(
     blocker = ws.base / "not-a-dir"
     blocker.write_text("a file where the store's directory should be")
     with pytest.raises(JsonRpcInvalidParams) as caught:
-        await client.initialize_session(types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            initialization_options={"store": {"path": str(blocker / "sessions.sqlite3")}},
-        ))  # fmt: skip
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities("visual-studio-code"),
+                initialization_options={"store": {"path": str(blocker / "sessions.sqlite3")}},
+            )
+        )
     assert str(blocker / "sessions.sqlite3") in caught.value.message
     assert caught.value.data == {"code": "invalid-config", "key": "store.path"}
     client.dsh_initialized = True  # type: ignore[attr-defined]

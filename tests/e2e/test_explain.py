@@ -70,9 +70,14 @@ async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient) -> 
 
 def engine(ws: Workspace, rel: str, cwd: str | None = None) -> dict[str, object]:
     return explain_file(
-        ws.path(rel), InstructionSettings(), LOCAL_FS, dsh_home=str(ws.home),
-        cwd=ws.path(cwd) if cwd is not None else None, home=str(AGENT_HOME), env={},
-    ).to_json()  # fmt: skip
+        ws.path(rel),
+        InstructionSettings(),
+        LOCAL_FS,
+        dsh_home=str(ws.home),
+        cwd=ws.path(cwd) if cwd is not None else None,
+        home=str(AGENT_HOME),
+        env={},
+    ).to_json()
 
 
 @pytest.mark.parametrize("cwd", [None, "pkg"])

@@ -34,13 +34,21 @@ def mention(session_id: str, label: str) -> str:
 
 
 def user_message(text: str) -> dict[str, Any]:
-    return {"id": f"u-{text}", "role": "user", "content": [{"type": "text", "text": text}],
-            "source": {"kind": "user"}}  # fmt: skip
+    return {
+        "id": f"u-{text}",
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+        "source": {"kind": "user"},
+    }
 
 
 def assistant_event(text: str) -> dict[str, Any]:
-    message = {"id": f"a-{text}", "role": "assistant", "content": [{"type": "text", "text": text}],
-               "source": {"kind": "model", "provider": "test", "model": "scripted"}}  # fmt: skip
+    message = {
+        "id": f"a-{text}",
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "source": {"kind": "model", "provider": "test", "model": "scripted"},
+    }
     return {"type": "assistant/message", "data": {"turn": 1, "step": 1, "message": message}}
 
 
@@ -54,9 +62,17 @@ async def test_mention_inserts_snapshot_right_after_the_citing_prompt(
         await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project), "title": "Research"})
     )
     src = source["session"]["id"]
-    await call(client, methods.SESSION_APPEND, {"sessionId": src, "events": [
-        {"type": "user/message", "data": user_message("hello <b>")}, assistant_event("hi there"),
-    ]})  # fmt: skip
+    await call(
+        client,
+        methods.SESSION_APPEND,
+        {
+            "sessionId": src,
+            "events": [
+                {"type": "user/message", "data": user_message("hello <b>")},
+                assistant_event("hi there"),
+            ],
+        },
+    )
     target = as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project)}))["session"][
         "id"
     ]
@@ -66,17 +82,31 @@ async def test_mention_inserts_snapshot_right_after_the_citing_prompt(
     assert found["candidates"][0]["mention"] == mention(src, "Research")
 
     prompt = f"summarize {mention(src, 'Research')} please"
-    step = as_dict(await call(client, methods.STEP_PREPARE, {
-        "sessionId": target, "turn": 1, "step": 1, "prompt": {"text": prompt}}))  # fmt: skip
+    step = as_dict(
+        await call(
+            client,
+            methods.STEP_PREPARE,
+            {"sessionId": target, "turn": 1, "step": 1, "prompt": {"text": prompt}},
+        )
+    )
     kinds = [m["source"]["kind"] for m in step["messages"]]
     assert kinds == ["user", "session-reference", "agent-instructions"]
     assert step["messages"][0]["content"][0]["text"] == "summarize @Research please"
     snapshot = step["messages"][1]["content"][0]["text"]
     assert snapshot.startswith(REFERENCE_PREFIX) and snapshot.endswith("\n</referenced-sessions>")
     payload = json.loads(snapshot[len(REFERENCE_PREFIX) : -len("\n</referenced-sessions>")])
-    assert payload == [{"sessionId": src, "label": "Research", "cwd": str(ws.project), "capturedThroughSeq": 1,
-                        "conversation": [{"role": "user", "text": "hello <b>"},
-                                         {"role": "assistant", "text": "hi there"}]}]  # fmt: skip
+    assert payload == [
+        {
+            "sessionId": src,
+            "label": "Research",
+            "cwd": str(ws.project),
+            "capturedThroughSeq": 1,
+            "conversation": [
+                {"role": "user", "text": "hello <b>"},
+                {"role": "assistant", "text": "hi there"},
+            ],
+        }
+    ]
     assert "\\u003cb>" in snapshot  # tag-safe: no raw '<' from the referenced session
     refs = step["messages"][1]["source"]["references"]
     assert [(r["sessionId"], r["label"], r["inputIndex"]) for r in refs] == [(src, "Research", 0)]
@@ -90,8 +120,10 @@ async def test_reference_errors_reject_the_step_and_write_nothing(
     target = as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project)}))["session"][
         "id"
     ]
-    others = [as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project)}))["session"]["id"]
-              for _ in range(4)]  # fmt: skip
+    others = [
+        as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project)}))["session"]["id"]
+        for _ in range(4)
+    ]
     cases = [
         (f"me {mention(target, 'me')}", "SESSION_REFERENCE_SELF_REFERENCE"),
         (" ".join(mention(o, o[:4]) for o in others), "SESSION_REFERENCE_TOO_MANY"),
@@ -99,8 +131,11 @@ async def test_reference_errors_reject_the_step_and_write_nothing(
     ]
     for text, code in cases:
         with pytest.raises(JsonRpcInvalidParams) as caught:
-            await call(client, methods.STEP_PREPARE, {"sessionId": target, "turn": 1, "step": 1,
-                                                      "prompt": {"text": text}})  # fmt: skip
+            await call(
+                client,
+                methods.STEP_PREPARE,
+                {"sessionId": target, "turn": 1, "step": 1, "prompt": {"text": text}},
+            )
         assert caught.value.data is not None
         assert caught.value.data["code"] == code
     assert (
@@ -118,16 +153,21 @@ READING = re.compile(
 )
 
 
-async def spawn(ws: Workspace, env: dict[str, str] | None = None, process_id: int | None = None,
-                **settings: Any) -> LanguageClient:  # fmt: skip
+async def spawn(
+    ws: Workspace, env: dict[str, str] | None = None, process_id: int | None = None, **settings: Any
+) -> LanguageClient:
     client = LanguageClient()
     await client.start_io(*SERVER_COMMAND, env=env or server_env())
     options = ws.options()
     options.update(settings)
-    await client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("neovim"), process_id=process_id,
-        root_uri=ws.project.as_uri(), initialization_options=options,
-    ))  # fmt: skip
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("neovim"),
+            process_id=process_id,
+            root_uri=ws.project.as_uri(),
+            initialization_options=options,
+        )
+    )
     return client
 
 
@@ -146,8 +186,11 @@ async def servers() -> AsyncIterator[list[LanguageClient]]:
 
 
 def readings(step: dict[str, Any]) -> list[str]:
-    return [m["content"][0]["text"] for m in step["messages"]
-            if m["source"].get("plugin") == "time-context"]  # fmt: skip
+    return [
+        m["content"][0]["text"]
+        for m in step["messages"]
+        if m["source"].get("plugin") == "time-context"
+    ]
 
 
 async def test_time_readings_honour_the_interval_across_a_restart(
@@ -170,8 +213,12 @@ async def test_time_readings_honour_the_interval_across_a_restart(
     (text,) = readings(step)
     match = READING.fullmatch(text)
     assert match and match.groups()[:4] == ("1", "1", "model-visible message", "unavailable")
-    assert step["messages"][-1]["source"] == {"kind": "plugin", "plugin": "time-context", "form": "snapshot",
-                                              "sections": [{"name": "time-context", "text": text}]}  # fmt: skip
+    assert step["messages"][-1]["source"] == {
+        "kind": "plugin",
+        "plugin": "time-context",
+        "form": "snapshot",
+        "sections": [{"name": "time-context", "text": text}],
+    }
     await call(first, methods.STEP_END, {"sessionId": sid, "turn": 1, "step": 1})
     await stop(first)
 
@@ -180,8 +227,11 @@ async def test_time_readings_honour_the_interval_across_a_restart(
     second = await spawn(ws, **time_settings(3_600_000))
     servers.append(second)
     await call(second, methods.SESSION_OPEN, {"cwd": str(ws.project), "sessionId": sid})
-    step = as_dict(await call(second, methods.STEP_PREPARE, {"sessionId": sid, "turn": 1, "step": 2,
-                                                             "prompt": prompt}))  # fmt: skip
+    step = as_dict(
+        await call(
+            second, methods.STEP_PREPARE, {"sessionId": sid, "turn": 1, "step": 2, "prompt": prompt}
+        )
+    )
     assert readings(step) == []
     await call(second, methods.STEP_END, {"sessionId": sid, "turn": 1, "step": 2})
     await stop(second)
@@ -192,8 +242,11 @@ async def test_time_readings_honour_the_interval_across_a_restart(
     third = await spawn(ws, **time_settings(1))
     servers.append(third)
     await call(third, methods.SESSION_OPEN, {"cwd": str(ws.project), "sessionId": sid})
-    step = as_dict(await call(third, methods.STEP_PREPARE, {"sessionId": sid, "turn": 1, "step": 3,
-                                                            "prompt": prompt}))  # fmt: skip
+    step = as_dict(
+        await call(
+            third, methods.STEP_PREPARE, {"sessionId": sid, "turn": 1, "step": 3, "prompt": prompt}
+        )
+    )
     (text,) = readings(step)
     match = READING.fullmatch(text)
     assert match and match.groups()[:3] == ("1", "3", "step context") and match[4] != "unavailable"
@@ -208,8 +261,14 @@ def tmux(tmp_path: Path) -> Iterator[dict[str, str]]:
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
 
     def run(*args: str) -> str:
-        return subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", *args], env=env, check=True,
-                              capture_output=True, text=True, timeout=10).stdout  # fmt: skip
+        return subprocess.run(
+            ["tmux", "-S", socket, "-f", "/dev/null", *args],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout
 
     run("new-session", "-d", "-s", "work", "-x", "120", "-y", "30", "-n", "editor", "sleep 600")
     fmt = "#{pane_pid}\t#{pane_id}\t#{pid}\t#{window_layout}"
@@ -241,14 +300,23 @@ def tmux_env(info: dict[str, str]) -> dict[str, str]:
 async def test_tmux_reading_from_a_real_pane_then_none_while_unchanged(
     ws: Workspace, tmux: dict[str, str], servers: list[LanguageClient]
 ) -> None:
-    client = await spawn(ws, env=tmux_env(tmux), process_id=int(tmux["pane_pid"]),
-                         tmuxContext={"enabled": True, "useClientProcess": True})  # fmt: skip
+    client = await spawn(
+        ws,
+        env=tmux_env(tmux),
+        process_id=int(tmux["pane_pid"]),
+        tmuxContext={"enabled": True, "useClientProcess": True},
+    )
     servers.append(client)
     sid = as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project)}))["session"][
         "id"
     ]
-    step = as_dict(await call(client, methods.STEP_PREPARE, {"sessionId": sid, "turn": 1, "step": 1,
-                                                             "prompt": {"text": "where am I?"}}))  # fmt: skip
+    step = as_dict(
+        await call(
+            client,
+            methods.STEP_PREPARE,
+            {"sessionId": sid, "turn": 1, "step": 1, "prompt": {"text": "where am I?"}},
+        )
+    )
     first = step["messages"][0]
     expected = (
         "tmux location (turn 1):\n"
@@ -256,13 +324,22 @@ async def test_tmux_reading_from_a_real_pane_then_none_while_unchanged(
         f"window active=1, pane active=1, layout {tmux['layout']}"
     )
     assert first["content"][0]["text"] == expected
-    assert first["source"] == {"kind": "plugin", "plugin": "tmux-context", "form": "snapshot",
-                               "sections": [{"name": "tmux-context", "text": expected}]}  # fmt: skip
+    assert first["source"] == {
+        "kind": "plugin",
+        "plugin": "tmux-context",
+        "form": "snapshot",
+        "sections": [{"name": "tmux-context", "text": expected}],
+    }
     assert step["messages"][1]["content"][0]["text"] == "where am I?"  # the reading is prepended
     await call(client, methods.STEP_END, {"sessionId": sid, "turn": 1, "step": 1})
     await call(client, methods.TURN_END, {"sessionId": sid, "turn": 1, "reason": "done"})
-    again = as_dict(await call(client, methods.STEP_PREPARE, {"sessionId": sid, "turn": 2, "step": 1,
-                                                              "prompt": {"text": "and now?"}}))  # fmt: skip
+    again = as_dict(
+        await call(
+            client,
+            methods.STEP_PREPARE,
+            {"sessionId": sid, "turn": 2, "step": 1, "prompt": {"text": "and now?"}},
+        )
+    )
     assert [m["source"]["kind"] for m in again["messages"]] == ["user"]
 
 
@@ -275,6 +352,11 @@ async def test_inherited_tmux_environment_without_the_pane_tty_yields_nothing(
     sid = as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project)}))["session"][
         "id"
     ]
-    step = as_dict(await call(client, methods.STEP_PREPARE, {"sessionId": sid, "turn": 1, "step": 1,
-                                                             "prompt": {"text": "where?"}}))  # fmt: skip
+    step = as_dict(
+        await call(
+            client,
+            methods.STEP_PREPARE,
+            {"sessionId": sid, "turn": 1, "step": 1, "prompt": {"text": "where?"}},
+        )
+    )
     assert [m["source"]["kind"] for m in step["messages"]] == ["user"]

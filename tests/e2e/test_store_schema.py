@@ -52,10 +52,12 @@ async def test_newer_store_fails_initialize_naming_the_file_and_both_versions(
     db.commit()
     db.close()
     with pytest.raises(JsonRpcInvalidParams) as caught:
-        await client.initialize_session(types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            initialization_options=ws.options(),
-        ))  # fmt: skip
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities("visual-studio-code"),
+                initialization_options=ws.options(),
+            )
+        )
     assert caught.value.message == (
         f"dsh-sidecar cannot open its session store {ws.store}: {ws.store} has session store"
         " schema version 4, newer than this dsh-sidecar supports (3): upgrade dsh-sidecar, or"

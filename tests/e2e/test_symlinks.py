@@ -73,10 +73,20 @@ async def test_scopes_and_preview_report_the_target_and_agree_with_the_cli(
     settings = ws.base / "settings.json"
     settings.write_text(json.dumps(ws.options()))
     done = subprocess.run(
-        [sys.executable, "-m", "dsh_sidecar", "preview", ws.path("pkg"), "--json",
-         "--settings", str(settings)],
-        capture_output=True, check=True, env=server_env(),
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "dsh_sidecar",
+            "preview",
+            ws.path("pkg"),
+            "--json",
+            "--settings",
+            str(settings),
+        ],
+        capture_output=True,
+        check=True,
+        env=server_env(),
+    )
     assert json.loads(done.stdout) == preview
 
 
@@ -132,9 +142,14 @@ async def test_a_session_never_gets_it_and_loses_a_file_re_pointed_outside(
     def touch(token: str) -> None:
         client.protocol.notify(
             methods.TOOL_RESULT,
-            {"sessionId": sid, "token": token, "name": "read",
-             "arguments": {"file_path": "pkg/x.py"}, "isError": False},
-        )  # fmt: skip
+            {
+                "sessionId": sid,
+                "token": token,
+                "name": "read",
+                "arguments": {"file_path": "pkg/x.py"},
+                "isError": False,
+            },
+        )
 
     touch("t1")
     assert [t.splitlines()[1] for t in texts(await pending(client, sid))] == [

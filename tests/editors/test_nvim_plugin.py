@@ -206,11 +206,26 @@ def test_pending_shows_the_agents_sessions(nvim: Path, project: Project) -> None
     store = Store(str(project.store), durable=False)
     try:
         for sid, cwd in (("codex:s1", project.root), ("codex:elsewhere", project.home)):
-            store.create_session(SessionHeader(sid, 1_700_000_000_000, str(cwd), agent="codex", agent_session=sid[6:]))  # fmt: skip
-        message = Message.user(["<system-reminder>\nx\n</system-reminder>"], {
-            "kind": "agent-instructions", "form": "instructions",
-            "changes": [{"action": "set", "scope": "pkg\u0000AGENTS.md", "path": "pkg/AGENTS.md", "digest": "1" * 40}],
-        })  # fmt: skip
+            store.create_session(
+                SessionHeader(
+                    sid, 1_700_000_000_000, str(cwd), agent="codex", agent_session=sid[6:]
+                )
+            )
+        message = Message.user(
+            ["<system-reminder>\nx\n</system-reminder>"],
+            {
+                "kind": "agent-instructions",
+                "form": "instructions",
+                "changes": [
+                    {
+                        "action": "set",
+                        "scope": "pkg\u0000AGENTS.md",
+                        "path": "pkg/AGENTS.md",
+                        "digest": "1" * 40,
+                    }
+                ],
+            },
+        )
         draft = splice_draft([], [message])
         assert draft is not None
         store.append("codex:s1", [draft], inbox=[message])

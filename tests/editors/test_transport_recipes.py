@@ -38,8 +38,11 @@ class Served:
         with open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "dsh_sidecar", "serve", *flags],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, env=env,
-            )  # fmt: skip
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=env,
+            )
         assert self.proc.stdout is not None
         ready, _, _ = select.select([self.proc.stdout], [], [], TIMEOUT)
         line = self.proc.stdout.readline() if ready else b""
@@ -63,7 +66,11 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture(params=["tcp", "unix"])
 def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
-    flags = ["--tcp", "--port", "0"] if request.param == "tcp" else ["--socket", str(tmp_path / "run" / "dsh.sock")]  # fmt: skip
+    flags = (
+        ["--tcp", "--port", "0"]
+        if request.param == "tcp"
+        else ["--socket", str(tmp_path / "run" / "dsh.sock")]
+    )
     server = Served(tmp_path, *flags)
     try:
         yield server
@@ -84,11 +91,20 @@ def run_node(served: Served, tmp_path: Path, project: Path, **env: str) -> dict[
         pytest.fail("node and vscode-extension/node_modules are needed: run scripts/bootstrap")
     mode, where, token_file = target(served)
     done = subprocess.run(
-        [node, str(RECIPES / "vscode_socket_client.js"), mode, where, token_file,
-         str(tmp_path / "store.sqlite3"), str(project)],
-        capture_output=True, timeout=TIMEOUT, check=False,
+        [
+            node,
+            str(RECIPES / "vscode_socket_client.js"),
+            mode,
+            where,
+            token_file,
+            str(tmp_path / "store.sqlite3"),
+            str(project),
+        ],
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
         env={**os.environ, "DSH_EXTENSION_DIR": str(EXTENSION), **env},
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr.decode()
     result: dict[str, Any] = json.loads(done.stdout)
     return result
@@ -133,14 +149,22 @@ def test_neovim_recipe(served: Served, tmp_path: Path, project: Path, nvim_012: 
     mode, where, token_file = target(served)
     env = {
         **os.environ,
-        "DSH_MODE": mode, "DSH_TARGET": where, "DSH_TOKEN_FILE": token_file,
-        "DSH_STORE": str(tmp_path / "store.sqlite3"), "DSH_CWD": str(project),
-        "XDG_STATE_HOME": str(tmp_path / "xdg"), "XDG_DATA_HOME": str(tmp_path / "xdg"),
-    }  # fmt: skip
+        "DSH_MODE": mode,
+        "DSH_TARGET": where,
+        "DSH_TOKEN_FILE": token_file,
+        "DSH_STORE": str(tmp_path / "store.sqlite3"),
+        "DSH_CWD": str(project),
+        "XDG_STATE_HOME": str(tmp_path / "xdg"),
+        "XDG_DATA_HOME": str(tmp_path / "xdg"),
+    }
     done = subprocess.run(
         [str(nvim_012), "--headless", "--clean", "-l", str(RECIPES / "nvim_socket_client.lua")],
-        capture_output=True, timeout=TIMEOUT, check=False, env=env, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
     out = json.loads(done.stdout.decode().strip().splitlines()[-1])
     assert done.returncode == 0 and "error" not in out, (out, done.stderr.decode())
     assert out["protocolVersion"] == 1

@@ -122,9 +122,10 @@ def test_chat_turn_gets_nested_instructions_after_tool_result(
     assert FILE_TEXT in second_msgs[tool_at][1]
     assert second["messages"][tool_at - 1]["tool_calls"][0]["function"]["name"] == "read"
     nested = [
-        i for i, m in enumerate(second["messages"])
+        i
+        for i, m in enumerate(second["messages"])
         if m["role"] == "user" and any(t.startswith(REMINDER) for t in texts(m))
-    ]  # fmt: skip
+    ]
     assert nested, f"no nested instructions in the second request: {second_msgs}"
     assert nested[0] > tool_at, f"nested instructions at {nested[0]}, tool result at {tool_at}"
     assert nested[0] == tool_at + 1, "the instructions come right after the tool result"
@@ -145,9 +146,10 @@ def test_chat_turn_gets_nested_instructions_after_tool_result(
     assert mention["prompt"] == f"Compare with @{title} ", mention
     assert any(c.startswith(title) for c in mention["candidates"]), mention["candidates"]
     prompt_at = next(
-        i for i, m in enumerate(mentioning["messages"])
+        i
+        for i, m in enumerate(mentioning["messages"])
         if m["role"] == "user" and any(t.startswith("Compare with @") for t in texts(m))
-    )  # fmt: skip
+    )
     assert texts(mentioning["messages"][prompt_at]) == [f"Compare with @{title}"]
     snapshot = "\n".join(texts(mentioning["messages"][prompt_at + 1]))
     assert "Summary: read pkg/src/x.txt." in snapshot, snapshot

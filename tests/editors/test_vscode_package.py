@@ -81,8 +81,12 @@ def test_bundled_sidecar_runs_on_a_bare_python(vsix: Path, tmp_path: Path) -> No
 
     probe = subprocess.run(
         [str(base_python), "-I", str(launcher), "--probe"],
-        capture_output=True, text=True, timeout=60, check=True, env=env,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env=env,
+    )
     info = json.loads(probe.stdout)
     assert info["supported"] and info["bundled"], info
     assert info["sidecar"]["path"] == str(
@@ -92,16 +96,26 @@ def test_bundled_sidecar_runs_on_a_bare_python(vsix: Path, tmp_path: Path) -> No
     # A real LSP initialize over stdio answers with the dsh capability; then shutdown and exit.
     serve = subprocess.Popen(
         [str(base_python), "-I", str(launcher), "serve"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=dict(env, DSH_HOME=str(tmp_path / "home")), cwd=tmp_path,
-    )  # fmt: skip
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(env, DSH_HOME=str(tmp_path / "home")),
+        cwd=tmp_path,
+    )
     assert serve.stdin is not None and serve.stdout is not None
     # A sidecar that never answers must not hang the test: kill it, and the read sees EOF.
     watchdog = threading.Timer(60, serve.kill)
     watchdog.start()
     try:
-        _send(serve.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                            "params": {"processId": None, "rootUri": None, "capabilities": {}}})  # fmt: skip
+        _send(
+            serve.stdin,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"processId": None, "rootUri": None, "capabilities": {}},
+            },
+        )
         answer = _receive(serve.stdout)
         assert answer["id"] == 1, answer
         assert answer["result"]["capabilities"]["experimental"]["dsh"]["protocolVersion"] == 1

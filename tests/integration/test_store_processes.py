@@ -70,9 +70,13 @@ def child(code: str, *args: str) -> subprocess.Popen[str]:
     # Crash safety is the point here: the stores keep fsync whatever the developer's shell says.
     env = {k: v for k, v in os.environ.items() if k != NO_FSYNC_ENV}
     return subprocess.Popen(
-        [sys.executable, "-c", code, *args], env=env,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [sys.executable, "-c", code, *args],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def check_session(store: Store, sid: str) -> list[Message]:

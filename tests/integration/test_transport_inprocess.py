@@ -91,11 +91,18 @@ async def connected(server: DshServer) -> AsyncIterator[Client]:
 
 
 async def initialize(client: Client, tmp_path: Path) -> None:
-    await client.result("initialize", {
-        "processId": None, "rootUri": None, "capabilities": {},
-        "initializationOptions": {"store": {"path": str(tmp_path / "store.sqlite3")},
-                                  "instructions": {"dshHome": str(tmp_path / "home")}},
-    })  # fmt: skip
+    await client.result(
+        "initialize",
+        {
+            "processId": None,
+            "rootUri": None,
+            "capabilities": {},
+            "initializationOptions": {
+                "store": {"path": str(tmp_path / "store.sqlite3")},
+                "instructions": {"dshHome": str(tmp_path / "home")},
+            },
+        },
+    )
     client.notify("initialized", {})
 
 
@@ -127,14 +134,23 @@ async def test_notifications_leave_no_bookkeeping_behind(tmp_path: Path, batches
         for batch in range(batches):
             for i in range(per_batch // 4):
                 client.notify("textDocument/didOpen", {"textDocument": document})
-                client.notify("textDocument/didChange", {
-                    "textDocument": {"uri": uri, "version": i + 2},
-                    "contentChanges": [{"text": f"x = {i}\n"}],
-                })  # fmt: skip
-                client.notify("dsh/tool/result", {
-                    "sessionId": sid, "token": f"t{batch}-{i}", "name": "read",
-                    "arguments": {"file_path": str(source)}, "isError": False,
-                })  # fmt: skip
+                client.notify(
+                    "textDocument/didChange",
+                    {
+                        "textDocument": {"uri": uri, "version": i + 2},
+                        "contentChanges": [{"text": f"x = {i}\n"}],
+                    },
+                )
+                client.notify(
+                    "dsh/tool/result",
+                    {
+                        "sessionId": sid,
+                        "token": f"t{batch}-{i}",
+                        "name": "read",
+                        "arguments": {"file_path": str(source)},
+                        "isError": False,
+                    },
+                )
                 client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
                 if i % 500 == 0:
                     await client.writer.drain()
@@ -224,10 +240,15 @@ async def test_an_unauthenticated_connection_builds_no_server_and_times_out(tmp_
     # Silence: after the deadline, one refusal and the end of the connection.
     header = await asyncio.wait_for(client_reader.readuntil(b"\r\n\r\n"), HANG_GUARD)
     body = await client_reader.readexactly(int(header.split(b":")[1].split(b"\r\n")[0]))
-    assert json.loads(body) == {"jsonrpc": "2.0", "id": None, "error": {
-        "code": -32600, "message": "Unauthorized: no initialize with the token within 0.5 s",
-        "data": {"code": "unauthorized"},
-    }}  # fmt: skip
+    assert json.loads(body) == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": "Unauthorized: no initialize with the token within 0.5 s",
+            "data": {"code": "unauthorized"},
+        },
+    }
     assert await asyncio.wait_for(client_reader.read(), HANG_GUARD) == b""
     assert await asyncio.wait_for(serving, HANG_GUARD) is None
     assert built == []
@@ -248,12 +269,24 @@ async def test_a_closed_connection_leaves_its_server_to_the_garbage_collector(
         async with connected(server) as client:
             await initialize(client, tmp_path)
             await client.result("dsh/session/open", {"cwd": str(project)})
-            client.notify("textDocument/didOpen", {"textDocument": {
-                "uri": (project / "main.py").as_uri(), "languageId": "python", "version": 1,
-                "text": "x = 1\n"}})  # fmt: skip
-            await client.result("textDocument/hover", {
-                "textDocument": {"uri": (project / "main.py").as_uri()},
-                "position": {"line": 0, "character": 0}})  # fmt: skip
+            client.notify(
+                "textDocument/didOpen",
+                {
+                    "textDocument": {
+                        "uri": (project / "main.py").as_uri(),
+                        "languageId": "python",
+                        "version": 1,
+                        "text": "x = 1\n",
+                    }
+                },
+            )
+            await client.result(
+                "textDocument/hover",
+                {
+                    "textDocument": {"uri": (project / "main.py").as_uri()},
+                    "position": {"line": 0, "character": 0},
+                },
+            )
         del server, client
     # Timers of the document tracker (didChange coalescing) may hold a server briefly.
     await asyncio.sleep(0.5)

@@ -82,8 +82,10 @@ def test_wire_hash_is_order_independent_and_sensitive() -> None:
 
 def _types_module(source: str) -> ModuleType:
     module = ModuleType("fake_wire_types")
-    exec(compile("from __future__ import annotations\nimport attrs\n" + source, "fake", "exec"),
-         module.__dict__)  # fmt: skip
+    exec(
+        compile("from __future__ import annotations\nimport attrs\n" + source, "fake", "exec"),
+        module.__dict__,
+    )
     return module
 
 

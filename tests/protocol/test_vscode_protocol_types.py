@@ -112,8 +112,11 @@ def test_the_parsers_find_the_contract() -> None:
     # A parser that found nothing would make every comparison below vacuous.
     assert len(DOCUMENTED) >= 15 and len(TYPED) >= 15
     assert DOC_INTERFACES["StepPrepareParams"] == {
-        "sessionId": False, "turn": False, "step": False, "prompt": True,
-    }  # fmt: skip
+        "sessionId": False,
+        "turn": False,
+        "step": False,
+        "prompt": True,
+    }
     assert TS_INTERFACES["SessionOpenParams"] == {"cwd": False, "sessionId": True, "title": True}
 
 

@@ -77,7 +77,9 @@ def test_the_extension_sends_exactly_the_documented_settings() -> None:
 def user_only_documented() -> set[str]:
     """Keys whose "Who may set it" cell says "user only" in the settings table."""
     text = CONFIG_DOC.read_text(encoding="utf-8")
-    table = text.split("<!-- settings-table:start -->", 1)[1].split("<!-- settings-table:end -->")[0]  # fmt: skip
+    table = text.split("<!-- settings-table:start -->", 1)[1].split("<!-- settings-table:end -->")[
+        0
+    ]
     keys: set[str] = set()
     for line in table.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -95,8 +97,14 @@ def test_the_settings_a_repository_cannot_set_agree_in_docs_manifest_and_code() 
     assert "instructions.allowedSymlinkTargets" in documented_keys
     block = SETTINGS_TS.read_text(encoding="utf-8").split("USER_ONLY_SERVER_SETTINGS", 1)[1]
     in_code = set(re.findall(r"'([\w.]+)'", block.split("]);", 1)[0]))
-    properties = json.loads(MANIFEST.read_text(encoding="utf-8"))["contributes"]["configuration"][0]["properties"]  # fmt: skip
+    properties = json.loads(MANIFEST.read_text(encoding="utf-8"))["contributes"]["configuration"][
+        0
+    ]["properties"]
     server_keys = set(documented())
-    scoped = {n.removeprefix("dsh.") for n, spec in properties.items() if spec.get("scope") in ("machine", "application")}  # fmt: skip
+    scoped = {
+        n.removeprefix("dsh.")
+        for n, spec in properties.items()
+        if spec.get("scope") in ("machine", "application")
+    }
     machine = scoped & server_keys
     assert documented_keys == in_code == machine

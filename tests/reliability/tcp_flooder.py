@@ -89,7 +89,9 @@ def main() -> None:
                     poller.modify(fd, select.POLLIN)
         if not announced and (not first or time.monotonic() - started > 30):
             announced = True
-            print(json.dumps({"ready": totals, "open": len(socks), "pending": len(first)}), flush=True)  # fmt: skip
+            print(
+                json.dumps({"ready": totals, "open": len(socks), "pending": len(first)}), flush=True
+            )
 
 
 if __name__ == "__main__":

@@ -65,9 +65,15 @@ def lsp_round(server: Server, tree: Any) -> list[Any]:
     for path in (agents, deep, str(tree.project / ".github/instructions/huge.instructions.md")):
         server.notify(
             "textDocument/didOpen",
-            {"textDocument": {"uri": file_uri(path), "languageId": "markdown", "version": 1,
-                              "text": Path(path).read_text(errors="replace")}},
-        )  # fmt: skip
+            {
+                "textDocument": {
+                    "uri": file_uri(path),
+                    "languageId": "markdown",
+                    "version": 1,
+                    "text": Path(path).read_text(errors="replace"),
+                }
+            },
+        )
     answers = [
         server.request("dsh/scopes", {"uri": file_uri(deep)}),
         server.request("dsh/scopes", {"uri": file_uri(agents)}),
@@ -217,10 +223,16 @@ def hook_events(tree: Any, extra: list[Path]) -> list[tuple[str, dict[str, Any]]
     of attacks, the huge rule, files outside the project and links out, FIFOs."""
     project, outside = tree.project, tree.outside
     touched = [
-        tree.deep_file, tree.agents_md, project / ".github/instructions/huge.instructions.md",
-        project / "CLAUDE.md", project / ".claude/rules/leak.md", outside / "secret.md",
-        outside / "pipe.md", project / "../outside/also.md", *extra,
-    ]  # fmt: skip
+        tree.deep_file,
+        tree.agents_md,
+        project / ".github/instructions/huge.instructions.md",
+        project / "CLAUDE.md",
+        project / ".claude/rules/leak.md",
+        outside / "secret.md",
+        outside / "pipe.md",
+        project / "../outside/also.md",
+        *extra,
+    ]
     base = {"session_id": "hostile", "cwd": str(project)}
     events: list[tuple[str, dict[str, Any]]] = [
         ("claude", {**base, "hook_event_name": "SessionStart", "source": "startup"}),
@@ -232,19 +244,45 @@ def hook_events(tree: Any, extra: list[Path]) -> list[tuple[str, dict[str, Any]]
             ("claude", {**base, "hook_event_name": "PostToolUse", **read, "tool_use_id": f"r{n}"})
         )
     events += [
-        ("claude", {**base, "hook_event_name": "PostToolUse", "tool_name": "Edit",
-                    "tool_input": {"file_path": str(tree.deep_file)}, "tool_use_id": "e1"}),
+        (
+            "claude",
+            {
+                **base,
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Edit",
+                "tool_input": {"file_path": str(tree.deep_file)},
+                "tool_use_id": "e1",
+            },
+        ),
         ("claude", {**base, "hook_event_name": "SessionStart", "source": "compact"}),
         ("codex", {**base, "hook_event_name": "SessionStart", "source": "startup"}),
-        ("codex", {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
-                   "tool_input": {"command": "cat " + " ".join(
-                       f"'{p}'" for p in touched if "also" not in str(p))},
-                   "tool_use_id": "c1"}),
+        (
+            "codex",
+            {
+                **base,
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Bash",
+                "tool_input": {
+                    "command": "cat " + " ".join(f"'{p}'" for p in touched if "also" not in str(p))
+                },
+                "tool_use_id": "c1",
+            },
+        ),
         ("gemini", {**base, "hook_event_name": "SessionStart", "source": "startup"}),
-        *(("gemini", {**base, "hook_event_name": "AfterTool", "tool_name": "read_file",
-                      "tool_input": {"file_path": str(path)}, "timestamp": f"t{n}"})
-          for n, path in enumerate([tree.deep_file, outside / "secret.md", *extra])),
-    ]  # fmt: skip
+        *(
+            (
+                "gemini",
+                {
+                    **base,
+                    "hook_event_name": "AfterTool",
+                    "tool_name": "read_file",
+                    "tool_input": {"file_path": str(path)},
+                    "timestamp": f"t{n}",
+                },
+            )
+            for n, path in enumerate([tree.deep_file, outside / "secret.md", *extra])
+        ),
+    ]
     return events
 
 
@@ -252,9 +290,12 @@ def run_hook(agent: str, event: dict[str, Any], home: Path, settings_file: Path)
     env = {**os.environ, "DSH_HOME": str(home), "HOME": str(home)}
     done = subprocess.run(
         [*HOOK, "--agent", agent, "--settings", str(settings_file)],
-        input=json.dumps(event).encode(), capture_output=True, timeout=HANG_GUARD, env=env,
+        input=json.dumps(event).encode(),
+        capture_output=True,
+        timeout=HANG_GUARD,
+        env=env,
         check=False,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, (agent, event, done.stderr)
     err = done.stderr.decode(errors="replace")
     assert "Traceback" not in err

@@ -25,8 +25,12 @@ ROUNDS = 4 if os.environ.get("DSH_LONG_TESTS") != "1" else 12
 
 def _user_event(text: str) -> tuple[str, dict[str, Any]]:
     message_id = str(uuid.uuid4())
-    data = {"id": message_id, "role": "user", "content": [{"type": "text", "text": text}],
-            "source": {"kind": "user"}}  # fmt: skip
+    data = {
+        "id": message_id,
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+        "source": {"kind": "user"},
+    }
     return message_id, {"type": "user/message", "data": data}
 
 
@@ -40,27 +44,52 @@ def _project(tmp_path: Path) -> Path:
 
 
 def _drive_until_killed(
-    server: Server, sid: str, root: Path, rng: random.Random, turn: list[int],
+    server: Server,
+    sid: str,
+    root: Path,
+    rng: random.Random,
+    turn: list[int],
     acked: dict[int, str],
-) -> None:  # fmt: skip
+) -> None:
     """Appends, steps and touches as fast as acknowledged, until the server dies."""
     i = 0
     try:
         while True:
             i += 1
             if rng.random() < 0.7:
-                ids, events = zip(*[_user_event(f"m{i}.{k} " * rng.randint(1, 200))
-                                    for k in range(rng.randint(1, 3))], strict=True)  # fmt: skip
-                seqs = server.request("dsh/session/append", {"sessionId": sid, "events": list(events)})["seqs"]  # fmt: skip
+                ids, events = zip(
+                    *[
+                        _user_event(f"m{i}.{k} " * rng.randint(1, 200))
+                        for k in range(rng.randint(1, 3))
+                    ],
+                    strict=True,
+                )
+                seqs = server.request(
+                    "dsh/session/append", {"sessionId": sid, "events": list(events)}
+                )["seqs"]
                 acked.update(zip(seqs, ids, strict=True))
             else:
                 turn[0] += 1
                 if rng.random() < 0.5:  # leave a queued projection for the next step to claim
-                    server.notify("dsh/tool/result", {
-                        "sessionId": sid, "token": f"t{i}", "name": "read", "isError": False,
-                        "arguments": {"file_path": str(root / "pkg" / "x.py")}})  # fmt: skip
-                prepared = server.request("dsh/step/prepare", {
-                    "sessionId": sid, "turn": turn[0], "step": 1, "prompt": {"text": f"turn {turn[0]}"}})  # fmt: skip
+                    server.notify(
+                        "dsh/tool/result",
+                        {
+                            "sessionId": sid,
+                            "token": f"t{i}",
+                            "name": "read",
+                            "isError": False,
+                            "arguments": {"file_path": str(root / "pkg" / "x.py")},
+                        },
+                    )
+                prepared = server.request(
+                    "dsh/step/prepare",
+                    {
+                        "sessionId": sid,
+                        "turn": turn[0],
+                        "step": 1,
+                        "prompt": {"text": f"turn {turn[0]}"},
+                    },
+                )
                 acked.update(
                     zip(prepared["seqs"], (m["id"] for m in prepared["messages"]), strict=True)
                 )

@@ -25,9 +25,12 @@ LONG = os.environ.get("DSH_LONG_TESTS") == "1"
 EXAMPLES = 1500 if LONG else examples(60)
 
 json_leaf = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**63), 2**63), st.floats(allow_nan=False),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**63), 2**63),
+    st.floats(allow_nan=False),
     st.text(max_size=30),
-)  # fmt: skip
+)
 json_value = st.recursive(
     json_leaf,
     lambda inner: (
@@ -35,9 +38,30 @@ json_value = st.recursive(
     ),
     max_leaves=12,
 )
-FIELDS = ["sessionId", "cwd", "title", "query", "limit", "afterSeq", "events", "start", "end",
-          "summary", "compactionId", "turn", "step", "prompt", "reason", "uri", "token",
-          "parentToken", "name", "arguments", "isError", "aborted"]  # fmt: skip
+FIELDS = [
+    "sessionId",
+    "cwd",
+    "title",
+    "query",
+    "limit",
+    "afterSeq",
+    "events",
+    "start",
+    "end",
+    "summary",
+    "compactionId",
+    "turn",
+    "step",
+    "prompt",
+    "reason",
+    "uri",
+    "token",
+    "parentToken",
+    "name",
+    "arguments",
+    "isError",
+    "aborted",
+]
 
 
 @pytest.fixture(scope="module")
@@ -81,25 +105,45 @@ def snapshot(server: Server, sid: str) -> tuple[Any, Any]:
 
 
 NOTIFICATIONS = [
-    "textDocument/didOpen", "textDocument/didChange", "textDocument/didSave",
-    "textDocument/didClose", "workspace/didCreateFiles", "workspace/didRenameFiles",
-    "workspace/didDeleteFiles", methods.TOOL_RESULT,
-]  # fmt: skip
+    "textDocument/didOpen",
+    "textDocument/didChange",
+    "textDocument/didSave",
+    "textDocument/didClose",
+    "workspace/didCreateFiles",
+    "workspace/didRenameFiles",
+    "workspace/didDeleteFiles",
+    methods.TOOL_RESULT,
+]
 
 
 def notification_params(root: Path) -> st.SearchStrategy[Any]:
     uri = st.one_of(
-        st.sampled_from([file_uri(str(root / "pkg" / "x.py")), "untitled:1", "file:///", "file://host/x"]),
+        st.sampled_from(
+            [file_uri(str(root / "pkg" / "x.py")), "untitled:1", "file:///", "file://host/x"]
+        ),
         st.text(max_size=40).map(lambda t: "file:///" + t),
         st.text(max_size=20),
-    )  # fmt: skip
+    )
     document = st.fixed_dictionaries(
-        {"uri": uri}, optional={"languageId": st.text(max_size=5), "version": st.integers(), "text": st.text(max_size=50)}
-    )  # fmt: skip
-    shaped = st.fixed_dictionaries({"textDocument": document}, optional={
-        "contentChanges": st.lists(st.fixed_dictionaries({"text": st.text(max_size=10)}), max_size=2),
-        "files": st.lists(st.fixed_dictionaries({"uri": uri}, optional={"oldUri": uri, "newUri": uri}), max_size=3),
-    })  # fmt: skip
+        {"uri": uri},
+        optional={
+            "languageId": st.text(max_size=5),
+            "version": st.integers(),
+            "text": st.text(max_size=50),
+        },
+    )
+    shaped = st.fixed_dictionaries(
+        {"textDocument": document},
+        optional={
+            "contentChanges": st.lists(
+                st.fixed_dictionaries({"text": st.text(max_size=10)}), max_size=2
+            ),
+            "files": st.lists(
+                st.fixed_dictionaries({"uri": uri}, optional={"oldUri": uri, "newUri": uri}),
+                max_size=3,
+            ),
+        },
+    )
     return st.one_of(shaped, json_value)
 
 
@@ -162,47 +206,83 @@ HEADER_LINE = 1024  # docs/protocol.md, "Limits on messages"
 
 
 header_name = st.one_of(
-    st.sampled_from(["Content-Length", "content-length", "CONTENT-LENGTH", "Content-Type",
-                     "Content-Length ", "Content Length", "X-Junk", ""]),
+    st.sampled_from(
+        [
+            "Content-Length",
+            "content-length",
+            "CONTENT-LENGTH",
+            "Content-Type",
+            "Content-Length ",
+            "Content Length",
+            "X-Junk",
+            "",
+        ]
+    ),
     st.text(max_size=16),
-)  # fmt: skip
+)
 header_value = st.one_of(
     st.integers(-5, 2 * CAP).map(str),
-    st.sampled_from(["", " 12", "12abc", "0x10", "1e3", "application/vscode-jsonrpc; charset=latin-1",
-                     "application/vscode-jsonrpc; charset=utf-8"]),
+    st.sampled_from(
+        [
+            "",
+            " 12",
+            "12abc",
+            "0x10",
+            "1e3",
+            "application/vscode-jsonrpc; charset=latin-1",
+            "application/vscode-jsonrpc; charset=utf-8",
+        ]
+    ),
     st.text(max_size=12),
-)  # fmt: skip
+)
 line_end = st.sampled_from(["\r\n", "\n", "\r", ""])
 header_block = st.lists(
-    st.tuples(header_name, st.sampled_from([": ", ":", " : ", ""]), header_value, line_end).map("".join),
+    st.tuples(header_name, st.sampled_from([": ", ":", " : ", ""]), header_value, line_end).map(
+        "".join
+    ),
     max_size=6,
-).map(lambda lines: ("".join(lines) + "\r\n").encode("utf-8", "surrogatepass"))  # fmt: skip
+).map(lambda lines: ("".join(lines) + "\r\n").encode("utf-8", "surrogatepass"))
 garbage_id = st.one_of(
-    st.integers(-(2**60), 2**60), st.text(max_size=8).map(lambda t: "g" + t), st.none(),
-    st.booleans(), st.floats(allow_nan=False),
-)  # fmt: skip
+    st.integers(-(2**60), 2**60),
+    st.text(max_size=8).map(lambda t: "g" + t),
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=False),
+)
 message_like = st.fixed_dictionaries(
     {},
     optional={
         "jsonrpc": st.sampled_from(["2.0", "1.0", 2]),
         "id": garbage_id,
         "method": st.one_of(
-            st.sampled_from(["dsh/session/list", "dsh/context/preview", "textDocument/hover",
-                             "textDocument/didOpen", "$/cancelRequest", "dsh/tool/result", "nope/x"]),
-            st.text(max_size=10), st.integers(),
+            st.sampled_from(
+                [
+                    "dsh/session/list",
+                    "dsh/context/preview",
+                    "textDocument/hover",
+                    "textDocument/didOpen",
+                    "$/cancelRequest",
+                    "dsh/tool/result",
+                    "nope/x",
+                ]
+            ),
+            st.text(max_size=10),
+            st.integers(),
         ),
         "params": json_value,
         "result": json_value,
         "error": json_value,
     },
-)  # fmt: skip
+)
 body = st.one_of(
     st.binary(max_size=200),
     json_value.map(lambda v: json.dumps(v).encode()),
     message_like.map(lambda m: json.dumps(m).encode()),
     st.integers(1, 3000).map(lambda n: b"[" * n + b"]" * n),
-    st.just(b'{"jsonrpc": "2.0", "id": 1, "method": "dsh/session/list", "params": {"q": "\\ud800"}}'),
-)  # fmt: skip
+    st.just(
+        b'{"jsonrpc": "2.0", "id": 1, "method": "dsh/session/list", "params": {"q": "\\ud800"}}'
+    ),
+)
 
 
 def _framed(payload: bytes, delta: int) -> bytes:

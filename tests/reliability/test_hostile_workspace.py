@@ -80,9 +80,10 @@ def test_two_gib_sparse_file_is_oversized_without_reading(project: Path) -> None
 
 
 @pytest.mark.parametrize(
-    "content", [b"valid start \xff\xfe invalid utf-8\n", b"text\x00with a NUL byte\n"],
+    "content",
+    [b"valid start \xff\xfe invalid utf-8\n", b"text\x00with a NUL byte\n"],
     ids=["invalid-utf8", "nul-bytes"],
-)  # fmt: skip
+)
 def test_undecodable_content_is_unreadable(project: Path, content: bytes) -> None:
     (project / "AGENTS.md").write_bytes(content)
     result = preview(project)
@@ -249,7 +250,9 @@ async def test_non_utf8_file_names(tmp_path: Path) -> None:
         await kit.close()
     done = subprocess.run(
         [sys.executable, "-m", "dsh_sidecar", "preview", "--json", os.fsdecode(odd)],
-        capture_output=True, timeout=HANG_GUARD, env={**os.environ, "HOME": str(tmp_path)},
+        capture_output=True,
+        timeout=HANG_GUARD,
+        env={**os.environ, "HOME": str(tmp_path)},
         check=False,
-    )  # fmt: skip
+    )
     assert done.returncode in (0, 2), done.stderr

@@ -93,8 +93,9 @@ async def test_ignored_dependency_trees_never_reach_a_session(tmp_path: Path) ->
     try:
         sid = await opened(kit, svc)
         await start(svc, sid)
-        for i, rel in enumerate(["node_modules/evil/index.js", "node_modules/evil/lib/deep/x.js",
-                                 "src/main.py"]):  # fmt: skip
+        for i, rel in enumerate(
+            ["node_modules/evil/index.js", "node_modules/evil/lib/deep/x.js", "src/main.py"]
+        ):
             svc.tool_result(sid, f"t{i}", None, "read", {"file_path": str(kit.path(rel))}, False)
         await svc.editor_touch([str(kit.path("node_modules/evil/lib/deep/x.js"))])
         pending = await svc.pending(sid)

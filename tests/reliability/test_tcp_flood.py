@@ -46,10 +46,13 @@ class _Limited(Listening):
 
         with open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
-                [*SERVE, "--tcp", "--port", "0"], stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=err, env=server_env(str(self.home), fsync=False),
+                [*SERVE, "--tcp", "--port", "0"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=server_env(str(self.home), fsync=False),
                 preexec_fn=limit,
-            )  # fmt: skip
+            )
         assert self.proc.stdout is not None
         ready, _, _ = select.select([self.proc.stdout], [], [], HANG_GUARD)
         line = self.proc.stdout.readline() if ready else b""
@@ -78,7 +81,14 @@ class Flood:
     def __init__(self, port: int, count: int, body: int, *, as_nobody: bool) -> None:
         argv = [FLOODER, str(port), str(count), str(body)]
         if as_nobody:
-            argv = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", NOBODY_PYTHON, *argv]  # fmt: skip
+            argv = [
+                "setpriv",
+                "--reuid=nobody",
+                "--regid=nogroup",
+                "--clear-groups",
+                NOBODY_PYTHON,
+                *argv,
+            ]
         else:
             argv = [sys.executable, *argv]
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -90,9 +100,13 @@ class Flood:
             resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, wanted), hard))
 
         self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/",
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd="/",
             preexec_fn=enough_descriptors,
-        )  # fmt: skip
+        )
         self.ready = self._line()
         assert "ready" in self.ready, self.ready
 
@@ -133,12 +147,21 @@ def owner_touch_is_delivered(server: _Limited, tmp_path: Path, project: Path) ->
     owner: SocketPeer = server.client(options(tmp_path))
     try:
         sid = owner.request("dsh/session/open", {"cwd": str(project)})["session"]["id"]
-        first = owner.request("dsh/step/prepare", {"sessionId": sid, "turn": 1, "step": 1, "prompt": {"text": "hi"}})  # fmt: skip
+        first = owner.request(
+            "dsh/step/prepare", {"sessionId": sid, "turn": 1, "step": 1, "prompt": {"text": "hi"}}
+        )
         assert "root rule" in json.dumps(first["messages"])
         owner.request("dsh/step/end", {"sessionId": sid, "turn": 1, "step": 1})
-        owner.notify("dsh/tool/result", {
-            "sessionId": sid, "token": "t1", "name": "read", "isError": False,
-            "arguments": {"file_path": str(project / "pkg" / "x.py")}})  # fmt: skip
+        owner.notify(
+            "dsh/tool/result",
+            {
+                "sessionId": sid,
+                "token": "t1",
+                "name": "read",
+                "isError": False,
+                "arguments": {"file_path": str(project / "pkg" / "x.py")},
+            },
+        )
         second = owner.request("dsh/step/prepare", {"sessionId": sid, "turn": 1, "step": 2})
         assert "pkg rule: keep the flood out" in json.dumps(second["messages"])
     finally:
@@ -206,7 +229,17 @@ def test_600_partial_bodies_do_not_swell_the_server(
 def test_flood_helpers_use_a_real_second_uid() -> None:
     """The attack is from another uid only if setpriv can switch to nobody here."""
     done = subprocess.run(
-        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", NOBODY_PYTHON, "-c",
-         "import os; print(os.getuid())"], capture_output=True, check=True, timeout=HANG_GUARD,
-    )  # fmt: skip
+        [
+            "setpriv",
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            NOBODY_PYTHON,
+            "-c",
+            "import os; print(os.getuid())",
+        ],
+        capture_output=True,
+        check=True,
+        timeout=HANG_GUARD,
+    )
     assert int(done.stdout) != os.geteuid()

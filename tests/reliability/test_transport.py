@@ -83,18 +83,58 @@ def test_tcp_announces_its_port_and_a_private_token_file(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("opener", "reply_id", "message"),
     [
-        ({"jsonrpc": "2.0", "id": 1, "method": "dsh/session/list", "params": {}}, 1,
-         "Unauthorized: the first message must be initialize with initializationOptions.authToken"),
-        ({"jsonrpc": "2.0", "method": "initialized", "params": {}}, None,
-         "Unauthorized: the first message must be initialize with initializationOptions.authToken"),
-        ({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"processId": None, "rootUri": None, "capabilities": {}}}, 2,
-         "Unauthorized: initializationOptions.authToken is missing"),
-        ({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"processId": None, "rootUri": None, "capabilities": {}, "initializationOptions": {"authToken": "0" * 64}}}, 3,
-         "Unauthorized: initializationOptions.authToken does not match"),
-        ({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"processId": None, "rootUri": None, "capabilities": {}, "initializationOptions": {"authToken": 12345}}}, 4,
-         "Unauthorized: initializationOptions.authToken does not match"),
+        (
+            {"jsonrpc": "2.0", "id": 1, "method": "dsh/session/list", "params": {}},
+            1,
+            "Unauthorized: the first message must be initialize with initializationOptions.authToken",
+        ),
+        (
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            None,
+            "Unauthorized: the first message must be initialize with initializationOptions.authToken",
+        ),
+        (
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "initialize",
+                "params": {"processId": None, "rootUri": None, "capabilities": {}},
+            },
+            2,
+            "Unauthorized: initializationOptions.authToken is missing",
+        ),
+        (
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "initialize",
+                "params": {
+                    "processId": None,
+                    "rootUri": None,
+                    "capabilities": {},
+                    "initializationOptions": {"authToken": "0" * 64},
+                },
+            },
+            3,
+            "Unauthorized: initializationOptions.authToken does not match",
+        ),
+        (
+            {
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "initialize",
+                "params": {
+                    "processId": None,
+                    "rootUri": None,
+                    "capabilities": {},
+                    "initializationOptions": {"authToken": 12345},
+                },
+            },
+            4,
+            "Unauthorized: initializationOptions.authToken does not match",
+        ),
     ],
-)  # fmt: skip
+)
 def test_tcp_refuses_and_closes_anything_but_initialize_with_the_token(
     tmp_path: Path, project: Path, opener: dict[str, Any], reply_id: int | None, message: str
 ) -> None:
@@ -107,9 +147,15 @@ def test_tcp_refuses_and_closes_anything_but_initialize_with_the_token(
             waiting = peer.expect(reply_id)
             peer.send(opener)
             answer = waiting.get(timeout=HANG_GUARD)
-        assert answer == {"jsonrpc": "2.0", "id": reply_id, "error": {
-            "code": -32600, "message": message, "data": {"code": "unauthorized"},
-        }}  # fmt: skip
+        assert answer == {
+            "jsonrpc": "2.0",
+            "id": reply_id,
+            "error": {
+                "code": -32600,
+                "message": message,
+                "data": {"code": "unauthorized"},
+            },
+        }
         assert closed_by_server(peer)
         peer.close()
         # The owner still gets in, and the refused connection was served nothing.
@@ -124,14 +170,18 @@ def test_tcp_refuses_garbage_and_big_bodies_before_authentication(tmp_path: Path
         garbage = server.connect()
         garbage.send_raw(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         error = garbage.orphan()
-        assert error["error"]["code"] == -32700 and error["error"]["data"] == {"code": "invalid-header"}  # fmt: skip
+        assert error["error"]["code"] == -32700 and error["error"]["data"] == {
+            "code": "invalid-header"
+        }
         assert closed_by_server(garbage)
         # Before the token, a body is held to 64 KiB whatever --max-message-bytes says.
         big = server.connect()
         big.send_raw(b"Content-Length: %d\r\n\r\n" % (1024 * 1024))
         error = big.orphan()
         assert error["error"]["data"] == {"code": "message-too-large"}
-        assert error["error"]["message"] == "Content-Length 1048576 is over the limit of 65536 bytes"  # fmt: skip
+        assert (
+            error["error"]["message"] == "Content-Length 1048576 is over the limit of 65536 bytes"
+        )
         assert closed_by_server(big)
         assert "Traceback" not in server.stderr()
 
@@ -141,8 +191,14 @@ def test_tcp_a_session_opened_before_authentication_is_never_opened(
 ) -> None:
     with listening(tmp_path, "--tcp", "--port", "0") as server:
         sneaky = server.connect()
-        sneaky.send({"jsonrpc": "2.0", "id": 1, "method": "dsh/session/open",
-                     "params": {"cwd": str(project), "sessionId": "sneaky"}})  # fmt: skip
+        sneaky.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "dsh/session/open",
+                "params": {"cwd": str(project), "sessionId": "sneaky"},
+            }
+        )
         assert closed_by_server(sneaky)
         owner = server.client(options(tmp_path))
         assert owner.request("dsh/session/list", {})["sessions"] == []
@@ -155,13 +211,25 @@ def test_tcp_connections_are_separate_servers(tmp_path: Path, project: Path) -> 
         wide = server.client(options(tmp_path))
         narrow = server.client(options(tmp_path, maxBytes=64))
         # Each connection keeps its own settings.
-        assert "Keep every function short." in wide.request("dsh/context/preview", {"cwd": str(project)})["text"]  # fmt: skip
+        assert (
+            "Keep every function short."
+            in wide.request("dsh/context/preview", {"cwd": str(project)})["text"]
+        )
         narrow_text = narrow.request("dsh/context/preview", {"cwd": str(project)})["text"]
         assert "Keep every function short. " * 20 not in narrow_text
         # The same request ids on both connections, interleaved: each gets its own answers.
         calls: list[tuple[str, SocketPeer, int, queue.Queue[dict[str, Any]]]] = []
         for name, peer in (("wide", wide), ("narrow", narrow)) * 3:
-            calls.append((name, peer, *peer.start("dsh/session/open", {"cwd": str(project), "sessionId": f"{name}-{len(calls)}"})))  # fmt: skip
+            calls.append(
+                (
+                    name,
+                    peer,
+                    *peer.start(
+                        "dsh/session/open",
+                        {"cwd": str(project), "sessionId": f"{name}-{len(calls)}"},
+                    ),
+                )
+            )
         for name, peer, msg_id, waiting in calls:
             assert peer.wait(msg_id, waiting)["session"]["id"].startswith(name)
         assert wide.orphans.empty() and narrow.orphans.empty()
@@ -217,11 +285,17 @@ def test_tcp_busy_port_is_one_line(tmp_path: Path) -> None:
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [*SERVE, "--tcp", "--port", str(port)], capture_output=True, timeout=HANG_GUARD,
-            env=server_env(str(tmp_path / "home")), check=False,
-        )  # fmt: skip
+            [*SERVE, "--tcp", "--port", str(port)],
+            capture_output=True,
+            timeout=HANG_GUARD,
+            env=server_env(str(tmp_path / "home")),
+            check=False,
+        )
     assert (done.returncode, done.stdout) == (1, b"")
-    assert done.stderr.decode() == f"dsh-sidecar: cannot listen on 127.0.0.1:{port}: address already in use\n"  # fmt: skip
+    assert (
+        done.stderr.decode()
+        == f"dsh-sidecar: cannot listen on 127.0.0.1:{port}: address already in use\n"
+    )
     assert not (tmp_path / "home" / "run" / f"tcp-{port}.token").exists()
 
 
@@ -271,10 +345,21 @@ _AS_NOBODY = textwrap.dedent(
 
 def run_as_nobody(code: str, *args: str) -> dict[str, Any]:
     done = subprocess.run(
-        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-         NOBODY_PYTHON, "-c", code, *args],
-        capture_output=True, timeout=HANG_GUARD, check=False, cwd="/",
-    )  # fmt: skip
+        [
+            "setpriv",
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            NOBODY_PYTHON,
+            "-c",
+            code,
+            *args,
+        ],
+        capture_output=True,
+        timeout=HANG_GUARD,
+        check=False,
+        cwd="/",
+    )
     assert done.returncode == 0, done.stderr.decode()
     result: dict[str, Any] = json.loads(done.stdout)
     return result
@@ -284,11 +369,19 @@ def test_another_user_cannot_read_the_token_and_is_refused(tmp_path: Path) -> No
     """Another uid is turned away at the door, before its bytes are read: the first of a quiet
     spell reads the refusal; the next ones, counted as a wave, are refused with a reset (which
     may come before they have even sent anything, or after the refusal), and none is served."""
-    refused = {"jsonrpc": "2.0", "id": None, "error": {
-        "code": -32600, "message": f"Unauthorized: this port serves uid {os.geteuid()} only",
-        "data": {"code": "unauthorized"},
-    }}  # fmt: skip
-    with shared_tmp() as shared, listening(tmp_path, "--tcp", "--port", "0", home=shared / "home") as server:  # fmt: skip
+    refused = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": f"Unauthorized: this port serves uid {os.geteuid()} only",
+            "data": {"code": "unauthorized"},
+        },
+    }
+    with (
+        shared_tmp() as shared,
+        listening(tmp_path, "--tcp", "--port", "0", home=shared / "home") as server,
+    ):
         token_file = Path(server.info["tokenFile"])
         out = run_as_nobody(_AS_NOBODY, str(token_file), str(server.info["port"]))
         assert out["read"] == "PermissionError"  # the run directory is 0700
@@ -365,10 +458,18 @@ def test_unix_socket_refuses_another_uid_even_when_it_can_connect(tmp_path: Path
             path.chmod(0o666)
             out = run_as_nobody(_PEER_AS_NOBODY, str(path))
             uid = os.geteuid()
-            assert out == {"connect": "ok", "answer": {"jsonrpc": "2.0", "id": None, "error": {
-                "code": -32600, "message": f"Unauthorized: this socket serves uid {uid} only",
-                "data": {"code": "unauthorized"},
-            }}}  # fmt: skip
+            assert out == {
+                "connect": "ok",
+                "answer": {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {
+                        "code": -32600,
+                        "message": f"Unauthorized: this socket serves uid {uid} only",
+                        "data": {"code": "unauthorized"},
+                    },
+                },
+            }
             owner = server.client(options(tmp_path))
             assert owner.request("dsh/session/list", {})["sessions"] == []
             owner.close()
@@ -380,9 +481,12 @@ def test_unix_socket_refuses_a_directory_others_can_write(tmp_path: Path, mode: 
     shared.mkdir()
     shared.chmod(mode)
     done = subprocess.run(
-        [*SERVE, "--socket", str(shared / "dsh.sock")], capture_output=True,
-        timeout=HANG_GUARD, env=server_env(str(tmp_path / "home")), check=False,
-    )  # fmt: skip
+        [*SERVE, "--socket", str(shared / "dsh.sock")],
+        capture_output=True,
+        timeout=HANG_GUARD,
+        env=server_env(str(tmp_path / "home")),
+        check=False,
+    )
     assert (done.returncode, done.stdout) == (1, b"")
     assert done.stderr.decode() == (
         f"dsh-sidecar: {shared} is writable by other users; use a directory only you can write\n"
@@ -403,20 +507,29 @@ def test_unix_socket_replaces_a_stale_socket_but_not_a_live_one_or_a_file(tmp_pa
         assert peer.request("dsh/session/list", {})["sessions"] == []
         peer.close()
         second = subprocess.run(
-            [*SERVE, "--socket", str(stale)], capture_output=True, timeout=HANG_GUARD,
-            env=server_env(str(tmp_path / "home")), check=False,
-        )  # fmt: skip
+            [*SERVE, "--socket", str(stale)],
+            capture_output=True,
+            timeout=HANG_GUARD,
+            env=server_env(str(tmp_path / "home")),
+            check=False,
+        )
         assert second.returncode == 1
         assert second.stderr.decode() == f"dsh-sidecar: {stale} is in use by a running server\n"
         assert server.proc.poll() is None
     regular = directory / "notes.txt"
     regular.write_text("keep me")
     done = subprocess.run(
-        [*SERVE, "--socket", str(regular)], capture_output=True, timeout=HANG_GUARD,
-        env=server_env(str(tmp_path / "home")), check=False,
-    )  # fmt: skip
+        [*SERVE, "--socket", str(regular)],
+        capture_output=True,
+        timeout=HANG_GUARD,
+        env=server_env(str(tmp_path / "home")),
+        check=False,
+    )
     assert done.returncode == 1
-    assert done.stderr.decode() == f"dsh-sidecar: {regular} exists and is not a socket; refusing to replace it\n"  # fmt: skip
+    assert (
+        done.stderr.decode()
+        == f"dsh-sidecar: {regular} exists and is not a socket; refusing to replace it\n"
+    )
     assert regular.read_text() == "keep me"
 
 
@@ -458,9 +571,12 @@ def test_an_unsafe_token_directory_is_refused(tmp_path: Path, case: str) -> None
         home.chmod(0o777)
         reason = f"{home} is writable by other users; use a directory only you can write"
     done = subprocess.run(
-        [*SERVE, "--tcp", "--port", "0"], capture_output=True, timeout=HANG_GUARD,
-        env=server_env(str(home)), check=False,
-    )  # fmt: skip
+        [*SERVE, "--tcp", "--port", "0"],
+        capture_output=True,
+        timeout=HANG_GUARD,
+        env=server_env(str(home)),
+        check=False,
+    )
     assert (done.returncode, done.stdout) == (1, b"")
     assert done.stderr.decode() == f"dsh-sidecar: {reason}\n"
 

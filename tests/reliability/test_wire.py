@@ -79,7 +79,10 @@ GOOD_LIST = b'{"jsonrpc": "2.0", "id": %d, "method": "dsh/session/list", "params
 @pytest.mark.parametrize(
     ("garbage", "message"),
     [
-        (b"Content-Type: application/vscode-jsonrpc\r\n\r\n{}", "a header block without Content-Length"),
+        (
+            b"Content-Type: application/vscode-jsonrpc\r\n\r\n{}",
+            "a header block without Content-Length",
+        ),
         (b"Content-Length: abc\r\n\r\n{}", "Content-Length is not a number: 'abc'"),
         (b"Content-Length: -1\r\n\r\n{}", "Content-Length is not a number: '-1'"),
         (b"Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}", "conflicting Content-Length headers"),
@@ -87,7 +90,7 @@ GOOD_LIST = b'{"jsonrpc": "2.0", "id": %d, "method": "dsh/session/list", "params
         (b"X: 1\r\n" * 40 + b"\r\n", "more than 32 header lines"),
         (b"\x00\x01\x02 binary noise \xff\xfe", "a header line is longer than 1024 bytes"),
     ],
-)  # fmt: skip
+)
 def test_unusable_headers_get_parse_error_and_the_stream_recovers(
     shared: tuple[Server, str], garbage: bytes, message: str
 ) -> None:
@@ -97,7 +100,11 @@ def test_unusable_headers_get_parse_error_and_the_stream_recovers(
     waiting = server.expect(901)
     server.send_raw(garbage + frame(GOOD_LIST % 901))
     error = server.orphan()
-    assert error == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": message, "data": {"code": "invalid-header"}}}  # fmt: skip
+    assert error == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": message, "data": {"code": "invalid-header"}},
+    }
     assert isinstance(server.wait(901, waiting)["sessions"], list)
     healthy(server)
 
@@ -108,7 +115,9 @@ def test_a_malformed_header_line_with_a_good_length_skips_exactly_its_body(
     server, _ = shared
     body = GOOD_LIST % 902
     waiting = server.expect(903)
-    server.send_raw(b"Content-Length: %d\r\nnot a header\r\n\r\n" % len(body) + body + frame(GOOD_LIST % 903))  # fmt: skip
+    server.send_raw(
+        b"Content-Length: %d\r\nnot a header\r\n\r\n" % len(body) + body + frame(GOOD_LIST % 903)
+    )
     error = server.orphan()
     assert error_body(error["error"]) == (-32700, "invalid-header")
     assert error["error"]["message"] == "malformed header line 'not a header'"
@@ -120,7 +129,11 @@ def test_lenient_spellings_of_the_header_are_accepted(shared: tuple[Server, str]
     server, _ = shared
     body = GOOD_LIST % 904
     waiting = server.expect(904)
-    server.send_raw(b"\r\ncontent-length:%d\nContent-Type: application/vscode-jsonrpc; charset=utf8\n\n" % len(body) + body)  # fmt: skip
+    server.send_raw(
+        b"\r\ncontent-length:%d\nContent-Type: application/vscode-jsonrpc; charset=utf8\n\n"
+        % len(body)
+        + body
+    )
     assert isinstance(server.wait(904, waiting)["sessions"], list)
     healthy(server)
 
@@ -130,10 +143,15 @@ def test_over_the_limit_is_refused_at_once_and_skipped_without_being_kept(fresh:
     size = 256 * 1024 * 1024
     fresh.send_raw(b"Content-Length: %d\r\n\r\n" % size)
     # Answered before a byte of the body was sent: the size alone decides.
-    assert fresh.orphan() == {"jsonrpc": "2.0", "id": None, "error": {
-        "code": -32600, "message": f"Content-Length {size} is over the limit of 4096 bytes",
-        "data": {"code": "message-too-large"},
-    }}  # fmt: skip
+    assert fresh.orphan() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": f"Content-Length {size} is over the limit of 4096 bytes",
+            "data": {"code": "message-too-large"},
+        },
+    }
     baseline = _peak_rss(fresh.proc.pid)
     chunk = b"x" * (1024 * 1024)
     for _ in range(size // len(chunk)):
@@ -182,25 +200,90 @@ def test_a_body_cut_short_by_end_of_input_ends_quietly(fresh: Server) -> None:
 @pytest.mark.parametrize(
     ("body", "reply", "code", "data_code"),
     [
-        (b'{"jsonrpc": "2.0", "id": 10, "method": "dsh/session/list", "params": {"q": "\xff"}}', None, -32700, "parse-error"),
+        (
+            b'{"jsonrpc": "2.0", "id": 10, "method": "dsh/session/list", "params": {"q": "\xff"}}',
+            None,
+            -32700,
+            "parse-error",
+        ),
         (b'{"jsonrpc": "2.0", "id": 11, "method": "dsh/session/list"', None, -32700, "parse-error"),
-        (b'{"jsonrpc": "2.0", "id": 12, "method": "dsh/session/list", "params": {"limit": NaN}}', None, -32700, "parse-error"),
-        (b'[{"jsonrpc": "2.0", "id": 13, "method": "dsh/session/list"}]', None, -32600, "invalid-request"),
+        (
+            b'{"jsonrpc": "2.0", "id": 12, "method": "dsh/session/list", "params": {"limit": NaN}}',
+            None,
+            -32700,
+            "parse-error",
+        ),
+        (
+            b'[{"jsonrpc": "2.0", "id": 13, "method": "dsh/session/list"}]',
+            None,
+            -32600,
+            "invalid-request",
+        ),
         (b'"just a string"', None, -32600, "invalid-request"),
-        (b'{"jsonrpc": "1.0", "id": 14, "method": "dsh/session/list"}', 14, -32600, "invalid-request"),
+        (
+            b'{"jsonrpc": "1.0", "id": 14, "method": "dsh/session/list"}',
+            14,
+            -32600,
+            "invalid-request",
+        ),
         (b'{"id": 15, "method": "dsh/session/list"}', 15, -32600, "invalid-request"),
         (b'{"jsonrpc": "2.0", "id": 16, "method": 16}', 16, -32600, "invalid-request"),
-        (b'{"jsonrpc": "2.0", "id": 17.5, "method": "dsh/session/list"}', None, -32600, "invalid-request"),
-        (b'{"jsonrpc": "2.0", "id": false, "method": "dsh/session/list"}', None, -32600, "invalid-request"),
-        (b'{"jsonrpc": "2.0", "id": null, "method": "dsh/session/list"}', None, -32600, "invalid-request"),
-        (b'{"jsonrpc": "2.0", "id": 18, "method": "dsh/session/list", "params": "all"}', 18, -32600, "invalid-request"),
-        (b'{"jsonrpc": "2.0", "id": 19, "method": "textDocument/didSave", "params": {}}', 19, -32600, "invalid-request"),
-        (b'{"jsonrpc": "2.0", "id": 20, "method": "textDocument/hover", "params": {"textDocument": 5}}', 20, -32602, "invalid-params"),
-        (b'{"jsonrpc": "2.0", "id": 21, "method": "dsh/session/list", "params": {"q": "\\udc00"}}', 21, -32602, "invalid-params"),
-        (b'{"jsonrpc": "2.0", "id": 22, "method": "dsh/session/list", "params": {"limit": 9007199254740993}}', 22, -32602, "invalid-params"),
-        (b'{"jsonrpc": "2.0", "id": 23, "method": "no/such/method", "params": {}}', 23, -32601, None),
+        (
+            b'{"jsonrpc": "2.0", "id": 17.5, "method": "dsh/session/list"}',
+            None,
+            -32600,
+            "invalid-request",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": false, "method": "dsh/session/list"}',
+            None,
+            -32600,
+            "invalid-request",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": null, "method": "dsh/session/list"}',
+            None,
+            -32600,
+            "invalid-request",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 18, "method": "dsh/session/list", "params": "all"}',
+            18,
+            -32600,
+            "invalid-request",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 19, "method": "textDocument/didSave", "params": {}}',
+            19,
+            -32600,
+            "invalid-request",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 20, "method": "textDocument/hover", "params": {"textDocument": 5}}',
+            20,
+            -32602,
+            "invalid-params",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 21, "method": "dsh/session/list", "params": {"q": "\\udc00"}}',
+            21,
+            -32602,
+            "invalid-params",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 22, "method": "dsh/session/list", "params": {"limit": 9007199254740993}}',
+            22,
+            -32602,
+            "invalid-params",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 23, "method": "no/such/method", "params": {}}',
+            23,
+            -32601,
+            None,
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_bodies_get_the_json_rpc_error_and_nothing_else(
     shared: tuple[Server, str], body: bytes, reply: int | None, code: int, data_code: str | None
 ) -> None:
@@ -230,7 +313,11 @@ def test_bad_notifications_and_responses_get_no_answer(shared: tuple[Server, str
     healthy(server)
     assert server.orphans.empty()
     # The client learns about the ones it can be told about as log messages.
-    warnings = [n["params"]["message"] for n in server.notifications[before:] if n["method"] == "window/logMessage"]  # fmt: skip
+    warnings = [
+        n["params"]["message"]
+        for n in server.notifications[before:]
+        if n["method"] == "window/logMessage"
+    ]
     assert any("params.name: lone surrogate" in w for w in warnings), warnings
     assert any("dsh/session/list is a request" in w for w in warnings), warnings
     assert any("textDocument/didOpen: invalid params" in w for w in warnings), warnings
@@ -257,29 +344,65 @@ def test_unrepresentable_values_name_their_field_and_write_nothing(
         "Invalid params: params.events[0].data.message.content[0].text:"
         " lone surrogate \\ud800 at character 3 is not Unicode"
     )
-    big = body.replace(text, '{"type": "text", "text": "ok"}').replace('"turn": 1', '"turn": 9007199254740992')  # fmt: skip
+    big = body.replace(text, '{"type": "text", "text": "ok"}').replace(
+        '"turn": 1', '"turn": 9007199254740992'
+    )
     error = answer_to(server, frame(big.replace('"id": 30', '"id": 31').encode()), 31)
-    assert error["message"].startswith("Invalid params: params.events[0].data.turn: the number 9007199254740992")  # fmt: skip
+    assert error["message"].startswith(
+        "Invalid params: params.events[0].data.turn: the number 9007199254740992"
+    )
     assert server.request("dsh/session/events", {"sessionId": sid})["events"] == before
     healthy(server)
 
 
 def test_nested_json_rpc_objects_round_trip_byte_for_byte(shared: tuple[Server, str]) -> None:
     server, sid = shared
-    mcp_call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-        "name": "search", "arguments": {"jsonrpc": "2.0", "method": "x", "params": [1, {"jsonrpc": "2.0", "id": "r", "result": None}]},
-    }}  # fmt: skip
-    mcp_reply = {"jsonrpc": "2.0", "id": 7, "error": {"code": -1, "message": "nope", "data": {"jsonrpc": "2.0"}}}  # fmt: skip
+    mcp_call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {
+            "name": "search",
+            "arguments": {
+                "jsonrpc": "2.0",
+                "method": "x",
+                "params": [1, {"jsonrpc": "2.0", "id": "r", "result": None}],
+            },
+        },
+    }
+    mcp_reply = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {"code": -1, "message": "nope", "data": {"jsonrpc": "2.0"}},
+    }
     events = [
-        {"type": "assistant/message", "data": {"turn": 1, "step": 1, "message": {
-            "id": "a1", "role": "assistant", "source": {"kind": "model", "raw": mcp_reply},
-            "content": [{"type": "tool_use", "id": "c1", "name": "mcp", "input": mcp_call}],
-        }}},
-        {"type": "tool/result", "data": {"turn": 1, "step": 1, "message": {
-            "id": "t1", "role": "user", "source": {"kind": "tool", "callId": "c1"},
-            "content": [{"type": "tool_result", "content": [mcp_reply, mcp_call]}],
-        }}},
-    ]  # fmt: skip
+        {
+            "type": "assistant/message",
+            "data": {
+                "turn": 1,
+                "step": 1,
+                "message": {
+                    "id": "a1",
+                    "role": "assistant",
+                    "source": {"kind": "model", "raw": mcp_reply},
+                    "content": [{"type": "tool_use", "id": "c1", "name": "mcp", "input": mcp_call}],
+                },
+            },
+        },
+        {
+            "type": "tool/result",
+            "data": {
+                "turn": 1,
+                "step": 1,
+                "message": {
+                    "id": "t1",
+                    "role": "user",
+                    "source": {"kind": "tool", "callId": "c1"},
+                    "content": [{"type": "tool_result", "content": [mcp_reply, mcp_call]}],
+                },
+            },
+        },
+    ]
     seqs = server.request("dsh/session/append", {"sessionId": sid, "events": events})["seqs"]
     found = server.request("dsh/session/events", {"sessionId": sid, "afterSeq": seqs[0] - 1})
     stored = [e["data"] for e in found["events"] if e["seq"] in seqs]
@@ -297,30 +420,56 @@ def nested(depth: int) -> Any:
 
 def test_deep_messages_are_refused_not_crashed_on(shared: tuple[Server, str]) -> None:
     server, _ = shared
-    deep = {"jsonrpc": "2.0", "id": 40, "method": "dsh/session/list", "params": {"q": nested(MAX_NESTING_DEPTH)}}  # fmt: skip
+    deep = {
+        "jsonrpc": "2.0",
+        "id": 40,
+        "method": "dsh/session/list",
+        "params": {"q": nested(MAX_NESTING_DEPTH)},
+    }
     error = answer_to(server, frame(json.dumps(deep).encode()), 40)
     assert error_body(error) == (-32600, "nested-too-deeply")
     # Far deeper than Python's json can parse (its RecursionError): still one answer, id null.
-    server.send_raw(frame(b'{"jsonrpc": "2.0", "id": 41, "method": "dsh/session/list", "params": ' + b"[" * 20_000 + b"]" * 20_000 + b"}"))  # fmt: skip
+    server.send_raw(
+        frame(
+            b'{"jsonrpc": "2.0", "id": 41, "method": "dsh/session/list", "params": '
+            + b"[" * 20_000
+            + b"]" * 20_000
+            + b"}"
+        )
+    )
     assert error_body(server.orphan()["error"]) == (-32600, "nested-too-deeply")
     healthy(server)
 
 
 def _event_of_depth(depth: int) -> dict[str, Any]:
     # event (1) > data (2) > message (3) > content (4) > block (5) > "deep" ...
-    return {"type": "assistant/message", "data": {"turn": 1, "step": 1, "message": {
-        "id": f"deep-{depth}", "role": "assistant", "source": {"kind": "model"},
-        "content": [{"type": "nested", "deep": nested(depth - 5)}],
-    }}}  # fmt: skip
+    return {
+        "type": "assistant/message",
+        "data": {
+            "turn": 1,
+            "step": 1,
+            "message": {
+                "id": f"deep-{depth}",
+                "role": "assistant",
+                "source": {"kind": "model"},
+                "content": [{"type": "nested", "deep": nested(depth - 5)}],
+            },
+        },
+    }
 
 
 def test_the_deepest_allowed_event_is_stored_and_read_back(shared: tuple[Server, str]) -> None:
     server, sid = shared
     before = server.request("dsh/session/events", {"sessionId": sid})["events"]
     with pytest.raises(RpcError) as refused:
-        server.request("dsh/session/append", {"sessionId": sid, "events": [_event_of_depth(MAX_EVENT_DEPTH + 1)]})  # fmt: skip
+        server.request(
+            "dsh/session/append",
+            {"sessionId": sid, "events": [_event_of_depth(MAX_EVENT_DEPTH + 1)]},
+        )
     assert refused.value.error["data"] == {"code": "invalid-event", "index": 0}
-    assert refused.value.error["message"] == f"events[0]: nested deeper than {MAX_EVENT_DEPTH} levels"  # fmt: skip
+    assert (
+        refused.value.error["message"] == f"events[0]: nested deeper than {MAX_EVENT_DEPTH} levels"
+    )
     assert server.request("dsh/session/events", {"sessionId": sid})["events"] == before
 
     deepest = _event_of_depth(MAX_EVENT_DEPTH)
@@ -341,7 +490,10 @@ def test_requests_before_initialize_get_server_not_initialized(tmp_path: Path) -
         with pytest.raises(RpcError) as early:
             server.request("dsh/session/list", {})
         assert error_body(early.value.error) == (-32002, "not-initialized")
-        server.notify("textDocument/didOpen", {"textDocument": {"uri": "file:///x", "languageId": "t", "version": 1, "text": ""}})  # fmt: skip
+        server.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": "file:///x", "languageId": "t", "version": 1, "text": ""}},
+        )
         server.initialize({"store": {"path": str(tmp_path / "s.sqlite3")}})
         healthy(server)
     finally:
@@ -380,7 +532,10 @@ def test_after_shutdown_requests_get_invalid_request_and_exit_is_0(fresh: Server
     with pytest.raises(RpcError) as late:
         fresh.request("dsh/session/list", {})
     assert error_body(late.value.error) == (-32600, "shutting-down")
-    assert late.value.error["message"] == "dsh/session/list: the server is shutting down (only exit is accepted)"  # fmt: skip
+    assert (
+        late.value.error["message"]
+        == "dsh/session/list: the server is shutting down (only exit is accepted)"
+    )
     fresh.notify("textDocument/didClose", {"textDocument": {"uri": "file:///x"}})
     fresh.notify("exit")
     assert fresh.proc.wait(timeout=HANG_GUARD) == 0
@@ -409,9 +564,21 @@ def test_a_request_pipelined_behind_initialize_gets_data_code(tmp_path: Path) ->
     write, before that is done, is refused with -32002 like any early request: with data.code."""
     server = Server(server_env(str(tmp_path / "home")), stderr=str(tmp_path / "stderr.log"))
     try:
-        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None, "capabilities": {}, "initializationOptions": {"store": {"path": str(tmp_path / "s.sqlite3")}}}}  # fmt: skip
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "processId": None,
+                "rootUri": None,
+                "capabilities": {},
+                "initializationOptions": {"store": {"path": str(tmp_path / "s.sqlite3")}},
+            },
+        }
         ids = range(2, 12)
-        listed = [{"jsonrpc": "2.0", "id": i, "method": "dsh/session/list", "params": {}} for i in ids]  # fmt: skip
+        listed = [
+            {"jsonrpc": "2.0", "id": i, "method": "dsh/session/list", "params": {}} for i in ids
+        ]
         waiting = {i: server.expect(i) for i in (1, *ids)}
         server.send_raw(b"".join(frame(json.dumps(m).encode()) for m in (init, *listed)))
         server.wait(1, waiting[1])

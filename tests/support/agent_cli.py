@@ -196,13 +196,29 @@ def command(agent: Agent, prompt: str, hooks: HookConfig | None, resume: bool) -
     cli = str(cli_path(agent))
     if agent == "claude":
         again = ["--continue"] if resume else []
-        return [cli, "-p", prompt, "--output-format", "stream-json", "--verbose",
-                "--dangerously-skip-permissions", *again]  # fmt: skip
+        return [
+            cli,
+            "-p",
+            prompt,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--dangerously-skip-permissions",
+            *again,
+        ]
     if agent == "codex":
         trust = ["--dangerously-bypass-hook-trust"] if hooks is not None else []
         again = ["resume", "--last"] if resume else []
-        return [cli, "exec", "--json", "--skip-git-repo-check",
-                "--dangerously-bypass-approvals-and-sandbox", *trust, *again, prompt]  # fmt: skip
+        return [
+            cli,
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox",
+            *trust,
+            *again,
+            prompt,
+        ]
     again = ["--resume", "latest"] if resume else []
     return [cli, "-p", prompt, "--output-format", "stream-json", "--skip-trust", "--yolo", *again]
 

@@ -55,8 +55,10 @@ class Zygote:
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, __file__, self.socket_path],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-            )  # fmt: skip
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+            )
 
     def wait_ready(self, timeout: float = 30.0) -> None:
         import time

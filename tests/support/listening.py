@@ -27,9 +27,12 @@ class Listening:
         self.stderr_path = base / "stderr.log"
         with open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
-                [*SERVE, *flags], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=err, env=server_env(str(self.home)),
-            )  # fmt: skip
+                [*SERVE, *flags],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=server_env(str(self.home)),
+            )
         assert self.proc.stdout is not None
         ready, _, _ = select.select([self.proc.stdout], [], [], HANG_GUARD)
         line = self.proc.stdout.readline() if ready else b""

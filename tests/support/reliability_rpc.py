@@ -178,9 +178,13 @@ class Server(Peer):
         err = open(stderr, "wb") if stderr is not None else subprocess.DEVNULL  # noqa: SIM115
         try:
             self.proc = subprocess.Popen(
-                list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=err, env=env, bufsize=0,
-            )  # fmt: skip
+                list(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=env,
+                bufsize=0,
+            )
         finally:
             if stderr is not None:
                 err.close()  # type: ignore[union-attr]

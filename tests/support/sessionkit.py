@@ -62,10 +62,14 @@ class Kit:
         # Not about durability: no fsync (docs/architecture.md, The store).
         store = Store(str(self.store_path), clock, durable=False)
         svc = SessionService(
-            self.settings(**instructions), store=store, fs=fs, env=env or {},
+            self.settings(**instructions),
+            store=store,
+            fs=fs,
+            env=env or {},
             on_inbox_changed=lambda sid, n: self.notes.append((sid, n)),
-            on_warning=self.warnings.append, clock=clock,
-        )  # fmt: skip
+            on_warning=self.warnings.append,
+            clock=clock,
+        )
         self.services.append(svc)
         return svc
 

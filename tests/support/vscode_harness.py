@@ -62,8 +62,11 @@ def require_tools(*, sidecar_in_venv: bool = True) -> None:
     if sidecar_in_venv:
         probe = subprocess.run(
             [str(PYTHON), "-m", "dsh_sidecar", "serve", "--help"],
-            capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert probe.returncode == 0, f"the sidecar CLI does not run:\n{probe.stderr[-2000:]}"
 
 
@@ -275,11 +278,15 @@ def code_server(
     home = tmp_path / "cs"
     user = home / "data" / "User"
     user.mkdir(parents=True)
-    trust = {} if trusted else {
-        "security.workspace.trust.enabled": True,
-        "security.workspace.trust.startupPrompt": "never",
-        "security.workspace.trust.emptyWindow": False,
-    }  # fmt: skip
+    trust = (
+        {}
+        if trusted
+        else {
+            "security.workspace.trust.enabled": True,
+            "security.workspace.trust.startupPrompt": "never",
+            "security.workspace.trust.emptyWindow": False,
+        }
+    )
     (user / "settings.json").write_text(
         json.dumps({**QUIET_WORKBENCH, **trust, **user_settings}, indent=2), encoding="utf-8"
     )
@@ -306,25 +313,46 @@ def code_server(
     full_env.pop("OPENAI_API_KEY", None)
     full_env.update(env or {})
     base = [
-        str(CODE_SERVER), "--config", str(config),
-        "--user-data-dir", str(home / "data"), "--extensions-dir", str(home / "exts"),
-    ]  # fmt: skip
+        str(CODE_SERVER),
+        "--config",
+        str(config),
+        "--user-data-dir",
+        str(home / "data"),
+        "--extensions-dir",
+        str(home / "exts"),
+    ]
     log = tmp_path / "code-server.log"
     vsixes = [install_vsix] if isinstance(install_vsix, Path) else (install_vsix or [])
     for vsix in vsixes:
         installed = subprocess.run(
             [*base, "--install-extension", str(vsix)],
-            env=full_env, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert installed.returncode == 0, f"install failed:\n{installed.stdout}{installed.stderr}"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [*base, "--bind-addr", f"127.0.0.1:{port}", "--auth", "none", "--disable-telemetry",
-             "--disable-update-check", *(["--disable-workspace-trust"] if trusted else []),
-             "--disable-getting-started-override", str(workspace)],
-            env=full_env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            [
+                *base,
+                "--bind-addr",
+                f"127.0.0.1:{port}",
+                "--auth",
+                "none",
+                "--disable-telemetry",
+                "--disable-update-check",
+                *(["--disable-workspace-trust"] if trusted else []),
+                "--disable-getting-started-override",
+                str(workspace),
+            ],
+            env=full_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
-        )  # fmt: skip
+        )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -379,8 +407,12 @@ def run_runner(
     try:
         run = subprocess.run(
             ["node", str(EXT / "test" / "e2e" / script)],
-            env=full_env, capture_output=True, text=True, timeout=timeout_s, check=False,
-        )  # fmt: skip
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
         output, code = run.stdout + run.stderr, run.returncode
     except subprocess.TimeoutExpired as exc:
         # On a timeout the output collected so far comes undecoded, even with text=True.
@@ -406,8 +438,12 @@ def package_vsix(out: Path) -> Path:
     # `npm run package`, as docs/editors/vscode.md tells users (test_vscode_docs.py keeps it so).
     proc = subprocess.run(
         [npm, "run", "package", "--", "--out", str(out), "--python", str(PYTHON)],
-        cwd=EXT, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        cwd=EXT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert proc.returncode == 0, f"packaging failed:\n{proc.stdout}\n{proc.stderr}"
     assert out.is_file() and out.stat().st_size > 100_000
     return out
@@ -423,9 +459,21 @@ def package_python_extension_standin(out: Path) -> Path:
     shutil.copytree(source, staged)
     vsce = EXT / "node_modules" / "@vscode" / "vsce" / "vsce"
     proc = subprocess.run(
-        [node, str(vsce), "package", "--allow-missing-repository", "--skip-license", "--out", str(out)],
-        cwd=staged, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            node,
+            str(vsce),
+            "package",
+            "--allow-missing-repository",
+            "--skip-license",
+            "--out",
+            str(out),
+        ],
+        cwd=staged,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, f"packaging the stand-in failed:\n{proc.stdout}\n{proc.stderr}"
     return out
 

@@ -26,11 +26,15 @@ SELF = Path(__file__).resolve().relative_to(ROOT).as_posix()
 # What citing outside the repository looks like.
 OUTSIDE = {
     "a path on the machine the code was written on": re.compile(r"/work/(?:shared|main|wt)\b"),
-    "the team's shared background folder": re.compile(r"(?:\.\./|\b)shared/(?:design|reference|seeds)\b"),
+    "the team's shared background folder": re.compile(
+        r"(?:\.\./|\b)shared/(?:design|reference|seeds)\b"
+    ),
     "a numbered section of an outside document": re.compile(r"§\s*\d"),
     "a variant label of an outside document": re.compile(r"\[(?:AI|WC)\]"),
-    "an outside document": re.compile(r"\b(?:context-sources|peers|tooling-recipes|user-requests)\.md\b"),
-}  # fmt: skip
+    "an outside document": re.compile(
+        r"\b(?:context-sources|peers|tooling-recipes|user-requests)\.md\b"
+    ),
+}
 
 # Citations in files whose owners are rewriting them right now (their replacements are in the
 # report of the change that added this test). Each entry must still be present: remove it when

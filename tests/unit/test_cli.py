@@ -720,8 +720,16 @@ def fake_server(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         socket_path: str | None,
         max_message_bytes: int,
     ) -> int:
-        calls.append({"tcp": tcp, "port": port, "log_file": log_file, "verbose": verbose,
-                      "socket_path": socket_path, "max_message_bytes": max_message_bytes})  # fmt: skip
+        calls.append(
+            {
+                "tcp": tcp,
+                "port": port,
+                "log_file": log_file,
+                "verbose": verbose,
+                "socket_path": socket_path,
+                "max_message_bytes": max_message_bytes,
+            }
+        )
         return 0
 
     module.serve = serve  # type: ignore[attr-defined]
@@ -734,8 +742,16 @@ MIB64 = 64 * 1024 * 1024
 
 def test_serve_defaults_to_stdio(fake_server: list[dict[str, Any]], capsysbinary: Capture) -> None:
     assert run(capsysbinary, "serve") == (0, b"", "")
-    assert fake_server == [{"tcp": False, "port": None, "log_file": None, "verbose": False,
-                            "socket_path": None, "max_message_bytes": MIB64}]  # fmt: skip
+    assert fake_server == [
+        {
+            "tcp": False,
+            "port": None,
+            "log_file": None,
+            "verbose": False,
+            "socket_path": None,
+            "max_message_bytes": MIB64,
+        }
+    ]
 
 
 def test_serve_default_message_limit_is_the_framing_default() -> None:
@@ -749,11 +765,28 @@ def test_serve_passes_every_option(
     tmp_path: Path, fake_server: list[dict[str, Any]], capsysbinary: Capture
 ) -> None:
     log = str(tmp_path / "sidecar.log")
-    argv = ["serve", "--tcp", "--port", "4321", "--log-file", log, "-v",
-            "--max-message-bytes", "4096"]  # fmt: skip
+    argv = [
+        "serve",
+        "--tcp",
+        "--port",
+        "4321",
+        "--log-file",
+        log,
+        "-v",
+        "--max-message-bytes",
+        "4096",
+    ]
     assert run(capsysbinary, *argv) == (0, b"", "")
-    assert fake_server == [{"tcp": True, "port": 4321, "log_file": log, "verbose": True,
-                            "socket_path": None, "max_message_bytes": 4096}]  # fmt: skip
+    assert fake_server == [
+        {
+            "tcp": True,
+            "port": 4321,
+            "log_file": log,
+            "verbose": True,
+            "socket_path": None,
+            "max_message_bytes": 4096,
+        }
+    ]
     sock = str(tmp_path / "run" / "dsh.sock")
     assert run(capsysbinary, "serve", "--socket", sock) == (0, b"", "")
     assert fake_server[-1]["socket_path"] == sock and fake_server[-1]["tcp"] is False

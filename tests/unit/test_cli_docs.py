@@ -170,7 +170,10 @@ def hook_commands_checked(expected: list[str], actual: list[str]) -> tuple[list[
         return expected, actual
     kept_expected, kept_actual = [], []
     for page_line, real_line in zip(expected, actual, strict=True):
-        page, real = re.fullmatch(HOOK_COMMAND_LINE, page_line), re.fullmatch(HOOK_COMMAND_LINE, real_line)  # fmt: skip
+        page, real = (
+            re.fullmatch(HOOK_COMMAND_LINE, page_line),
+            re.fullmatch(HOOK_COMMAND_LINE, real_line),
+        )
         if page and real and page.group(1) == real.group(1):
             continue
         kept_expected.append(page_line)

@@ -41,7 +41,9 @@ def run(capsysbinary: Capture, *argv: str) -> tuple[int, str, str]:
 
 def hook(agent: str, event: dict[str, Any]) -> bytes:
     out = io.BytesIO()
-    assert hook_main(["--agent", agent], stdin=io.BytesIO(json.dumps(event).encode()), stdout=out) == 0  # fmt: skip
+    assert (
+        hook_main(["--agent", agent], stdin=io.BytesIO(json.dumps(event).encode()), stdout=out) == 0
+    )
     return out.getvalue()
 
 
@@ -57,11 +59,21 @@ def test_without_a_store_nothing_is_created(env: Path, capsysbinary: Capture) ->
 
 def test_an_agents_session_and_what_it_was_told(env: Path, capsysbinary: Capture) -> None:
     cwd = str(env / "p")
-    hook("codex", {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": cwd, "source": "startup"})  # fmt: skip
-    answer = hook("codex", {
-        "hook_event_name": "PostToolUse", "session_id": "s1", "cwd": cwd, "tool_name": "Bash",
-        "tool_input": {"command": "cat pkg/x.py"}, "tool_use_id": "call_1",
-    })  # fmt: skip
+    hook(
+        "codex",
+        {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": cwd, "source": "startup"},
+    )
+    answer = hook(
+        "codex",
+        {
+            "hook_event_name": "PostToolUse",
+            "session_id": "s1",
+            "cwd": cwd,
+            "tool_name": "Bash",
+            "tool_input": {"command": "cat pkg/x.py"},
+            "tool_use_id": "call_1",
+        },
+    )
     assert b"pkg rule" in answer
     store = env / "dsh" / "sessions.sqlite3"
     before = store.read_bytes()
@@ -74,10 +86,17 @@ def test_an_agents_session_and_what_it_was_told(env: Path, capsysbinary: Capture
     code, out, _ = run(capsysbinary, "sessions", "--json", "--agent", "codex")
     (session,) = json.loads(out)["sessions"]
     assert {k: session[k] for k in ("id", "agent", "agentSession", "cwd", "pending")} == {
-        "id": "codex:s1", "agent": "codex", "agentSession": "s1", "cwd": cwd, "pending": [],
-    }  # fmt: skip
+        "id": "codex:s1",
+        "agent": "codex",
+        "agentSession": "s1",
+        "cwd": cwd,
+        "pending": [],
+    }
     assert [c["path"] for c in session["told"]] == ["AGENTS.md", "pkg/AGENTS.md"]
-    assert run(capsysbinary, "sessions", "--agent", "claude")[1] == f"no sessions of claude in {store}\n"  # fmt: skip
+    assert (
+        run(capsysbinary, "sessions", "--agent", "claude")[1]
+        == f"no sessions of claude in {store}\n"
+    )
     assert store.read_bytes() == before  # read without writing
 
 
@@ -88,17 +107,32 @@ def test_pending_messages_and_a_panel_session(env: Path, capsysbinary: Capture) 
         store.create_session(
             SessionHeader("panel-1", 1_700_000_000_000, str(env / "p"), title="Fix")
         )
-        store.create_session(SessionHeader(
-            "claude:a", 1_700_000_001_000, str(env / "p"), agent="claude", agent_session="a",
-            parent_id="claude:root",
-        ))  # fmt: skip
-        pending = Message.user(["<system-reminder>\nx\n</system-reminder>"], {
-            "kind": "agent-instructions", "form": "instructions",
-            "changes": [
-                {"action": "set", "scope": "pkg\u0000AGENTS.md", "path": "pkg/AGENTS.md", "digest": "0" * 40},
-                {"action": "remove", "scope": "old\u0000AGENTS.md", "path": "old/AGENTS.md"},
-            ],
-        })  # fmt: skip
+        store.create_session(
+            SessionHeader(
+                "claude:a",
+                1_700_000_001_000,
+                str(env / "p"),
+                agent="claude",
+                agent_session="a",
+                parent_id="claude:root",
+            )
+        )
+        pending = Message.user(
+            ["<system-reminder>\nx\n</system-reminder>"],
+            {
+                "kind": "agent-instructions",
+                "form": "instructions",
+                "changes": [
+                    {
+                        "action": "set",
+                        "scope": "pkg\u0000AGENTS.md",
+                        "path": "pkg/AGENTS.md",
+                        "digest": "0" * 40,
+                    },
+                    {"action": "remove", "scope": "old\u0000AGENTS.md", "path": "old/AGENTS.md"},
+                ],
+            },
+        )
         other = Message.user(["now"], {"kind": "time-context"})
         draft = splice_draft([], [pending, other])
         assert draft is not None
@@ -158,7 +192,9 @@ def test_a_newer_store_is_refused(env: Path, capsysbinary: Capture) -> None:
     store = env / "dsh" / "sessions.sqlite3"
     store.parent.mkdir()
     db = sqlite3.connect(store)
-    db.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema', '99');")  # fmt: skip
+    db.executescript(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema', '99');"
+    )
     db.close()
     code, _, err = run(capsysbinary, "sessions")
     assert code == 2 and "newer than this dsh-sidecar supports" in err

@@ -45,10 +45,16 @@ def test_several_bad_keys_are_each_reported_once() -> None:
         }
     }
     settings, refused = parse_settings_leniently(raw, Settings())
-    assert sorted(r.key for r in refused) == sorted([
-        "instructions.maxSourceBytes", "instructions.exclude", "instructions.unknownKey",
-        "sessionReference.maxReferences", "hover.otherFiles", "nope",
-    ])  # fmt: skip
+    assert sorted(r.key for r in refused) == sorted(
+        [
+            "instructions.maxSourceBytes",
+            "instructions.exclude",
+            "instructions.unknownKey",
+            "sessionReference.maxReferences",
+            "hover.otherFiles",
+            "nope",
+        ]
+    )
     assert settings.store.busy_timeout_ms == 7
     assert settings.instructions == Settings().instructions
     unknown = next(r for r in refused if r.key == "instructions.unknownKey")

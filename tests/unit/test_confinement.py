@@ -216,12 +216,15 @@ def test_an_allowed_directory_does_not_allow_its_parent_or_a_sibling_prefix(tree
     ("value", "message"),
     [
         (["rules/"], "entry 0 must be an absolute path or start with ~/, got 'rules/'"),
-        (["/ok", "~bob/rules"], "entry 1 must be an absolute path or start with ~/, got '~bob/rules'"),
+        (
+            ["/ok", "~bob/rules"],
+            "entry 1 must be an absolute path or start with ~/, got '~bob/rules'",
+        ),
         (["/a\0b"], "entry 0 contains a NUL character"),
         ("/one/string", "must be a list of strings"),
         ([3], "must be a list of strings"),
     ],
-)  # fmt: skip
+)
 def test_allowed_symlink_targets_refuses_what_no_user_means(value: object, message: str) -> None:
     with pytest.raises(DshError) as caught:
         instructions(allowedSymlinkTargets=value)

@@ -27,11 +27,17 @@ def test_imports_follow_the_importing_file_and_count_in_its_digest(tmp_path: Pat
         "Read @docs/style.md first.\n"
         "Not `@docs/span.md`, nor\n```\n@docs/fence.md\n```\nnor @alice or me@example.com.\n"
     )
-    write_tree(tmp_path, {
-        "p/.git/": "", "p/CLAUDE.md": claude,
-        "p/docs/style.md": "Style: @more.md\n", "p/docs/more.md": "More.\n",
-        "p/docs/span.md": "span\n", "p/docs/fence.md": "fence\n",
-    })  # fmt: skip
+    write_tree(
+        tmp_path,
+        {
+            "p/.git/": "",
+            "p/CLAUDE.md": claude,
+            "p/docs/style.md": "Style: @more.md\n",
+            "p/docs/more.md": "More.\n",
+            "p/docs/span.md": "span\n",
+            "p/docs/fence.md": "fence\n",
+        },
+    )
     result = load(tmp_path / "p", tmp_path / "home", IMPORTS)
     expanded = (
         claude + "\nImported from: docs/style.md\n\nStyle: @more.md\n"
@@ -41,13 +47,16 @@ def test_imports_follow_the_importing_file_and_count_in_its_digest(tmp_path: Pat
     (loaded,) = result.retained
     assert loaded.digest == sha1_hex(expanded)
     assert records(result, "CLAUDE.md") == [
-        ("docs/style.md", "imported", 1), ("docs/more.md", "imported", 2),
-    ]  # fmt: skip
+        ("docs/style.md", "imported", 1),
+        ("docs/more.md", "imported", 2),
+    ]
     # Every target looked at is watched, an absent one too (``alice`` would be imported once
     # a file of that name appears); the code spans' and fence's paths are not imports at all.
     assert {os.path.basename(p): v == "" for p, v in loaded.deps} == {
-        "style.md": False, "more.md": False, "alice": True,
-    }  # fmt: skip
+        "style.md": False,
+        "more.md": False,
+        "alice": True,
+    }
 
 
 def test_off_an_import_is_just_text(tmp_path: Path) -> None:
@@ -65,18 +74,28 @@ def test_five_hops_and_no_more(tmp_path: Path) -> None:
     write_tree(tmp_path, files)
     result = load(tmp_path / "p", tmp_path / "home", IMPORTS)
     assert records(result, "AGENTS.md") == [
-        ("d1.md", "imported", 1), ("d2.md", "imported", 2), ("d3.md", "imported", 3),
-        ("d4.md", "imported", 4), ("d5.md", "imported", 5), ("d6.md", "too-deep", 6),
-    ]  # fmt: skip
+        ("d1.md", "imported", 1),
+        ("d2.md", "imported", 2),
+        ("d3.md", "imported", 3),
+        ("d4.md", "imported", 4),
+        ("d5.md", "imported", 5),
+        ("d6.md", "too-deep", 6),
+    ]
     assert "level 5" in result.text and "level 6" not in result.text
 
 
 def test_cycles_missing_files_and_chain_files_add_nothing(tmp_path: Path) -> None:
-    write_tree(tmp_path, {
-        "p/.git/": "", "p/AGENTS.md": "agents\n",
-        "p/CLAUDE.md": "@AGENTS.md\n@a.md\n@missing/x.md\n@a.md again, @c.md\n",
-        "p/a.md": "a @b.md @c.md\n", "p/b.md": "b @a.md @CLAUDE.md\n", "p/c.md": "c\n",
-    })  # fmt: skip
+    write_tree(
+        tmp_path,
+        {
+            "p/.git/": "",
+            "p/AGENTS.md": "agents\n",
+            "p/CLAUDE.md": "@AGENTS.md\n@a.md\n@missing/x.md\n@a.md again, @c.md\n",
+            "p/a.md": "a @b.md @c.md\n",
+            "p/b.md": "b @a.md @CLAUDE.md\n",
+            "p/c.md": "c\n",
+        },
+    )
     result = load(tmp_path / "p", tmp_path / "home", IMPORTS)
     # A second @a.md in the same file is the same import (no record); @c.md, already imported
     # through a.md, adds nothing the second time.
@@ -99,10 +118,15 @@ def test_cycles_missing_files_and_chain_files_add_nothing(tmp_path: Path) -> Non
 
 
 def test_a_project_files_imports_stay_in_the_project(tmp_path: Path) -> None:
-    write_tree(tmp_path, {
-        "p/.git/": "", "outside/secret.md": "SECRET\n", "home/notes.md": "NOTES\n",
-        "p/AGENTS.md": "@../outside/secret.md\n@~/notes.md\n@link.md\n",
-    })  # fmt: skip
+    write_tree(
+        tmp_path,
+        {
+            "p/.git/": "",
+            "outside/secret.md": "SECRET\n",
+            "home/notes.md": "NOTES\n",
+            "p/AGENTS.md": "@../outside/secret.md\n@~/notes.md\n@link.md\n",
+        },
+    )
     (tmp_path / "p" / "link.md").symlink_to(tmp_path / "outside" / "secret.md")
     result = load(tmp_path / "p", tmp_path / "dsh", IMPORTS, os_home=str(tmp_path / "home"))
     assert [(r.state, r.target) for r in result.entries[0].imports] == [
@@ -118,38 +142,58 @@ def test_a_project_files_imports_stay_in_the_project(tmp_path: Path) -> None:
 
 
 def test_the_user_global_files_imports_may_reach_the_home_directory(tmp_path: Path) -> None:
-    write_tree(tmp_path, {
-        "p/.git/": "", "home/notes.md": "NOTES\n", "outside/x.md": "X\n",
-        "dsh/AGENTS.md": "@~/notes.md @../outside/x.md\n",
-    })  # fmt: skip
+    write_tree(
+        tmp_path,
+        {
+            "p/.git/": "",
+            "home/notes.md": "NOTES\n",
+            "outside/x.md": "X\n",
+            "dsh/AGENTS.md": "@~/notes.md @../outside/x.md\n",
+        },
+    )
     result = load(tmp_path / "p", tmp_path / "dsh", IMPORTS, os_home=str(tmp_path / "home"))
     assert [(r.display, r.state) for r in result.entries[0].imports] == [
-        ("~/notes.md", "imported"), (str(tmp_path / "outside" / "x.md"), "outside"),
-    ]  # fmt: skip
+        ("~/notes.md", "imported"),
+        (str(tmp_path / "outside" / "x.md"), "outside"),
+    ]
     assert "Imported from: ~/notes.md\n\nNOTES\n" in result.text
 
 
 def test_unreadable_and_oversized_imports_are_reported_not_fatal(tmp_path: Path) -> None:
-    write_tree(tmp_path, {
-        "p/.git/": "", "p/AGENTS.md": "@bin.md @big.md @ok.md\n",
-        "p/bin.md": b"\x00\x01", "p/big.md": "x" * 300, "p/ok.md": "ok\n",
-    })  # fmt: skip
+    write_tree(
+        tmp_path,
+        {
+            "p/.git/": "",
+            "p/AGENTS.md": "@bin.md @big.md @ok.md\n",
+            "p/bin.md": b"\x00\x01",
+            "p/big.md": "x" * 300,
+            "p/ok.md": "ok\n",
+        },
+    )
     os.mkfifo(tmp_path / "p" / "fifo.md")
     (tmp_path / "p" / "AGENTS.md").write_text("@bin.md @big.md @fifo.md @ok.md\n")
     result = load(tmp_path / "p", tmp_path / "home", instructions(imports=True, maxSourceBytes=200))
     assert [(r.display, r.state) for r in result.entries[0].imports] == [
-        ("bin.md", "unreadable"), ("big.md", "unreadable"), ("fifo.md", "unreadable"),
+        ("bin.md", "unreadable"),
+        ("big.md", "unreadable"),
+        ("fifo.md", "unreadable"),
         ("ok.md", "imported"),
-    ]  # fmt: skip
+    ]
     assert result.entries[0].imports[1].reason == "oversized: 300 bytes"
     assert result.entries[0].imports[2].reason == "not a regular file"
     assert "Imported from: ok.md\n\nok\n" in result.text
 
 
 def test_the_expanded_file_stays_within_max_source_bytes(tmp_path: Path) -> None:
-    write_tree(tmp_path, {
-        "p/.git/": "", "p/AGENTS.md": "@a.md @b.md\n", "p/a.md": "a" * 60, "p/b.md": "b" * 60,
-    })  # fmt: skip
+    write_tree(
+        tmp_path,
+        {
+            "p/.git/": "",
+            "p/AGENTS.md": "@a.md @b.md\n",
+            "p/a.md": "a" * 60,
+            "p/b.md": "b" * 60,
+        },
+    )
     result = load(tmp_path / "p", tmp_path / "home", instructions(imports=True, maxSourceBytes=120))
     assert [r.state for r in result.entries[0].imports] == ["imported", "over-budget"]
     assert result.retained[0].bytes <= 120

@@ -25,11 +25,17 @@ OVERRIDE = instructions(overrideFiles=True)
 
 
 def tree(root: Path) -> Path:
-    return write_tree(root, {
-        "p/.git/": "", "p/AGENTS.md": "root rules\n", "p/CLAUDE.md": "claude rules\n",
-        "p/AGENTS.override.md": "root override\n", "p/AGENTS.local.md": "local\n",
-        "p/pkg/AGENTS.md": "pkg rules\n",
-    })  # fmt: skip
+    return write_tree(
+        root,
+        {
+            "p/.git/": "",
+            "p/AGENTS.md": "root rules\n",
+            "p/CLAUDE.md": "claude rules\n",
+            "p/AGENTS.override.md": "root override\n",
+            "p/AGENTS.local.md": "local\n",
+            "p/pkg/AGENTS.md": "pkg rules\n",
+        },
+    )
 
 
 def test_the_override_takes_the_place_of_agents_md(tmp_path: Path) -> None:
@@ -52,8 +58,10 @@ def test_the_override_takes_the_place_of_agents_md(tmp_path: Path) -> None:
         "Instructions from: AGENTS.local.md\n\nlocal\n"
     )
     assert [f.candidate.scope for f in result.retained] == [
-        ".\0AGENTS.override.md", ".\0CLAUDE.md", ".\0AGENTS.local.md",
-    ]  # fmt: skip
+        ".\0AGENTS.override.md",
+        ".\0CLAUDE.md",
+        ".\0AGENTS.local.md",
+    ]
 
 
 def test_off_the_override_file_is_not_even_a_candidate(tmp_path: Path) -> None:
@@ -127,8 +135,9 @@ async def test_removing_the_override_brings_agents_md_back(kit: Kit) -> None:
     kit.remove("pkg/AGENTS.override.md")
     svc.tool_result(sid, "t2", None, "read", {"file_path": "pkg/a.py"}, False)
     assert all_changes(await svc.pending(sid)) == [
-        ("remove", "pkg/AGENTS.override.md"), ("set", "pkg/AGENTS.md"),
-    ]  # fmt: skip
+        ("remove", "pkg/AGENTS.override.md"),
+        ("set", "pkg/AGENTS.md"),
+    ]
 
 
 async def test_an_override_that_appears_replaces_the_loaded_agents_md(kit: Kit) -> None:
@@ -141,8 +150,9 @@ async def test_an_override_that_appears_replaces_the_loaded_agents_md(kit: Kit) 
     kit.write("pkg/AGENTS.override.md", "pkg override\n")
     svc.tool_result(sid, "t2", None, "read", {"file_path": "pkg/a.py"}, False)
     assert all_changes(await svc.pending(sid)) == [
-        ("set", "pkg/AGENTS.override.md"), ("remove", "pkg/AGENTS.md"),
-    ]  # fmt: skip
+        ("set", "pkg/AGENTS.override.md"),
+        ("remove", "pkg/AGENTS.md"),
+    ]
     # An edit of the override is a replace; AGENTS.md stays out meanwhile.
     await step(svc, sid, 1, 3)
     kit.write("pkg/AGENTS.override.md", "pkg override v2\n")

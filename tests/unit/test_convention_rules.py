@@ -108,17 +108,24 @@ def test_a_document_chain_adds_the_rules_matching_the_document(tmp_path: Path) -
 
     def chain(rel: str) -> list[str]:
         load = load_document_chain(
-            str((root / rel).parent), ALL, LOCAL_FS, dsh_home=str(tmp_path / "home"),
+            str((root / rel).parent),
+            ALL,
+            LOCAL_FS,
+            dsh_home=str(tmp_path / "home"),
             file_path=str(root / rel),
-        )  # fmt: skip
+        )
         return [e.candidate.display_path for e in load.entries if e.candidate.is_rule]
 
     broad = [
-        ".github/copilot-instructions.md", ".claude/rules/always.md", ".cursor/rules/always.mdc",
-    ]  # fmt: skip
+        ".github/copilot-instructions.md",
+        ".claude/rules/always.md",
+        ".cursor/rules/always.mdc",
+    ]
     assert chain("src/api/h.py") == [
-        *broad, ".github/instructions/py.instructions.md", ".claude/rules/deep/api.md",
-    ]  # fmt: skip
+        *broad,
+        ".github/instructions/py.instructions.md",
+        ".claude/rules/deep/api.md",
+    ]
     assert chain("src/api/h.ts") == [*broad, ".claude/rules/deep/api.md", ".cursor/rules/ts.mdc"]
     assert chain("README.md") == [*broad, ".cursor/rules/ts.mdc"]
 
@@ -127,26 +134,76 @@ def test_a_document_chain_adds_the_rules_matching_the_document(tmp_path: Path) -
     ("rule_set", "text", "mode", "globs", "problems"),
     [
         ("copilot", '---\napplyTo: "a/**, *.py"\n---\nx', "globs", ("a/**", "*.py"), []),
-        ("copilot", "---\napplyTo:\n  - '*.py'\n---\nx", "invalid", (),
-         [(1, "applyTo must be one string of globs separated by commas (GitHub Copilot reads "
-              "no list here), got a list; this rule matches no file")]),
+        (
+            "copilot",
+            "---\napplyTo:\n  - '*.py'\n---\nx",
+            "invalid",
+            (),
+            [
+                (
+                    1,
+                    "applyTo must be one string of globs separated by commas (GitHub Copilot reads "
+                    "no list here), got a list; this rule matches no file",
+                )
+            ],
+        ),
         ("copilot", "no frontmatter", "manual", (), []),
         ("claude", "---\npaths: [src/**, 'lib/*.ts']\n---\nx", "globs", ("src/**", "lib/*.ts"), []),
         ("claude", "---\npaths:\n---\nx", "always", (), []),
-        ("claude", "---\npaths: true\n---\nx", "invalid", (),
-         [(1, "paths must be one string of globs separated by commas, got True; this rule "
-              "matches no file")]),
-        ("cursor", "---\nalwaysApply: 'true'\nglobs:\n---\nx", "manual", (),
-         [(1, "alwaysApply must be true or false (unquoted), got 'true'; the rule is not "
-              "always applied")]),
-        ("cursor", "---\nglobs: '" + "{a,b}" * 7 + "'\n---\nx", "invalid", ("{a,b}" * 7,),
-         [(1, "globs: the glob '" + "{a,b}" * 7 + "' is empty or too complex (more than 512 "
-              "characters or 64 brace alternatives); it matches no file")]),
-        ("cursor", "---\nglobs: x\nno end", "manual", (),
-         [(0, "the frontmatter block is never closed by a --- line; the file is read as having "
-              "no frontmatter")]),
+        (
+            "claude",
+            "---\npaths: true\n---\nx",
+            "invalid",
+            (),
+            [
+                (
+                    1,
+                    "paths must be one string of globs separated by commas, got True; this rule "
+                    "matches no file",
+                )
+            ],
+        ),
+        (
+            "cursor",
+            "---\nalwaysApply: 'true'\nglobs:\n---\nx",
+            "manual",
+            (),
+            [
+                (
+                    1,
+                    "alwaysApply must be true or false (unquoted), got 'true'; the rule is not "
+                    "always applied",
+                )
+            ],
+        ),
+        (
+            "cursor",
+            "---\nglobs: '" + "{a,b}" * 7 + "'\n---\nx",
+            "invalid",
+            ("{a,b}" * 7,),
+            [
+                (
+                    1,
+                    "globs: the glob '" + "{a,b}" * 7 + "' is empty or too complex (more than 512 "
+                    "characters or 64 brace alternatives); it matches no file",
+                )
+            ],
+        ),
+        (
+            "cursor",
+            "---\nglobs: x\nno end",
+            "manual",
+            (),
+            [
+                (
+                    0,
+                    "the frontmatter block is never closed by a --- line; the file is read as having "
+                    "no frontmatter",
+                )
+            ],
+        ),
     ],
-)  # fmt: skip
+)
 def test_frontmatter_is_read_with_its_mistakes(
     rule_set: str,
     text: str,
@@ -190,11 +247,13 @@ def test_a_rule_leading_out_of_the_project_is_not_read(tmp_path: Path) -> None:
 
 def test_the_rule_set_setting_is_checked() -> None:
     for value, message in (
-        (["copilot", "gemini"], "entry 1 must be one of \"copilot\", \"claude\", \"cursor\", "
-                                "got 'gemini'"),
+        (
+            ["copilot", "gemini"],
+            'entry 1 must be one of "copilot", "claude", "cursor", got \'gemini\'',
+        ),
         (["claude", "claude"], "entry 1 repeats 'claude'"),
         ("claude", "must be a list of strings"),
-    ):  # fmt: skip
+    ):
         with pytest.raises(ConfigError) as caught:
             Settings.from_json({"instructions": {"ruleSets": value}})
         assert caught.value.message == f"instructions.ruleSets: {message}"
@@ -218,27 +277,38 @@ async def test_a_touch_of_a_matching_file_sets_the_rule_with_its_own_template(ki
     sid = await opened(kit, svc)
     (baseline,) = instructions_of(await start(svc, sid))
     assert [c["path"] for c in baseline.source["changes"]] == [
-        "AGENTS.md", ".github/copilot-instructions.md", ".claude/rules/always.md",
+        "AGENTS.md",
+        ".github/copilot-instructions.md",
+        ".claude/rules/always.md",
         ".cursor/rules/always.mdc",
-    ]  # fmt: skip
+    ]
     svc.tool_result(sid, "t1", None, "read", {"file_path": "src/app.go"}, False)
     assert await svc.pending(sid) == []
     svc.tool_result(sid, "t2", None, "edit", {"file_path": "src/api/main.py"}, False)
     (pending,) = await svc.pending(sid)
     assert pending.source["changes"] == [
-        {"action": "set", "scope": "rules:copilot\0.github/instructions/py.instructions.md",
-         "path": ".github/instructions/py.instructions.md",
-         "digest": pending.source["changes"][0]["digest"]},
-        {"action": "set", "scope": "rules:claude\0.claude/rules/deep/api.md",
-         "path": ".claude/rules/deep/api.md", "digest": pending.source["changes"][1]["digest"]},
-    ]  # fmt: skip
+        {
+            "action": "set",
+            "scope": "rules:copilot\0.github/instructions/py.instructions.md",
+            "path": ".github/instructions/py.instructions.md",
+            "digest": pending.source["changes"][0]["digest"],
+        },
+        {
+            "action": "set",
+            "scope": "rules:claude\0.claude/rules/deep/api.md",
+            "path": ".claude/rules/deep/api.md",
+            "digest": pending.source["changes"][1]["digest"],
+        },
+    ]
     assert pending.text == frame(
-        rule_template(".github/instructions/py.instructions.md", "files matching `**/*.py`",
-                      "Python rules\n")[len("<system-reminder>\n"):-len("\n</system-reminder>")]
+        rule_template(
+            ".github/instructions/py.instructions.md", "files matching `**/*.py`", "Python rules\n"
+        )[len("<system-reminder>\n") : -len("\n</system-reminder>")]
         + "\n\n"
-        + rule_template(".claude/rules/deep/api.md", "files matching `src/api/**`",
-                        "api rules\n")[len("<system-reminder>\n"):-len("\n</system-reminder>")]
-    )  # fmt: skip
+        + rule_template(".claude/rules/deep/api.md", "files matching `src/api/**`", "api rules\n")[
+            len("<system-reminder>\n") : -len("\n</system-reminder>")
+        ]
+    )
     await step(svc, sid, 1, 2)
     # Touching another matching file brings nothing new.
     svc.tool_result(sid, "t3", None, "read", {"file_path": "lib/other.py"}, False)

@@ -34,9 +34,13 @@ def conventions(
     root: Path, directory: Path, home: Path, settings: InstructionSettings
 ) -> list[str]:
     found = project_conventions(
-        str(directory), str(root), settings, LOCAL_FS, str(home),
+        str(directory),
+        str(root),
+        settings,
+        LOCAL_FS,
+        str(home),
         confinement_once(str(root), settings, LOCAL_FS, str(home)),
-    )  # fmt: skip
+    )
     return [c.describe() for c in found]
 
 
@@ -63,9 +67,11 @@ def test_nothing_is_reported_once_the_settings_are_on(tmp_path: Path) -> None:
     write_tree(tmp_path, TREE)
     root, home = tmp_path / "p", tmp_path / "home"
     on = instructions(
-        overrideFiles=True, imports=True, ruleSets=["copilot", "claude"],
+        overrideFiles=True,
+        imports=True,
+        ruleSets=["copilot", "claude"],
         userGlobalFiles=["~/.claude/CLAUDE.md"],
-    )  # fmt: skip
+    )
     assert conventions(root, root / "pkg", home, on) == []
 
 
@@ -73,10 +79,10 @@ def test_a_document_names_what_it_uses(tmp_path: Path) -> None:
     write_tree(tmp_path, TREE)
     root, home = str(tmp_path / "p"), str(tmp_path / "home")
     off = InstructionSettings()
-    assert [c.setting for c in document_conventions(f"{root}/pkg/AGENTS.override.md", root, off,
-                                                    LOCAL_FS, home)] == [
-        "instructions.overrideFiles"
-    ]  # fmt: skip
+    assert [
+        c.setting
+        for c in document_conventions(f"{root}/pkg/AGENTS.override.md", root, off, LOCAL_FS, home)
+    ] == ["instructions.overrideFiles"]
     claude = document_conventions(
         f"{root}/CLAUDE.md", root, off, LOCAL_FS, home, (tmp_path / "p/CLAUDE.md").read_text()
     )
@@ -91,8 +97,12 @@ def test_doctor_run_in_a_project_lists_them_and_is_not_ok(tmp_path: Path) -> Non
     env.update(HOME=str(tmp_path / "home"), DSH_HOME=str(tmp_path / "dsh"))
     done = subprocess.run(
         [sys.executable, "-m", "dsh_sidecar", "doctor"],
-        capture_output=True, text=True, env=env, cwd=tmp_path / "p" / "pkg", check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path / "p" / "pkg",
+        check=False,
+    )
     # The repository's own instructions are not all read: never "ok" (exit 1, unhealthy).
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
@@ -177,8 +187,12 @@ def test_a_repository_of_gemini_md_and_dot_claude_claude_md_gets_no_silent_empty
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "dsh_sidecar", *args],
-            capture_output=True, text=True, env=env, cwd=tmp_path / "p", check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path / "p",
+            check=False,
+        )
 
     preview = run("preview")
     assert preview.stdout == ""

@@ -15,10 +15,16 @@ from dsh_sidecar.errors import ConfigError
 
 
 def test_extra_user_global_files_follow_dsh_home_in_order(tmp_path: Path) -> None:
-    write_tree(tmp_path, {
-        "dsh/AGENTS.md": "dsh\n", "home/.claude/CLAUDE.md": "claude home\n",
-        "etc/team.md": "team\n", "p/.git/": "", "p/AGENTS.md": "root\n",
-    })  # fmt: skip
+    write_tree(
+        tmp_path,
+        {
+            "dsh/AGENTS.md": "dsh\n",
+            "home/.claude/CLAUDE.md": "claude home\n",
+            "etc/team.md": "team\n",
+            "p/.git/": "",
+            "p/AGENTS.md": "root\n",
+        },
+    )
     settings = instructions(
         userGlobalFiles=["~/.codex/AGENTS.md", str(tmp_path / "etc/team.md"), "~/.claude/CLAUDE.md"]
     )

@@ -90,8 +90,10 @@ VARIANTS = [
     ("＜／ｓｙｓｔｅｍ－ｒｅｍｉｎｄｅｒ＞", "＜\\／ｓｙｓｔｅｍ－ｒｅｍｉｎｄｅｒ＞"),
     ("</sy\ufb06em-reminder>", "<\\/sy\ufb06em-reminder>"),
     ("</system-rem\u33ccder>", "<\\/system-rem\u33ccder>"),
-    ("</\U0001d42c\U0001d432\U0001d42c\U0001d42d\U0001d41e\U0001d426-reminder>",
-     "<\\/\U0001d42c\U0001d432\U0001d42c\U0001d42d\U0001d41e\U0001d426-reminder>"),
+    (
+        "</\U0001d42c\U0001d432\U0001d42c\U0001d42d\U0001d41e\U0001d426-reminder>",
+        "<\\/\U0001d42c\U0001d432\U0001d42c\U0001d42d\U0001d41e\U0001d426-reminder>",
+    ),
     # opening tags
     ("<system-reminder>", "<\\system-reminder>"),
     ("<SYSTEM-REMINDER>", "<\\SYSTEM-REMINDER>"),
@@ -100,7 +102,7 @@ VARIANTS = [
     ("<system-reminder/>", "<\\system-reminder/>"),
     ("<system-reminder\n>", "<\\system-reminder\n>"),
     ("﹤system-reminder>", "﹤\\system-reminder>"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("raw", "escaped"), VARIANTS, ids=[repr(v[0]) for v in VARIANTS])
@@ -119,10 +121,11 @@ def test_every_variant_is_escaped_byte_for_byte(raw: str, escaped: str) -> None:
         "<\\/system-reminder> is already escaped",
         "<system reminder> <systemreminder> <system-reminde> </system- reminder>",
         "</ system - reminder>",
-        "<<<<", "",
+        "<<<<",
+        "",
         "system-reminder without a bracket",
     ],
-)  # fmt: skip
+)
 def test_text_without_a_frame_tag_is_left_as_it_is(text: str) -> None:
     assert escape_frame_tags(text) == text
 

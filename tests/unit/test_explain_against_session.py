@@ -28,9 +28,13 @@ async def kit(tmp_path: Path) -> AsyncIterator[Kit]:
 
 def explained(kit: Kit, rel: str, **instructions_: object) -> list[tuple[str | None, str]]:
     e = explain_file(
-        str(kit.root / rel), settings(**instructions_), LOCAL_FS, dsh_home=str(kit.home),
-        home=str(kit.tmp / "os-home"), env={},
-    )  # fmt: skip
+        str(kit.root / rel),
+        settings(**instructions_),
+        LOCAL_FS,
+        dsh_home=str(kit.home),
+        home=str(kit.tmp / "os-home"),
+        env={},
+    )
     return [(f.via, f.display_path) for f in e.sidecar if f.loaded]
 
 
@@ -43,8 +47,11 @@ async def test_baseline_and_touch_match_a_real_session(kit: Kit) -> None:
     claimed = explained(kit, "src/api/handler.py")
     assert [("set", p) for via, p in claimed if via == "baseline"] == baseline
     assert [("set", p) for via, p in claimed if via == "touch"] == touched
-    assert touched == [("set", "src/AGENTS.md"), ("set", "src/CLAUDE.md"),
-                       ("set", "src/api/AGENTS.md")]  # fmt: skip
+    assert touched == [
+        ("set", "src/AGENTS.md"),
+        ("set", "src/CLAUDE.md"),
+        ("set", "src/api/AGENTS.md"),
+    ]
 
 
 async def test_a_cut_touch_message_keeps_the_bytes_explain_reports(kit: Kit) -> None:
@@ -56,9 +63,13 @@ async def test_a_cut_touch_message_keeps_the_bytes_explain_reports(kit: Kit) -> 
     (pending,) = await svc.pending(sid)
     text = pending.content[0]["text"]
     e = explain_file(
-        str(kit.root / "src/api/handler.py"), settings(maxBytes=1200), LOCAL_FS,
-        dsh_home=str(kit.home), home=str(kit.tmp / "os-home"), env={},
-    )  # fmt: skip
+        str(kit.root / "src/api/handler.py"),
+        settings(maxBytes=1200),
+        LOCAL_FS,
+        dsh_home=str(kit.home),
+        home=str(kit.tmp / "os-home"),
+        env={},
+    )
     touch = {f.display_path: f for f in e.sidecar if f.via == "touch"}
     cut = touch["src/api/AGENTS.md"]
     assert cut.state == "truncated"

@@ -39,8 +39,12 @@ def by_path(e: Explanation, agent: str) -> dict[str, tuple[str, int | None, int 
 
 def test_every_agent_cites_its_pages_with_the_date_checked() -> None:
     assert [a.id for a in AGENTS] == [
-        "codex", "claude-code", "copilot-vscode", "gemini-cli", "cursor"
-    ]  # fmt: skip
+        "codex",
+        "claude-code",
+        "copilot-vscode",
+        "gemini-cli",
+        "cursor",
+    ]
     for agent in AGENTS:
         assert agent.sources, agent.id
         for source in agent.sources:
@@ -70,8 +74,11 @@ def test_documented_facts_as_data() -> None:
     assert copilot_vscode.RULES.nested.when == "never"
     (rules,) = cursor.RULES.rule_sets
     assert (rules.folder, rules.pattern, rules.glob_field, rules.always_field) == (
-        ".cursor/rules", "**/*.mdc", "globs", "alwaysApply"
-    )  # fmt: skip
+        ".cursor/rules",
+        "**/*.mdc",
+        "globs",
+        "alwaysApply",
+    )
 
 
 # --- Codex CLI ---------------------------------------------------------------------------------
@@ -93,8 +100,11 @@ def test_codex_override_wins_its_directory_and_nothing_below_the_cwd_loads(tmp_p
 def test_codex_walks_from_the_root_down_to_its_working_directory(tmp_path: Path) -> None:
     e = Tree(tmp_path).explain("src/api/handler.py", cwd="src/api")
     assert loaded(e, "codex") == [
-        "~/.codex/AGENTS.md", "AGENTS.override.md", "src/AGENTS.md", "src/api/AGENTS.md"
-    ]  # fmt: skip
+        "~/.codex/AGENTS.md",
+        "AGENTS.override.md",
+        "src/AGENTS.md",
+        "src/api/AGENTS.md",
+    ]
 
 
 def test_codex_without_a_project_root_reads_only_its_working_directory(tmp_path: Path) -> None:
@@ -145,11 +155,18 @@ def test_codex_cuts_at_a_byte_boundary_even_inside_a_character(tmp_path: Path) -
     # 32,767 ASCII bytes leave one byte for a file starting with "é" (two bytes).
     write_tree(
         tmp_path,
-        {"p/.git/": "", "p/AGENTS.md": "x" * (32 * KIB - 1), "p/a/AGENTS.md": "é rules\n", "p/a/f": ""},
-    )  # fmt: skip
+        {
+            "p/.git/": "",
+            "p/AGENTS.md": "x" * (32 * KIB - 1),
+            "p/a/AGENTS.md": "é rules\n",
+            "p/a/f": "",
+        },
+    )
     assert by_path(explain(tmp_path, "p/a/f", cwd="p/a"), "codex")["a/AGENTS.md"] == (
-        "truncated", 9, 1
-    )  # fmt: skip
+        "truncated",
+        9,
+        1,
+    )
 
 
 def test_codex_skips_empty_files_without_spending_the_limit(tmp_path: Path) -> None:

@@ -143,8 +143,10 @@ def test_cwd_option_and_json(demo: Path, capsysbinary: Capture) -> None:
     assert out.endswith("}\n")
     p = demo / "proj"
     assert (document["file"], document["cwd"], document["projectRoot"]) == (
-        f"{p}/web/app.ts", f"{p}/web", str(p)
-    )  # fmt: skip
+        f"{p}/web/app.ts",
+        f"{p}/web",
+        str(p),
+    )
     assert [(f["via"], f["displayPath"]) for f in document["sidecar"]["files"]] == [
         ("baseline", "$DSH_HOME/AGENTS.md"),
         ("baseline", "AGENTS.md"),
@@ -153,17 +155,22 @@ def test_cwd_option_and_json(demo: Path, capsysbinary: Capture) -> None:
     ]
     codex = document["agents"][0]
     assert codex["id"] == "codex"
-    assert codex["sizeLimit"] == {"setting": "project_doc_max_bytes", "bytes": 32768,
-                                  "cut": "root-first"}  # fmt: skip
+    assert codex["sizeLimit"] == {
+        "setting": "project_doc_max_bytes",
+        "bytes": 32768,
+        "cut": "root-first",
+    }
     assert [(f["displayPath"], f["state"]) for f in codex["files"]] == [
-        ("AGENTS.md", "loaded"), ("web/AGENTS.md", "loaded")
-    ]  # fmt: skip
+        ("AGENTS.md", "loaded"),
+        ("web/AGENTS.md", "loaded"),
+    ]
     assert [a["id"] for a in document["agents"]] == [a.id for a in AGENTS]
     assert all(a["sources"] and a["undocumented"] for a in document["agents"])
 
 
-def test_every_convention_over_the_cli(tmp_path: Path, capsysbinary: Capture,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_every_convention_over_the_cli(
+    tmp_path: Path, capsysbinary: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tree = Tree(tmp_path)
     monkeypatch.setenv("HOME", str(tree.home))
     monkeypatch.setenv("DSH_HOME", str(tree.dsh_home))
@@ -176,13 +183,18 @@ def test_every_convention_over_the_cli(tmp_path: Path, capsysbinary: Capture,
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["explain", "."], "dsh-sidecar: .: is a directory (explain takes a file; scopes takes a directory)"),
+        (
+            ["explain", "."],
+            "dsh-sidecar: .: is a directory (explain takes a file; scopes takes a directory)",
+        ),
         (["explain", "nowhere/x.ts"], "dsh-sidecar: nowhere/x.ts: no such directory {web}/nowhere"),
         (["explain", "app.ts", "--cwd", "nowhere"], "dsh-sidecar: nowhere: no such directory"),
-        (["explain", "app.ts", "--settings", "missing.json"],
-         "dsh-sidecar: --settings missing.json: cannot read: No such file or directory"),
+        (
+            ["explain", "app.ts", "--settings", "missing.json"],
+            "dsh-sidecar: --settings missing.json: cannot read: No such file or directory",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_input_is_one_line_and_exit_2(
     demo: Path, capsysbinary: Capture, argv: list[str], message: str
 ) -> None:
@@ -194,8 +206,11 @@ def test_bad_input_is_one_line_and_exit_2(
 def test_the_installed_command(demo: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "dsh_sidecar", "explain", "app.ts"],
-        capture_output=True, env=os.environ.copy(), timeout=120, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        env=os.environ.copy(),
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode().startswith(f"file          {demo}/proj/web/app.ts\n")
     assert done.stderr == b""

@@ -50,8 +50,10 @@ def test_a_session_in_the_files_directory_gets_everything_in_its_baseline(tmp_pa
     e = Tree(tmp_path).explain("src/api/handler.py", cwd="src/api")
     assert {f.via for f in e.sidecar} == {"baseline"}
     assert [f.display_path for f in e.sidecar][-3:] == [
-        "src/AGENTS.md", "src/CLAUDE.md", "src/api/AGENTS.md"
-    ]  # fmt: skip
+        "src/AGENTS.md",
+        "src/CLAUDE.md",
+        "src/api/AGENTS.md",
+    ]
 
 
 def test_a_file_outside_the_session_directory_is_unreached(tmp_path: Path) -> None:
@@ -92,9 +94,13 @@ def test_touched_files_get_a_budget_of_their_own(tmp_path: Path) -> None:
         {"p/.git/": "", "p/AGENTS.md": "root rules\n", "p/a/AGENTS.md": "a" * 600, "p/a/x": ""},
     )
     e = explain_file(
-        str(tmp_path / "p/a/x"), settings(maxBytes=400), LOCAL_FS, dsh_home=str(tmp_path / "d"),
-        home=str(tmp_path), env={},
-    )  # fmt: skip
+        str(tmp_path / "p/a/x"),
+        settings(maxBytes=400),
+        LOCAL_FS,
+        dsh_home=str(tmp_path / "d"),
+        home=str(tmp_path),
+        env={},
+    )
     root, touched = e.sidecar
     assert (root.via, root.state, root.included_bytes) == ("baseline", "included", 11)
     assert (touched.via, touched.state) == ("touch", "truncated")
@@ -104,9 +110,14 @@ def test_touched_files_get_a_budget_of_their_own(tmp_path: Path) -> None:
     )
     # The whole chain as one baseline would have dropped the root file instead.
     whole = explain_file(
-        str(tmp_path / "p/a/x"), settings(maxBytes=400), LOCAL_FS, dsh_home=str(tmp_path / "d"),
-        cwd=str(tmp_path / "p/a"), home=str(tmp_path), env={},
-    )  # fmt: skip
+        str(tmp_path / "p/a/x"),
+        settings(maxBytes=400),
+        LOCAL_FS,
+        dsh_home=str(tmp_path / "d"),
+        cwd=str(tmp_path / "p/a"),
+        home=str(tmp_path),
+        env={},
+    )
     assert [f.state for f in whole.sidecar] == ["omitted", "truncated"]
 
 
@@ -135,9 +146,14 @@ def test_the_session_directory_is_resolved_through_symlinks(tmp_path: Path) -> N
     tree = Tree(tmp_path)
     (tmp_path / "link").symlink_to(tree.project / "src", target_is_directory=True)
     e = explain_file(
-        str(tmp_path / "link/api/handler.py"), InstructionSettings(), LOCAL_FS,
-        dsh_home=str(tree.dsh_home), cwd=str(tmp_path / "link"), home=str(tree.home), env={},
-    )  # fmt: skip
+        str(tmp_path / "link/api/handler.py"),
+        InstructionSettings(),
+        LOCAL_FS,
+        dsh_home=str(tree.dsh_home),
+        cwd=str(tmp_path / "link"),
+        home=str(tree.home),
+        env={},
+    )
     assert e.cwd == str(tree.project / "src")
     assert e.file == str(tree.project / "src/api/handler.py")
 
@@ -273,13 +289,19 @@ def test_a_huge_file_counts_by_its_size_without_being_read_whole(tmp_path: Path)
     with open(tmp_path / "p/AGENTS.md", "wb") as handle:
         handle.write(b"r" * (3 * 1024 * 1024))
     e = explain_file(
-        str(tmp_path / "p/x.py"), InstructionSettings(), LOCAL_FS, dsh_home=str(tmp_path / "d"),
-        home=str(tmp_path), env={},
-    )  # fmt: skip
+        str(tmp_path / "p/x.py"),
+        InstructionSettings(),
+        LOCAL_FS,
+        dsh_home=str(tmp_path / "d"),
+        home=str(tmp_path),
+        env={},
+    )
     (codex_file,) = e.agent("codex").files
     assert (codex_file.state, codex_file.bytes, codex_file.kept_bytes) == (
-        "truncated", 3 * 1024 * 1024, 32768
-    )  # fmt: skip
+        "truncated",
+        3 * 1024 * 1024,
+        32768,
+    )
     (mine,) = e.sidecar
     assert mine.state == "oversized"  # over instructions.maxSourceBytes: never loaded here
 
@@ -317,13 +339,20 @@ def test_a_failing_read_is_unreadable_for_every_side(tmp_path: Path) -> None:
 def test_with_the_conventions_on_the_sidecar_loads_what_the_agents_load(tmp_path: Path) -> None:
     tree = Tree(tmp_path)
     on = settings(
-        overrideFiles=True, imports=True, ruleSets=["copilot", "claude", "cursor"],
+        overrideFiles=True,
+        imports=True,
+        ruleSets=["copilot", "claude", "cursor"],
         userGlobalFiles=["~/.claude/CLAUDE.md", "~/.codex/AGENTS.md", "~/.gemini/GEMINI.md"],
-    )  # fmt: skip
+    )
     e = explain_file(
-        tree.path("src/api/handler.py"), on, LOCAL_FS, dsh_home=str(tree.dsh_home),
-        home=str(tree.home), env={}, os_home=str(tree.home),
-    )  # fmt: skip
+        tree.path("src/api/handler.py"),
+        on,
+        LOCAL_FS,
+        dsh_home=str(tree.dsh_home),
+        home=str(tree.home),
+        env={},
+        os_home=str(tree.home),
+    )
     sidecar = {f.display_path: (f.via, f.state) for f in e.sidecar}
     assert sidecar["AGENTS.override.md"] == ("baseline", "included")
     assert sidecar["AGENTS.md"] == ("baseline", "overridden")

@@ -39,9 +39,13 @@ def test_hover_section_for_every_convention(tmp_path: Path) -> None:
 def test_hover_section_shows_where_a_limit_cuts(tmp_path: Path) -> None:
     write_tree(tmp_path, {"p/.git/": "", "p/AGENTS.md": "x" * 40000, "p/x.py": ""})
     e = explain_file(
-        str(tmp_path / "p/x.py"), InstructionSettings(), LOCAL_FS, dsh_home=str(tmp_path / "d"),
-        home=str(tmp_path), env={},
-    )  # fmt: skip
+        str(tmp_path / "p/x.py"),
+        InstructionSettings(),
+        LOCAL_FS,
+        dsh_home=str(tmp_path / "d"),
+        home=str(tmp_path),
+        env={},
+    )
     lines = hover_section(e).split("\n")
     assert lines[2] == "- **dsh-sidecar**: `AGENTS.md`"
     assert lines[3] == "- **Codex CLI**: `AGENTS.md` (cut to 32,768 of 40,000 bytes)"

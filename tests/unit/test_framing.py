@@ -29,7 +29,9 @@ LONG = os.environ.get("DSH_LONG_TESTS") == "1"
 GOOD = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "dsh/session/list"}).encode()
 
 
-def events(data: bytes, max_body: int = 1024, chunk: int | None = None) -> list[Body | FramingError]:  # fmt: skip
+def events(
+    data: bytes, max_body: int = 1024, chunk: int | None = None
+) -> list[Body | FramingError]:
     parser = FrameParser(max_body)
     out: list[Body | FramingError] = []
     step = chunk or max(1, len(data))
@@ -52,7 +54,11 @@ def test_messages_in_any_chunking(chunk: int | None) -> None:
 
 def test_header_names_are_case_insensitive_and_lf_is_tolerated() -> None:
     data = b"content-length: %d\n\n" % len(GOOD) + GOOD
-    data += b"CONTENT-LENGTH:%d\r\nContent-Type: application/vscode-jsonrpc; charset=utf8\r\n\r\n" % len(GOOD) + GOOD  # fmt: skip
+    data += (
+        b"CONTENT-LENGTH:%d\r\nContent-Type: application/vscode-jsonrpc; charset=utf8\r\n\r\n"
+        % len(GOOD)
+        + GOOD
+    )
     assert events(data) == [Body(GOOD), Body(GOOD)]
 
 
@@ -89,16 +95,25 @@ def test_an_absurd_length_is_refused_and_never_converted() -> None:
 @pytest.mark.parametrize(
     ("header", "reason"),
     [
-        (b"Content-Type: application/vscode-jsonrpc\r\n\r\n", "a header block without Content-Length"),
+        (
+            b"Content-Type: application/vscode-jsonrpc\r\n\r\n",
+            "a header block without Content-Length",
+        ),
         (b"Content-Length: abc\r\n\r\n", "Content-Length is not a number: 'abc'"),
         (b"Content-Length: -5\r\n\r\n", "Content-Length is not a number: '-5'"),
         (b"Content-Length: 5.0\r\n\r\n", "Content-Length is not a number: '5.0'"),
         (b"Content-Length: \r\n\r\n", "Content-Length is not a number: ''"),
         (b"Content-Length: 5\r\nContent-Length: 6\r\n\r\n", "conflicting Content-Length headers"),
-        (b"X: " + b"y" * MAX_HEADER_LINE_BYTES + b"\r\n\r\n", f"a header line is longer than {MAX_HEADER_LINE_BYTES} bytes"),
-        (b"X: y\r\n" * (MAX_HEADER_LINES + 1) + b"\r\n", f"more than {MAX_HEADER_LINES} header lines"),
+        (
+            b"X: " + b"y" * MAX_HEADER_LINE_BYTES + b"\r\n\r\n",
+            f"a header line is longer than {MAX_HEADER_LINE_BYTES} bytes",
+        ),
+        (
+            b"X: y\r\n" * (MAX_HEADER_LINES + 1) + b"\r\n",
+            f"more than {MAX_HEADER_LINES} header lines",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_block_without_a_usable_length_resyncs_on_the_next_header(
     header: bytes, reason: str
 ) -> None:
@@ -123,10 +138,16 @@ def test_junk_glued_before_a_header_is_dropped() -> None:
     [
         (b"Content-Length: %d\r\nno colon here\r\n\r\n", "malformed header line 'no colon here'"),
         (b"Content-Length: %d\r\nBad Name: x\r\n\r\n", "malformed header line 'Bad Name: x'"),
-        (b"Content-Length: %d\r\nX: caf\xc3\xa9\r\n\r\n", "malformed header line 'X: caf\\\\xc3\\\\xa9'"),
-        (b"Content-Length: %d\r\nContent-Type: text/x; charset=latin-1\r\n\r\n", "unsupported charset 'latin-1' (utf-8 only)"),
+        (
+            b"Content-Length: %d\r\nX: caf\xc3\xa9\r\n\r\n",
+            "malformed header line 'X: caf\\\\xc3\\\\xa9'",
+        ),
+        (
+            b"Content-Length: %d\r\nContent-Type: text/x; charset=latin-1\r\n\r\n",
+            "unsupported charset 'latin-1' (utf-8 only)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_bad_block_with_a_good_length_skips_exactly_its_body(header: bytes, reason: str) -> None:
     body = b'{"jsonrpc": "2.0", "id": 9, "method": "dsh/session/list"}'
     data = header % len(body) + body + encode_frame(GOOD)

@@ -62,11 +62,16 @@ def test_a_gitignore_overrides_info_exclude_which_overrides_the_global_file(
     git_user = user(tmp_path)
     write_tree(Path(git_user.home), {".config/git/ignore": "build/\nlogs/\n!keep/\n"})
     root = tmp_path / "p"
-    write_tree(root, {
-        ".git/info/exclude": "!build/\nkeep/\n",
-        ".gitignore": "!keep/\n",
-        "build/": "", "logs/": "", "keep/": "",
-    })  # fmt: skip
+    write_tree(
+        root,
+        {
+            ".git/info/exclude": "!build/\nkeep/\n",
+            ".gitignore": "!keep/\n",
+            "build/": "",
+            "logs/": "",
+            "keep/": "",
+        },
+    )
     m = matcher(root, git_user)
     assert m.check_directory(str(root / "build")) is None  # info/exclude re-includes it
     assert m.check_directory(str(root / "logs")) == IgnoreHit(
@@ -91,13 +96,16 @@ def test_xdg_config_home_moves_the_global_file(tmp_path: Path) -> None:
 def test_core_excludes_file_of_the_users_config_wins_over_the_default(tmp_path: Path) -> None:
     git_user = user(tmp_path)
     home = Path(git_user.home)
-    write_tree(home, {
-        ".config/git/config": "[core]\n\texcludesFile = ~/from-xdg-config\n",
-        ".gitconfig": '[user]\n  name = x\n[Core]\n  ExcludesFile = "~/my ignore" ; note\n',
-        "my ignore": "tmp/\n",
-        "from-xdg-config": "xdg/\n",
-        ".config/git/ignore": "default/\n",
-    })  # fmt: skip
+    write_tree(
+        home,
+        {
+            ".config/git/config": "[core]\n\texcludesFile = ~/from-xdg-config\n",
+            ".gitconfig": '[user]\n  name = x\n[Core]\n  ExcludesFile = "~/my ignore" ; note\n',
+            "my ignore": "tmp/\n",
+            "from-xdg-config": "xdg/\n",
+            ".config/git/ignore": "default/\n",
+        },
+    )
     root = tmp_path / "p"
     write_tree(root, {".git/": "", "tmp/": "", "xdg/": "", "default/": ""})
     m = matcher(root, git_user)
@@ -179,9 +187,12 @@ def test_document_chains_report_the_exclude_file(tmp_path: Path) -> None:
     root = tmp_path / "p"
     write_tree(root, {".git/info/exclude": "gen/\n", "AGENTS.md": "r\n", "gen/AGENTS.md": "g\n"})
     load = load_document_chain(
-        str(root / "gen"), InstructionSettings(), LocalFileSystem(),
-        dsh_home=str(tmp_path / "dsh"), git_user=user(tmp_path),
-    )  # fmt: skip
+        str(root / "gen"),
+        InstructionSettings(),
+        LocalFileSystem(),
+        dsh_home=str(tmp_path / "dsh"),
+        git_user=user(tmp_path),
+    )
     assert states(load) == [("AGENTS.md", "included"), ("gen/AGENTS.md", "ignored")]
     assert load.entries[1].reason == "gen/ ignored by 'gen/' (.git/info/exclude)"
 

@@ -258,10 +258,15 @@ def test_a_version_asked_for_by_many_threads_at_once_is_parsed_once(tmp_path: Pa
 
 
 def test_parsed_files_past_the_budget_go_least_recently_used_first(tmp_path: Path) -> None:
-    write_tree(tmp_path, {
-        "a/.gitignore": "x" * 100 + "\n", "b/.gitignore": "y" * 100 + "\n",
-        "a/d/": "", "b/d/": "",
-    })  # fmt: skip
+    write_tree(
+        tmp_path,
+        {
+            "a/.gitignore": "x" * 100 + "\n",
+            "b/.gitignore": "y" * 100 + "\n",
+            "a/d/": "",
+            "b/d/": "",
+        },
+    )
     parsed = ParsedIgnoreFiles(max_bytes=150)
     for name in ("a", "b", "a"):
         m = IgnoreMatcher(str(tmp_path / name), InstructionSettings(), LOCAL_FS, parsed)

@@ -68,8 +68,12 @@ def hook(tmp_path: Path, event: Mapping[str, object], *args: str) -> tuple[str, 
     env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, json.dumps(event), *args],
-        capture_output=True, text=True, env=env, check=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=60,
+    )
     answer, loaded = done.stdout.rsplit("\nLOADED ", 1)
     found = json.loads(loaded)
     return answer.strip(), set(found["modules"]), found["frame_tag"]
@@ -92,9 +96,13 @@ def project(tmp_path: Path) -> Path:
 
 def read_event(root: Path, path: Path, tool_use_id: str) -> dict[str, object]:
     return {
-        "hook_event_name": "PostToolUse", "session_id": "s", "cwd": str(root),
-        "tool_name": "Read", "tool_input": {"file_path": str(path)}, "tool_use_id": tool_use_id,
-    }  # fmt: skip
+        "hook_event_name": "PostToolUse",
+        "session_id": "s",
+        "cwd": str(root),
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(path)},
+        "tool_use_id": tool_use_id,
+    }
 
 
 def test_start_and_touch_in_a_plain_project_load_nothing_heavy(tmp_path: Path) -> None:

@@ -73,10 +73,13 @@ def start(sid: str, name: str = "SessionStart", source: str = "startup") -> dict
 
 def claude_read(sid: str, path: Path, tool_id: str) -> dict[str, Any]:
     return {
-        "hook_event_name": "PostToolUse", "session_id": sid, "tool_name": "Read",
-        "tool_input": {"file_path": str(path)}, "tool_use_id": tool_id,
+        "hook_event_name": "PostToolUse",
+        "session_id": sid,
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(path)},
+        "tool_use_id": tool_id,
         "tool_response": {"file": {"filePath": str(path)}},
-    }  # fmt: skip
+    }
 
 
 def test_claude_gets_what_it_does_not_load_itself_once(project: Project) -> None:
@@ -128,9 +131,11 @@ def test_gemini_gets_everything_with_at_signs_escaped(project: Project) -> None:
     assert text is not None
     assert "See \\@docs/x.md and mail@example.com" in text and "ROOT-CLAUDE" in text
     read = {
-        "hook_event_name": "AfterTool", "session_id": "g1", "tool_name": "read_file",
+        "hook_event_name": "AfterTool",
+        "session_id": "g1",
+        "tool_name": "read_file",
         "tool_input": {"file_path": "pkg/sub/x.py"},
-    }  # fmt: skip
+    }
     nested = project.hook("gemini", read)
     assert nested is not None and "PKG-AGENTS" in nested and "PKG-CLAUDE" in nested
     assert escape_for("gemini", "@a b@c (@d") == "\\@a b@c (@d"
@@ -178,10 +183,14 @@ def test_output_stays_within_the_cap_and_the_rest_waits(project: Project) -> Non
     project.write("pkg/AGENTS.md", "".join(f"line {i} " + "w" * 70 + "\n" for i in range(520)))
     project.hook("codex", start("x2"))
     read = {
-        "hook_event_name": "PostToolUse", "session_id": "x2", "tool_name": "apply_patch",
-        "tool_input": {"input": "*** Begin Patch\n*** Update File: pkg/sub/x.py\n@@\n-x\n+y\n*** End Patch"},
+        "hook_event_name": "PostToolUse",
+        "session_id": "x2",
+        "tool_name": "apply_patch",
+        "tool_input": {
+            "input": "*** Begin Patch\n*** Update File: pkg/sub/x.py\n@@\n-x\n+y\n*** End Patch"
+        },
         "tool_use_id": "p1",
-    }  # fmt: skip
+    }
     text = project.hook("codex", read)
     assert text is not None and len(text) <= INLINE_CAP
     assert "Workspace instruction budget" in text
@@ -210,14 +219,20 @@ def test_a_busy_store_answers_quickly_and_keeps_the_touch(project: Project) -> N
     project.hook("claude", start("c8"))
     store_path = project.home / "sessions.sqlite3"
     holder = subprocess.Popen(
-        [sys.executable, "-c", (
-            "import sqlite3, sys, time\n"
-            f"db = sqlite3.connect({str(store_path)!r}, isolation_level=None)\n"
-            "db.execute('BEGIN IMMEDIATE')\nprint('held', flush=True)\n"
-            "sys.stdin.readline()\n"
-        )],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sqlite3, sys, time\n"
+                f"db = sqlite3.connect({str(store_path)!r}, isolation_level=None)\n"
+                "db.execute('BEGIN IMMEDIATE')\nprint('held', flush=True)\n"
+                "sys.stdin.readline()\n"
+            ),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         began = time.monotonic()
@@ -271,9 +286,12 @@ def test_a_pre_tool_event_keeps_the_targets_instructions_for_the_after_tool_even
     project.hook("claude", start("c11"))
     target = project.root / "other" / "new.py"
     pre = {
-        "hook_event_name": "PreToolUse", "session_id": "c11", "tool_name": "Write",
-        "tool_input": {"file_path": str(target), "content": "y = 2\n"}, "tool_use_id": "w1",
-    }  # fmt: skip
+        "hook_event_name": "PreToolUse",
+        "session_id": "c11",
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(target), "content": "y = 2\n"},
+        "tool_use_id": "w1",
+    }
     assert project.hook("claude", pre) is None
     target.write_text("y = 2\n")
     post = {**pre, "hook_event_name": "PostToolUse"}
@@ -303,23 +321,29 @@ def test_gemini_prompts_lose_the_hook_context_and_retries_are_recognised(project
     baseline = project.hook("gemini", start("g2"))
     assert baseline is not None
     before = {
-        "hook_event_name": "BeforeAgent", "session_id": "g2", "timestamp": "2026-12-04T04:50:00Z",
+        "hook_event_name": "BeforeAgent",
+        "session_id": "g2",
+        "timestamp": "2026-12-04T04:50:00Z",
         "prompt": f"<hook_context>{baseline}</hook_context>\n\nRead it.",
-    }  # fmt: skip
+    }
     assert project.hook("gemini", before) is None
     after = {
-        "hook_event_name": "AfterTool", "session_id": "g2", "timestamp": "2026-12-04T04:50:01Z",
-        "tool_name": "read_file", "tool_input": {"file_path": "pkg/sub/x.py"},
-    }  # fmt: skip
+        "hook_event_name": "AfterTool",
+        "session_id": "g2",
+        "timestamp": "2026-12-04T04:50:01Z",
+        "tool_name": "read_file",
+        "tool_input": {"file_path": "pkg/sub/x.py"},
+    }
     first = project.hook("gemini", after)
     assert first is not None and "PKG-AGENTS" in first
     project.write("pkg/AGENTS.md", "PKG-AGENTS-V2\n")
     assert project.hook("gemini", after) is None  # the same call's hook again
     store = Store(str(project.home / "sessions.sqlite3"))
     prompts = [
-        e.data["content"][0]["text"] for e in store.surface_events("gemini:g2")
+        e.data["content"][0]["text"]
+        for e in store.surface_events("gemini:g2")
         if e.data.get("source", {}).get("kind") == "user"
-    ]  # fmt: skip
+    ]
     assert prompts == ["Read it."]
     store.close()
 
@@ -329,9 +353,12 @@ def test_a_resumed_gemini_session_gets_again_what_went_before_its_prompts(
 ) -> None:
     assert project.hook("gemini", start("g3")) is not None
     read = {
-        "hook_event_name": "AfterTool", "session_id": "g3", "timestamp": "t1",
-        "tool_name": "read_file", "tool_input": {"file_path": "pkg/sub/x.py"},
-    }  # fmt: skip
+        "hook_event_name": "AfterTool",
+        "session_id": "g3",
+        "timestamp": "t1",
+        "tool_name": "read_file",
+        "tool_input": {"file_path": "pkg/sub/x.py"},
+    }
     assert project.hook("gemini", read) is not None
     again = project.hook("gemini", start("g3", source="resume"))
     # The baseline went before the first prompt and is gone; pkg's files came with a tool result.

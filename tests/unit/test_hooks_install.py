@@ -57,8 +57,12 @@ def test_claude_entries(tmp_path: Path) -> None:
     assert install("claude", str(path), cmd("claude")).changed
     hooks = load(path)["hooks"]
     assert list(hooks) == [
-        "SessionStart", "SubagentStart", "UserPromptSubmit", "PostToolUse", "InstructionsLoaded",
-    ]  # fmt: skip
+        "SessionStart",
+        "SubagentStart",
+        "UserPromptSubmit",
+        "PostToolUse",
+        "InstructionsLoaded",
+    ]
     handler = {"type": "command", "command": f"'{EXE}' hook --agent claude", "timeout": 5}
     assert hooks["SessionStart"] == [{"hooks": [handler]}]
     assert hooks["PostToolUse"] == [
@@ -410,7 +414,9 @@ def test_gemini_trust(tmp_path: Path) -> None:
     folders.write_text(json.dumps({str(tmp_path): "DO_NOT_TRUST", root: "TRUST_FOLDER"}))
     assert runs()
     folders.write_text("{}")
-    (home / ".gemini" / "settings.json").write_text('{"security": {"folderTrust": {"enabled": false}}}')  # fmt: skip
+    (home / ".gemini" / "settings.json").write_text(
+        '{"security": {"folderTrust": {"enabled": false}}}'
+    )
     assert runs()
 
 
@@ -423,7 +429,9 @@ def run(capsysbinary: Capture, *argv: str) -> tuple[int, str, str]:
     return code, out.decode(), err.decode()
 
 
-def test_cli_install_status_uninstall(env: Path, capsysbinary: Capture, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_cli_install_status_uninstall(
+    env: Path, capsysbinary: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = env / "p"
     (project / "sub").mkdir()
     monkeypatch.chdir(project / "sub")  # the default root is the project root
@@ -446,7 +454,9 @@ def test_cli_install_status_uninstall(env: Path, capsysbinary: Capture, monkeypa
     assert code == 0 and "already installed" in out
     code, out, _ = run(capsysbinary, "hooks", "status", "--agent", "codex")
     assert code == 0
-    assert out.splitlines()[0].startswith(f"codex   project  {project}/.codex/hooks.json  installed; does not run here")  # fmt: skip
+    assert out.splitlines()[0].startswith(
+        f"codex   project  {project}/.codex/hooks.json  installed; does not run here"
+    )
     assert out.splitlines()[1] == "codex   user     ~/.codex/hooks.json  not installed"
     code, out, _ = run(capsysbinary, "hooks", "uninstall", "--agent", "codex")
     assert out == f"Codex CLI: dsh-sidecar hooks removed from {project}/.codex/hooks.json\n"
@@ -456,7 +466,9 @@ def test_cli_user_scope_and_root(env: Path, capsysbinary: Capture) -> None:
     code, out, _ = run(capsysbinary, "hooks", "install", "--agent", "gemini", "--scope", "user")
     assert code == 0 and out.startswith("Gemini CLI: hooks installed in ~/.gemini/settings.json")
     assert "no trust step" in out
-    code, out, _ = run(capsysbinary, "hooks", "install", "--agent", "claude", "--root", str(env / "p"))  # fmt: skip
+    code, out, _ = run(
+        capsysbinary, "hooks", "install", "--agent", "claude", "--root", str(env / "p")
+    )
     assert (env / "p" / ".claude" / "settings.json").is_file()
 
 
@@ -464,9 +476,14 @@ def test_cli_refuses_a_broken_file(env: Path, capsysbinary: Capture) -> None:
     path = env / "p" / ".claude" / "settings.json"
     path.parent.mkdir()
     path.write_bytes(b'{\n  "a": 1,\n}\n')
-    code, out, err = run(capsysbinary, "hooks", "install", "--agent", "claude", "--root", str(env / "p"))  # fmt: skip
+    code, out, err = run(
+        capsysbinary, "hooks", "install", "--agent", "claude", "--root", str(env / "p")
+    )
     assert (code, out) == (2, "")
-    assert err == f"dsh-sidecar: {path}:3:1: not valid JSON (Expecting property name enclosed in double quotes); left unchanged\n"  # fmt: skip
+    assert (
+        err
+        == f"dsh-sidecar: {path}:3:1: not valid JSON (Expecting property name enclosed in double quotes); left unchanged\n"
+    )
     assert path.read_bytes() == b'{\n  "a": 1,\n}\n'
     code, out, err = run(capsysbinary, "hooks", "status", "--root", str(env / "p"))
     assert code == 2 and f"claude  project  {path}  unreadable" in out
@@ -483,7 +500,9 @@ def test_cli_usage(env: Path, capsysbinary: Capture) -> None:
     assert code == 2 and "no such directory" in err
 
 
-def test_doctor_shows_the_hooks(env: Path, capsysbinary: Capture, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_doctor_shows_the_hooks(
+    env: Path, capsysbinary: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(env / "p")
     run(capsysbinary, "hooks", "install", "--agent", "claude")
     _, out, _ = run(capsysbinary, "doctor")
@@ -492,4 +511,4 @@ def test_doctor_shows_the_hooks(env: Path, capsysbinary: Capture, monkeypatch: p
         f"hooks        claude: installed in project {env}/p/.claude/settings.json, runs here: no trust step",
         f"hooks        codex: not installed (project {env}/p/.codex/hooks.json, user ~/.codex/hooks.json)",
         f"hooks        gemini: not installed (project {env}/p/.gemini/settings.json, user ~/.gemini/settings.json)",
-    ]  # fmt: skip
+    ]

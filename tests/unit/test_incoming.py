@@ -64,17 +64,28 @@ def test_nested_messages_stay_plain_data() -> None:
 @pytest.mark.parametrize(
     ("raw", "fragment"),
     [
-        (b'{"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"a": "\xff"}}', "not UTF-8 (invalid start byte at byte 60)"),
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"a": "\xff"}}',
+            "not UTF-8 (invalid start byte at byte 60)",
+        ),
         (b'{"jsonrpc": "2.0", "id": 1', "Expecting ',' delimiter"),
         (b"", "Expecting value"),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"a": NaN}}', "NaN is not JSON"),
-        (b'{"jsonrpc": "2.0", "id": 1, "method": "x", "params": [-Infinity]}', "-Infinity is not JSON"),
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "x", "params": [-Infinity]}',
+            "-Infinity is not JSON",
+        ),
         (b'\xef\xbb\xbf{"jsonrpc": "2.0", "id": 1, "method": "x"}', "Unexpected UTF-8 BOM"),
     ],
-)  # fmt: skip
+)
 def test_not_json_is_a_parse_error_with_id_null(raw: bytes, fragment: str) -> None:
     found = refusal(raw)
-    assert (found.code, found.data_code, found.reply_id, found.answer) == (PARSE_ERROR, CODE_PARSE_ERROR, None, True)  # fmt: skip
+    assert (found.code, found.data_code, found.reply_id, found.answer) == (
+        PARSE_ERROR,
+        CODE_PARSE_ERROR,
+        None,
+        True,
+    )
     assert fragment in found.message
 
 
@@ -89,17 +100,41 @@ def test_not_json_is_a_parse_error_with_id_null(raw: bytes, fragment: str) -> No
         ({"jsonrpc": "2.0", "id": 4, "method": 5}, 4, '"method" must be a string'),
         ({"jsonrpc": "2.0", "id": 4, "method": None}, 4, '"method" must be a string'),
         ({"jsonrpc": "2.0", "id": 1.5, "method": "x"}, None, '"id" must be an integer or a string'),
-        ({"jsonrpc": "2.0", "id": True, "method": "x"}, None, '"id" must be an integer or a string'),
-        ({"jsonrpc": "2.0", "id": None, "method": "x"}, None, '"id" must be an integer or a string'),
-        ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "x"}, None, '"id" must be an integer or a string'),
-        ({"jsonrpc": "2.0", "id": 5, "method": "x", "params": "s"}, 5, '"params" must be an object or an array'),
-        ({"jsonrpc": "2.0", "id": 5, "method": "x", "params": 3}, 5, '"params" must be an object or an array'),
+        (
+            {"jsonrpc": "2.0", "id": True, "method": "x"},
+            None,
+            '"id" must be an integer or a string',
+        ),
+        (
+            {"jsonrpc": "2.0", "id": None, "method": "x"},
+            None,
+            '"id" must be an integer or a string',
+        ),
+        (
+            {"jsonrpc": "2.0", "id": {"a": 1}, "method": "x"},
+            None,
+            '"id" must be an integer or a string',
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 5, "method": "x", "params": "s"},
+            5,
+            '"params" must be an object or an array',
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 5, "method": "x", "params": 3},
+            5,
+            '"params" must be an object or an array',
+        ),
         ({"jsonrpc": "2.0"}, None, 'a message needs "method"'),
     ],
-)  # fmt: skip
+)
 def test_not_a_request_is_invalid_request(message: Any, reply_id: Any, fragment: str) -> None:
     found = refusal(body(message))
-    assert (found.code, found.data_code, found.reply_id) == (INVALID_REQUEST, CODE_INVALID_REQUEST, reply_id)  # fmt: skip
+    assert (found.code, found.data_code, found.reply_id) == (
+        INVALID_REQUEST,
+        CODE_INVALID_REQUEST,
+        reply_id,
+    )
     assert fragment in found.message
 
 
@@ -117,27 +152,47 @@ def test_a_bad_notification_or_response_is_never_answered() -> None:
 @pytest.mark.parametrize(
     ("params", "path", "what"),
     [
-        ({"events": [{"data": {"message": {"content": [{"text": "a\ud800b"}]}}}]},
-         "params.events[0].data.message.content[0].text", "lone surrogate \\ud800 at character 1"),
+        (
+            {"events": [{"data": {"message": {"content": [{"text": "a\ud800b"}]}}}]},
+            "params.events[0].data.message.content[0].text",
+            "lone surrogate \\ud800 at character 1",
+        ),
         ({"x": ["ok", "\udfff"]}, "params.x[1]", "lone surrogate \\udfff at character 0"),
         ({"k\udc80": 1}, 'params["k\\udc80"]', "the key holds a lone surrogate"),
-        ({"events": [{"data": {"turn": MAX_SAFE_INTEGER + 1}}]},
-         "params.events[0].data.turn", "the number 9007199254740992 is beyond 2^53-1 in magnitude"),
-        ({"n": -(MAX_SAFE_INTEGER + 1)}, "params.n", "the number -9007199254740992 is beyond 2^53-1"),
-        ({"we ird": [10**400]}, 'params["we ird"][0]', "the number 1000000000000000000000000000000000000..."),
+        (
+            {"events": [{"data": {"turn": MAX_SAFE_INTEGER + 1}}]},
+            "params.events[0].data.turn",
+            "the number 9007199254740992 is beyond 2^53-1 in magnitude",
+        ),
+        (
+            {"n": -(MAX_SAFE_INTEGER + 1)},
+            "params.n",
+            "the number -9007199254740992 is beyond 2^53-1",
+        ),
+        (
+            {"we ird": [10**400]},
+            'params["we ird"][0]',
+            "the number 1000000000000000000000000000000000000...",
+        ),
     ],
-)  # fmt: skip
+)
 def test_unrepresentable_values_in_params_name_their_field(
     params: Any, path: str, what: str
 ) -> None:
     found = refusal(request(params))
-    assert (found.code, found.data_code, found.reply_id) == (INVALID_PARAMS, CODE_INVALID_PARAMS, 7)  # fmt: skip
+    assert (found.code, found.data_code, found.reply_id) == (INVALID_PARAMS, CODE_INVALID_PARAMS, 7)
     assert found.message.startswith(f"Invalid params: {path}: ")
     assert what in found.message
 
 
 def test_the_edges_of_the_safe_range_and_real_surrogate_pairs_are_fine() -> None:
-    params = {"a": MAX_SAFE_INTEGER, "b": -MAX_SAFE_INTEGER, "c": 1e300, "d": "\U0001f600", "e": 1.5}  # fmt: skip
+    params = {
+        "a": MAX_SAFE_INTEGER,
+        "b": -MAX_SAFE_INTEGER,
+        "c": 1e300,
+        "d": "\U0001f600",
+        "e": 1.5,
+    }
     found = decode(request(params))
     assert isinstance(found, Request) and found.message["params"] == params
     # "\ud83d\ude00" written as two escapes is one character, not two surrogates.
@@ -179,6 +234,11 @@ def test_nesting_over_the_limit_is_refused_with_the_id() -> None:
 
 
 def test_nesting_beyond_what_json_can_parse_is_refused_not_raised() -> None:
-    raw = b'{"jsonrpc": "2.0", "id": 8, "method": "x", "params": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"  # fmt: skip
+    raw = (
+        b'{"jsonrpc": "2.0", "id": 8, "method": "x", "params": '
+        + b"[" * 200_000
+        + b"]" * 200_000
+        + b"}"
+    )
     found = refusal(raw)
     assert (found.code, found.data_code, found.reply_id) == (INVALID_REQUEST, CODE_TOO_DEEP, None)

@@ -94,8 +94,15 @@ def time_step(zones: list[str | None], *, turn: int = 1, step: int = 1) -> tuple
         log.add("step/end", {"turn": turn, "step": s}, BASE - 3000)
         before = list(log.events)
     batch = [prompt(z) for z in zones]
-    reading = time_reading(events=before, batch=batch, turn=turn, step=step, now_ms=BASE,
-                           settings=TimeContextSettings(enabled=True), fallback_zone="UTC")  # fmt: skip
+    reading = time_reading(
+        events=before,
+        batch=batch,
+        turn=turn,
+        step=step,
+        now_ms=BASE,
+        settings=TimeContextSettings(enabled=True),
+        fallback_zone="UTC",
+    )
     assert reading is not None
     log.add("step/start", {"turn": turn, "step": step}, BASE)
     for message in batch:
@@ -138,8 +145,12 @@ def test_time_content_must_be_one_text_block(mutate: Callable[[dict[str, Any]], 
     log, reading = time_step(["Asia/Shanghai"])
     data = reading.to_json()
     mutate(data)
-    violation(TIME_PKG, log.pending(data), log.events,
-              "time-context messages must contain exactly one text block")  # fmt: skip
+    violation(
+        TIME_PKG,
+        log.pending(data),
+        log.events,
+        "time-context messages must contain exactly one text block",
+    )
 
 
 def _replace_line(text: str, index: int, line: str | None) -> str:
@@ -166,16 +177,24 @@ def _replace_line(text: str, index: int, line: str | None) -> str:
 )
 def test_time_text_must_match_the_reading_format(edit: Callable[[str], str]) -> None:
     log, reading = time_step(["Asia/Shanghai"])
-    violation(TIME_PKG, log.pending(with_text(reading, edit(reading.text))), log.events,
-              "time-context message does not match the durable reading format")  # fmt: skip
+    violation(
+        TIME_PKG,
+        log.pending(with_text(reading, edit(reading.text))),
+        log.events,
+        "time-context message does not match the durable reading format",
+    )
 
 
 @pytest.mark.parametrize("turn", ["0", "9007199254740992", "0" * 30 + "1" * 30])
 def test_time_turn_and_step_must_be_positive_safe_integers(turn: str) -> None:
     log, reading = time_step(["Asia/Shanghai"])
     text = reading.text.replace("turn 1,", f"turn {turn},")
-    violation(TIME_PKG, log.pending(with_text(reading, text)), log.events,
-              "time-context turn and step must be positive safe integers")  # fmt: skip
+    violation(
+        TIME_PKG,
+        log.pending(with_text(reading, text)),
+        log.events,
+        "time-context turn and step must be positive safe integers",
+    )
 
 
 def test_time_position_checks() -> None:
@@ -197,11 +216,19 @@ def test_time_position_checks() -> None:
 def test_time_turn_and_step_must_be_the_open_ones() -> None:
     log, reading = time_step(["Asia/Shanghai"])
     text = reading.text.replace("turn 1, step 1", "turn 2, step 1")
-    violation(TIME_PKG, log.pending(with_text(reading, text)), log.events,
-              "time-context reading names turn 2/step 1, expected turn 1/step 1")  # fmt: skip
+    violation(
+        TIME_PKG,
+        log.pending(with_text(reading, text)),
+        log.events,
+        "time-context reading names turn 2/step 1, expected turn 1/step 1",
+    )
     text = reading.text.replace("turn 1, step 1", "turn 1, step 4")
-    violation(TIME_PKG, log.pending(with_text(reading, text)), log.events,
-              "time-context reading names turn 1/step 4, expected turn 1/step 1")  # fmt: skip
+    violation(
+        TIME_PKG,
+        log.pending(with_text(reading, text)),
+        log.events,
+        "time-context reading names turn 1/step 4, expected turn 1/step 1",
+    )
 
 
 @pytest.mark.parametrize(
@@ -223,36 +250,57 @@ def test_time_source_must_be_the_exact_snapshot(mutate: Callable[[dict[str, Any]
     data = reading.to_json()
     data["source"] = copy.deepcopy(data["source"])
     mutate(data["source"])
-    violation(TIME_PKG, log.pending(data), log.events,
-              "time-context source must carry only the exact snapshot text, not request authority")  # fmt: skip
+    violation(
+        TIME_PKG,
+        log.pending(data),
+        log.events,
+        "time-context source must carry only the exact snapshot text, not request authority",
+    )
 
 
 def test_time_browser_line_must_match_current_turn_messages() -> None:
     log, reading = time_step(["Asia/Shanghai"])
     log.message(prompt("America/New_York"))  # a second zone makes the request mixed
-    violation(TIME_PKG, log.pending(reading), log.events,
-              "time-context browser-zone text does not match current-turn user messages")  # fmt: skip
+    violation(
+        TIME_PKG,
+        log.pending(reading),
+        log.events,
+        "time-context browser-zone text does not match current-turn user messages",
+    )
     missing, _ = time_step([None])
-    violation(TIME_PKG, missing.pending(reading), missing.events,
-              "time-context browser-zone text does not match current-turn user messages")  # fmt: skip
+    violation(
+        TIME_PKG,
+        missing.pending(reading),
+        missing.events,
+        "time-context browser-zone text does not match current-turn user messages",
+    )
 
 
 def test_time_invalid_zone_in_history_is_a_violation() -> None:
     log, reading = time_step(["Asia/Shanghai"])
     log.message(prompt("Etc/UTC"))
-    violation(TIME_PKG, log.pending(reading), log.events,
-              'browser time zone must be canonical: "Etc/UTC"')  # fmt: skip
+    violation(
+        TIME_PKG, log.pending(reading), log.events, 'browser time zone must be canonical: "Etc/UTC"'
+    )
 
 
 def test_time_baseline_phrase_must_match_the_step() -> None:
     log, reading = time_step(["Asia/Shanghai"])
     text = reading.text.replace("preceding model-visible message", "preceding step context")
-    violation(TIME_PKG, log.pending(with_text(reading, text)), log.events,
-              'time-context step 1 uses the wrong elapsed-time baseline "step context"')  # fmt: skip
+    violation(
+        TIME_PKG,
+        log.pending(with_text(reading, text)),
+        log.events,
+        'time-context step 1 uses the wrong elapsed-time baseline "step context"',
+    )
     later, later_reading = time_step(["Asia/Shanghai"], step=2)
     text = later_reading.text.replace("preceding step context", "preceding model-visible message")
-    violation(TIME_PKG, later.pending(with_text(later_reading, text)), later.events,
-              'time-context step 2 uses the wrong elapsed-time baseline "model-visible message"')  # fmt: skip
+    violation(
+        TIME_PKG,
+        later.pending(with_text(later_reading, text)),
+        later.events,
+        'time-context step 2 uses the wrong elapsed-time baseline "model-visible message"',
+    )
 
 
 def test_time_timestamp_must_parse_and_not_postdate_the_event() -> None:
@@ -269,11 +317,19 @@ def test_time_timestamp_must_be_formatted_in_the_unique_browser_zone() -> None:
     stamp = reading.text.split(": ", 1)[1].split("\n")[0]
     assert stamp == "2026-07-14T11:33:20+08:00[Asia/Shanghai]"
     same_instant_utc = reading.text.replace(stamp, "2026-07-14T03:33:20+00:00[Asia/Shanghai]")
-    violation(TIME_PKG, log.pending(with_text(reading, same_instant_utc)), log.events,
-              "time-context rendered timestamp does not match the unique browser zone")  # fmt: skip
+    violation(
+        TIME_PKG,
+        log.pending(with_text(reading, same_instant_utc)),
+        log.events,
+        "time-context rendered timestamp does not match the unique browser zone",
+    )
     wrong_name = reading.text.replace(stamp, "2026-07-14T11:33:20+08:00[Asia/Chongqing]")
-    violation(TIME_PKG, log.pending(with_text(reading, wrong_name)), log.events,
-              "time-context rendered timestamp does not match the unique browser zone")  # fmt: skip
+    violation(
+        TIME_PKG,
+        log.pending(with_text(reading, wrong_name)),
+        log.events,
+        "time-context rendered timestamp does not match the unique browser zone",
+    )
 
 
 def test_time_fallback_zone_of_mixed_readings_is_not_validated() -> None:
@@ -289,9 +345,15 @@ LOCATION = TmuxLocation("work", "3", 'ed "x"\\y 中', "0", "%5", "1", "0", "aafd
 
 
 def tmux_message(turn: int = 1, location: TmuxLocation = LOCATION) -> Message:
-    message = tmux_reading(events=[], turn=turn, step=1, now_ms=BASE,
-                           settings=TmuxContextSettings(enabled=True),
-                           query=lambda: location, warn=lambda _: None)  # fmt: skip
+    message = tmux_reading(
+        events=[],
+        turn=turn,
+        step=1,
+        now_ms=BASE,
+        settings=TmuxContextSettings(enabled=True),
+        query=lambda: location,
+        warn=lambda _: None,
+    )
     assert message is not None
     return message
 
@@ -308,8 +370,16 @@ def test_tmux_valid_readings_pass() -> None:
     validate_event(log.pending(tmux_message()), [])
     odd = TmuxLocation("", "", "a\tb\u2028\ud800", "", "%1", "", "", "")
     validate_event(log.pending(tmux_message(12, odd)), [])
-    upstream = TmuxLocation("0", "1", "node", "2", "%90", "1", "0",
-                            "d517,270x71,0,0{135x71,0,0,87,134x71,136,0[134x35,136,0,90,134x35,136,36,93]}")  # fmt: skip
+    upstream = TmuxLocation(
+        "0",
+        "1",
+        "node",
+        "2",
+        "%90",
+        "1",
+        "0",
+        "d517,270x71,0,0{135x71,0,0,87,134x71,136,0[134x35,136,0,90,134x35,136,36,93]}",
+    )
     validate_event(log.pending(tmux_message(1, upstream)), [])
 
 
@@ -324,8 +394,12 @@ def test_tmux_valid_readings_pass() -> None:
 def test_tmux_content_must_be_one_text_block(mutate: Callable[[dict[str, Any]], None]) -> None:
     data = tmux_message().to_json()
     mutate(data)
-    violation(TMUX_PKG, Log().pending(data), [],
-              "tmux-context messages must contain exactly one text block")  # fmt: skip
+    violation(
+        TMUX_PKG,
+        Log().pending(data),
+        [],
+        "tmux-context messages must contain exactly one text block",
+    )
 
 
 @pytest.mark.parametrize(
@@ -341,14 +415,22 @@ def test_tmux_content_must_be_one_text_block(mutate: Callable[[dict[str, Any]], 
     ],
 )
 def test_tmux_text_must_match_the_three_line_format(text: str) -> None:
-    violation(TMUX_PKG, Log().pending(tmux_with_text(text)), [],
-              "tmux-context message does not match the location reading format")  # fmt: skip
+    violation(
+        TMUX_PKG,
+        Log().pending(tmux_with_text(text)),
+        [],
+        "tmux-context message does not match the location reading format",
+    )
 
 
 def test_tmux_turn_must_be_positive() -> None:
     text = render_tmux_reading(0, LOCATION)
-    violation(TMUX_PKG, Log().pending(tmux_with_text(text)), [],
-              "tmux-context turn must be a positive safe integer")  # fmt: skip
+    violation(
+        TMUX_PKG,
+        Log().pending(tmux_with_text(text)),
+        [],
+        "tmux-context turn must be a positive safe integer",
+    )
 
 
 @pytest.mark.parametrize(
@@ -365,8 +447,12 @@ def test_tmux_source_must_be_the_exact_snapshot(mutate: Callable[[dict[str, Any]
     data = tmux_message().to_json()
     data["source"] = copy.deepcopy(data["source"])
     mutate(data["source"])
-    violation(TMUX_PKG, Log().pending(data), [],
-              "tmux-context source must carry only the exact snapshot text")  # fmt: skip
+    violation(
+        TMUX_PKG,
+        Log().pending(data),
+        [],
+        "tmux-context source must carry only the exact snapshot text",
+    )
 
 
 # --- session-reference ----------------------------------------------------------------------
@@ -383,8 +469,13 @@ def recall_message() -> Message:
         event = Event(0, "user/message", 1, data, "append")
         return SurfaceSnapshot(SessionHeader(session_id, 1, "/w"), 4, (event,))
 
-    _, context = prepare(target_id="t", content=[], references=[{"sessionId": "a", "label": "A"}, {"sessionId": "b"}],
-                         read_surface=read, settings=SessionReferenceSettings())  # fmt: skip
+    _, context = prepare(
+        target_id="t",
+        content=[],
+        references=[{"sessionId": "a", "label": "A"}, {"sessionId": "b"}],
+        read_surface=read,
+        settings=SessionReferenceSettings(),
+    )
     assert context is not None
     return context
 
@@ -413,23 +504,68 @@ def _reorder(ref: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda s: s.pop("form"), "session-reference source must be exactly {kind, form: 'recall', version: 1, references}"),
-        (lambda s: s.update(form="snapshot"), "session-reference source must be exactly {kind, form: 'recall', version: 1, references}"),
-        (lambda s: s.update(version=2), "session-reference source must be exactly {kind, form: 'recall', version: 1, references}"),
-        (lambda s: s.update(version=True), "session-reference source must be exactly {kind, form: 'recall', version: 1, references}"),
-        (lambda s: s.update(extra=1), "session-reference source must be exactly {kind, form: 'recall', version: 1, references}"),
-        (lambda s: s.update(references=[]), "session-reference references must be a non-empty array of at most 3 distinct sessions"),
-        (lambda s: s.update(references=s["references"] * 2), "session-reference references must be a non-empty array of at most 3 distinct sessions"),
-        (lambda s: s["references"][1].update(sessionId="a"), "session-reference references must be a non-empty array of at most 3 distinct sessions"),
-        (lambda s: _reorder(s["references"][0]), "session-reference reference 0 " + REFERENCE_FIELDS_MESSAGE),
-        (lambda s: s["references"][1].update(inputIndex=0), "session-reference reference 1 " + REFERENCE_FIELDS_MESSAGE),
-        (lambda s: s["references"][0].pop("truncated"), "session-reference reference 0 " + REFERENCE_FIELDS_MESSAGE),
-        (lambda s: s["references"][0].update(omittedBytes=-1), "session-reference reference 0 " + REFERENCE_FIELDS_MESSAGE),
-        (lambda s: s["references"][0].update(compacted=1), "session-reference reference 0 " + REFERENCE_FIELDS_MESSAGE),
-        (lambda s: s["references"][0].update(omittedMessages=1), "session-reference reference 0 has inconsistent retention statistics"),
-        (lambda s: s["references"][1].update(truncated=True), "session-reference reference 1 has inconsistent retention statistics"),
+        (
+            lambda s: s.pop("form"),
+            "session-reference source must be exactly {kind, form: 'recall', version: 1, references}",
+        ),
+        (
+            lambda s: s.update(form="snapshot"),
+            "session-reference source must be exactly {kind, form: 'recall', version: 1, references}",
+        ),
+        (
+            lambda s: s.update(version=2),
+            "session-reference source must be exactly {kind, form: 'recall', version: 1, references}",
+        ),
+        (
+            lambda s: s.update(version=True),
+            "session-reference source must be exactly {kind, form: 'recall', version: 1, references}",
+        ),
+        (
+            lambda s: s.update(extra=1),
+            "session-reference source must be exactly {kind, form: 'recall', version: 1, references}",
+        ),
+        (
+            lambda s: s.update(references=[]),
+            "session-reference references must be a non-empty array of at most 3 distinct sessions",
+        ),
+        (
+            lambda s: s.update(references=s["references"] * 2),
+            "session-reference references must be a non-empty array of at most 3 distinct sessions",
+        ),
+        (
+            lambda s: s["references"][1].update(sessionId="a"),
+            "session-reference references must be a non-empty array of at most 3 distinct sessions",
+        ),
+        (
+            lambda s: _reorder(s["references"][0]),
+            "session-reference reference 0 " + REFERENCE_FIELDS_MESSAGE,
+        ),
+        (
+            lambda s: s["references"][1].update(inputIndex=0),
+            "session-reference reference 1 " + REFERENCE_FIELDS_MESSAGE,
+        ),
+        (
+            lambda s: s["references"][0].pop("truncated"),
+            "session-reference reference 0 " + REFERENCE_FIELDS_MESSAGE,
+        ),
+        (
+            lambda s: s["references"][0].update(omittedBytes=-1),
+            "session-reference reference 0 " + REFERENCE_FIELDS_MESSAGE,
+        ),
+        (
+            lambda s: s["references"][0].update(compacted=1),
+            "session-reference reference 0 " + REFERENCE_FIELDS_MESSAGE,
+        ),
+        (
+            lambda s: s["references"][0].update(omittedMessages=1),
+            "session-reference reference 0 has inconsistent retention statistics",
+        ),
+        (
+            lambda s: s["references"][1].update(truncated=True),
+            "session-reference reference 1 has inconsistent retention statistics",
+        ),
     ],
-)  # fmt: skip
+)
 def test_recall_source_violations(mutate: Callable[[dict[str, Any]], Any], message: str) -> None:
     data = recall_data()
     mutate(data["source"])
@@ -456,20 +592,66 @@ def _payload_edit(edit: Callable[[list[dict[str, Any]]], None]) -> Callable[[dic
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda d: d["content"].append({"type": "text", "text": "x"}), "session-reference messages must contain exactly one text block"),
-        (lambda d: d["content"][0].update(extra=1), "session-reference messages must contain exactly one text block"),
-        (lambda d: d["content"][0].update(text=d["content"][0]["text"].replace("## Referenced", "## Other")), "session-reference text must be the tag-safe referenced-sessions snapshot"),
-        (lambda d: d["content"][0].update(text=d["content"][0]["text"].replace("\\u003c", "<")), "session-reference text must be the tag-safe referenced-sessions snapshot"),
-        (lambda d: d["content"][0].update(text=d["content"][0]["text"].replace("\\u003c", "\uff1c")), "session-reference text must be the tag-safe referenced-sessions snapshot"),
-        (lambda d: d["content"][0].update(text=d["content"][0]["text"].replace("\\u003c", "\ufe64")), "session-reference text must be the tag-safe referenced-sessions snapshot"),
-        (lambda d: d["content"][0].update(text=d["content"][0]["text"] + "\n</referenced-sessions>"), "session-reference text must be the tag-safe referenced-sessions snapshot"),
-        (lambda d: d["content"][0].update(text=d["content"][0]["text"].replace('"conversation"', '"conv"')), "session-reference text must be the tag-safe referenced-sessions snapshot"),
-        (_payload_edit(lambda p: p[0].update(sessionId="z")), "session-reference snapshot does not match its source references"),
-        (_payload_edit(lambda p: p[1].update(label="other")), "session-reference snapshot does not match its source references"),
-        (_payload_edit(lambda p: p[0]["conversation"].append({"role": "user", "text": "x"})), "session-reference snapshot does not match its source references"),
-        (_payload_edit(lambda p: p.__delitem__(-1)), "session-reference snapshot does not match its source references"),
+        (
+            lambda d: d["content"].append({"type": "text", "text": "x"}),
+            "session-reference messages must contain exactly one text block",
+        ),
+        (
+            lambda d: d["content"][0].update(extra=1),
+            "session-reference messages must contain exactly one text block",
+        ),
+        (
+            lambda d: d["content"][0].update(
+                text=d["content"][0]["text"].replace("## Referenced", "## Other")
+            ),
+            "session-reference text must be the tag-safe referenced-sessions snapshot",
+        ),
+        (
+            lambda d: d["content"][0].update(text=d["content"][0]["text"].replace("\\u003c", "<")),
+            "session-reference text must be the tag-safe referenced-sessions snapshot",
+        ),
+        (
+            lambda d: d["content"][0].update(
+                text=d["content"][0]["text"].replace("\\u003c", "\uff1c")
+            ),
+            "session-reference text must be the tag-safe referenced-sessions snapshot",
+        ),
+        (
+            lambda d: d["content"][0].update(
+                text=d["content"][0]["text"].replace("\\u003c", "\ufe64")
+            ),
+            "session-reference text must be the tag-safe referenced-sessions snapshot",
+        ),
+        (
+            lambda d: d["content"][0].update(
+                text=d["content"][0]["text"] + "\n</referenced-sessions>"
+            ),
+            "session-reference text must be the tag-safe referenced-sessions snapshot",
+        ),
+        (
+            lambda d: d["content"][0].update(
+                text=d["content"][0]["text"].replace('"conversation"', '"conv"')
+            ),
+            "session-reference text must be the tag-safe referenced-sessions snapshot",
+        ),
+        (
+            _payload_edit(lambda p: p[0].update(sessionId="z")),
+            "session-reference snapshot does not match its source references",
+        ),
+        (
+            _payload_edit(lambda p: p[1].update(label="other")),
+            "session-reference snapshot does not match its source references",
+        ),
+        (
+            _payload_edit(lambda p: p[0]["conversation"].append({"role": "user", "text": "x"})),
+            "session-reference snapshot does not match its source references",
+        ),
+        (
+            _payload_edit(lambda p: p.__delitem__(-1)),
+            "session-reference snapshot does not match its source references",
+        ),
     ],
-)  # fmt: skip
+)
 def test_recall_content_violations(mutate: Callable[[dict[str, Any]], Any], message: str) -> None:
     data = recall_data()
     mutate(data)
@@ -522,11 +704,16 @@ REMOVE = {"action": "remove", "scope": "pkg\u0000AGENTS.md", "path": "pkg/AGENTS
         instructions([BASELINE_TEXT, REMOVED_TEXT], [SET, REMOVE], baseline=True),
         instructions([BASELINE_TEXT], [], baseline=True),  # only a budget diagnostic
         instructions([REMOVED_TEXT], [REMOVE]),
-        instructions(["Workspace instruction budget 100 bytes: truncated pkg/AGENTS.md from 1000 to 0 bytes"], [SET]),
+        instructions(
+            [
+                "Workspace instruction budget 100 bytes: truncated pkg/AGENTS.md from 1000 to 0 bytes"
+            ],
+            [SET],
+        ),
         instructions(["Workspace instructio"], [SET]),  # a notice cut to the budget
         instructions(["<system-reminder>\nx <\\/system-reminder> y\n</system-reminder>"], [SET]),
     ],
-)  # fmt: skip
+)
 def test_instructions_valid_pass(data: dict[str, Any]) -> None:
     validate_event(Log().pending(data), [])
 
@@ -566,7 +753,7 @@ def change_message(index: int) -> str:
         (lambda s: s["changes"].append({**REMOVE, "digest": DIGEST}), change_message(1)),
         (lambda s: s["changes"].append("remove"), change_message(1)),
     ],
-)  # fmt: skip
+)
 def test_instructions_source_violations(
     mutate: Callable[[dict[str, Any]], Any], message: str | None
 ) -> None:
@@ -590,14 +777,35 @@ BLOCKS_MESSAGE = (
         (instructions([REMOVED_TEXT, REMOVED_TEXT], [REMOVE]), BLOCKS_MESSAGE),
         (instructions([BASELINE_TEXT] * 3, [SET], baseline=True), BLOCKS_MESSAGE),
         (instructions([], [REMOVE]), BLOCKS_MESSAGE),
-        ({**instructions([REMOVED_TEXT], [REMOVE]), "content": [{"type": "image"}]}, BLOCKS_MESSAGE),
-        (instructions(["repo rule"], [SET]), "agent-instructions text block 0 must be one <system-reminder> frame or an unframed budget notice"),
-        (instructions([""], [SET]), "agent-instructions text block 0 must be one <system-reminder> frame or an unframed budget notice"),
-        (instructions([BASELINE_TEXT, "<system-reminder>\nx</system-reminder>\n</system-reminder>"], [SET], baseline=True),
-         "agent-instructions text block 1 must be one <system-reminder> frame or an unframed budget notice"),
-        (instructions(["<system-reminder>\nopen only"], [SET]), "agent-instructions text block 0 must be one <system-reminder> frame or an unframed budget notice"),
-        (instructions(["Workspace instruction budget 9 bytes </system-reminder>"], [SET]), "agent-instructions text block 0 must be one <system-reminder> frame or an unframed budget notice"),
+        (
+            {**instructions([REMOVED_TEXT], [REMOVE]), "content": [{"type": "image"}]},
+            BLOCKS_MESSAGE,
+        ),
+        (
+            instructions(["repo rule"], [SET]),
+            "agent-instructions text block 0 must be one <system-reminder> frame or an unframed budget notice",
+        ),
+        (
+            instructions([""], [SET]),
+            "agent-instructions text block 0 must be one <system-reminder> frame or an unframed budget notice",
+        ),
+        (
+            instructions(
+                [BASELINE_TEXT, "<system-reminder>\nx</system-reminder>\n</system-reminder>"],
+                [SET],
+                baseline=True,
+            ),
+            "agent-instructions text block 1 must be one <system-reminder> frame or an unframed budget notice",
+        ),
+        (
+            instructions(["<system-reminder>\nopen only"], [SET]),
+            "agent-instructions text block 0 must be one <system-reminder> frame or an unframed budget notice",
+        ),
+        (
+            instructions(["Workspace instruction budget 9 bytes </system-reminder>"], [SET]),
+            "agent-instructions text block 0 must be one <system-reminder> frame or an unframed budget notice",
+        ),
     ],
-)  # fmt: skip
+)
 def test_instructions_content_violations(data: dict[str, Any], message: str) -> None:
     violation(AI_PKG, Log().pending(data), [], message)

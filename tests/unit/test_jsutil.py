@@ -13,10 +13,32 @@ from dsh_sidecar.jsutil import js_json, js_json_string, js_number, js_trim, utf8
 
 # ECMAScript WhiteSpace and LineTerminator code points, listed from the spec, not the module.
 JS_STRIPPED = [
-    "\u0009", "\u000a", "\u000b", "\u000c", "\u000d", "\u0020", "\u00a0", "\u1680",
-    "\u2000", "\u2001", "\u2002", "\u2003", "\u2004", "\u2005", "\u2006", "\u2007",
-    "\u2008", "\u2009", "\u200a", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000", "\ufeff",
-]  # fmt: skip
+    "\u0009",
+    "\u000a",
+    "\u000b",
+    "\u000c",
+    "\u000d",
+    "\u0020",
+    "\u00a0",
+    "\u1680",
+    "\u2000",
+    "\u2001",
+    "\u2002",
+    "\u2003",
+    "\u2004",
+    "\u2005",
+    "\u2006",
+    "\u2007",
+    "\u2008",
+    "\u2009",
+    "\u200a",
+    "\u2028",
+    "\u2029",
+    "\u202f",
+    "\u205f",
+    "\u3000",
+    "\ufeff",
+]
 # Python's str.strip() removes these; JS trim does not.
 PY_ONLY = ["\u001c", "\u001d", "\u001e", "\u001f", "\u0085"]
 # Neither strips these (U+180E stopped being whitespace in Unicode 6.3; ZWSP never was).

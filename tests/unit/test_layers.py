@@ -157,8 +157,11 @@ def test_the_hook_path_loads_neither_the_server_nor_the_wire_libraries(tmp_path:
     env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     done = subprocess.run(
         [sys.executable, "-c", script, json.dumps(event)],
-        capture_output=True, text=True, env=env, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     answer, loaded = done.stdout.rsplit("LOADED ", 1)
     assert json.loads(answer)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert loaded.strip() == "[]"

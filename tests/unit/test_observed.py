@@ -319,10 +319,23 @@ def test_one_look_stats_what_a_walk_stats(
     long_name = "n" * 200
     deep = "/".join([long_name] * 25)  # longer than one walk may be
     paths = [
-        "a", "a/b/c/f", "lb/c/f", "a/b/up/a/file", "dangling", "dangling/x", "loop1",
-        "loop1/x", "a/file/x", "a/file/x/y", "a/fifo", "a/fifo/x", "missing/x/y", "a/b/c/f/",
-        f"a/{deep}/f", "a/nul\x00name",
-    ]  # fmt: skip
+        "a",
+        "a/b/c/f",
+        "lb/c/f",
+        "a/b/up/a/file",
+        "dangling",
+        "dangling/x",
+        "loop1",
+        "loop1/x",
+        "a/file/x",
+        "a/file/x/y",
+        "a/fifo",
+        "a/fifo/x",
+        "missing/x/y",
+        "a/b/c/f/",
+        f"a/{deep}/f",
+        "a/nul\x00name",
+    ]
     look = observed.OneLook(LOCAL_FS)
     for rel in paths:
         path = str(base / rel) if not rel.endswith("/") else str(base / rel) + "/"
@@ -342,8 +355,9 @@ def test_one_look_keeps_few_directory_handles_open(tmp_path: Path) -> None:
     for _ in range(600):
         current = os.path.join(current, "d")
         assert stat_outcome(look.stat, os.path.join(current, "AGENTS.md")) == (
-            "error", errno.ENOENT,
-        )  # fmt: skip
+            "error",
+            errno.ENOENT,
+        )
     assert len(os.listdir("/proc/self/fd")) - before <= observed._HANDLES_KEPT
     look.close()
     assert len(os.listdir("/proc/self/fd")) <= before

@@ -63,8 +63,9 @@ def test_templates_are_what_the_renderer_writes() -> None:
     templates = blocks(section_of("agent-instructions.md", "Templates"))
     t1 = r.render(
         [baseline("AGENTS.md", "root rules"), baseline("pkg/CLAUDE.md", "package rules")],
-        65536, r.BASELINE_INTRO,
-    ).text  # fmt: skip
+        65536,
+        r.BASELINE_INTRO,
+    ).text
     assert t1 in templates
     assert r.REPLACEMENT_INTRO in templates
     assert r.EMPTY_REPLACEMENT_BASELINE in templates
@@ -108,14 +109,19 @@ def test_prompt_prefix_suffix_and_golden() -> None:
     assert PREFIX in [b + "\n" for b in blocks(prompt)]
     assert f'`"{SUFFIX.encode("unicode_escape").decode()}"`' in prompt
     golden = render_prompt(
-        [{
-            "sessionId": "source", "label": "Research", "cwd": "/source", "capturedThroughSeq": 3,
-            "conversation": [
-                {"role": "user", "text": "hello <b>"},
-                {"role": "assistant", "text": 'hi "there"\nline2'},
-            ],
-        }]
-    )  # fmt: skip
+        [
+            {
+                "sessionId": "source",
+                "label": "Research",
+                "cwd": "/source",
+                "capturedThroughSeq": 3,
+                "conversation": [
+                    {"role": "user", "text": "hello <b>"},
+                    {"role": "assistant", "text": 'hi "there"\nline2'},
+                ],
+            }
+        ]
+    )
     assert json.dumps(golden, ensure_ascii=False) in blocks(prompt)
 
 

@@ -71,8 +71,9 @@ async def test_cancelling_the_step_that_would_enter_the_baseline(kit: Kit) -> No
     # Nothing half-done survives in memory either: the retry enters the full baseline.
     prepared = await svc.prepare_step(sid, 1, 1, Prompt("hello"))
     assert [m.text for m in prepared.messages] == [
-        "hello", baseline_text([("AGENTS.md", "root rules\n")]),
-    ]  # fmt: skip
+        "hello",
+        baseline_text([("AGENTS.md", "root rules\n")]),
+    ]
     check_store_consistent(svc, sid)
 
 

@@ -57,28 +57,48 @@ async def test_baseline_enters_once_right_after_the_prompt(kit: Kit) -> None:
     assert prompt.source == {"kind": "user", "rpcId": "r1"}
     assert prompt.text == "hello"
     assert [b["text"] for b in baseline.content] == [
-        baseline_text([
-            ("$DSH_HOME/AGENTS.md", "global\n"),
-            ("AGENTS.md", "root rules\n"),
-            ("CLAUDE.local.md", "mine\n"),
-        ])
-    ]  # fmt: skip
+        baseline_text(
+            [
+                ("$DSH_HOME/AGENTS.md", "global\n"),
+                ("AGENTS.md", "root rules\n"),
+                ("CLAUDE.local.md", "mine\n"),
+            ]
+        )
+    ]
     assert baseline.source == {
         "kind": SOURCE_KIND,
         "form": "instructions",
         "baseline": True,
         "baselineIdentity": identity(),
         "changes": [
-            {"action": "set", "scope": "user-global\u0000AGENTS.md", "path": "$DSH_HOME/AGENTS.md", "digest": sha1("global\n")},
-            {"action": "set", "scope": ".\u0000AGENTS.md", "path": "AGENTS.md", "digest": sha1("root rules\n")},
-            {"action": "set", "scope": ".\u0000CLAUDE.local.md", "path": "CLAUDE.local.md", "digest": sha1("mine\n")},
+            {
+                "action": "set",
+                "scope": "user-global\u0000AGENTS.md",
+                "path": "$DSH_HOME/AGENTS.md",
+                "digest": sha1("global\n"),
+            },
+            {
+                "action": "set",
+                "scope": ".\u0000AGENTS.md",
+                "path": "AGENTS.md",
+                "digest": sha1("root rules\n"),
+            },
+            {
+                "action": "set",
+                "scope": ".\u0000CLAUDE.local.md",
+                "path": "CLAUDE.local.md",
+                "digest": sha1("mine\n"),
+            },
         ],
-    }  # fmt: skip
+    }
     assert prepared.seqs == (2, 3)
     log = check_store_consistent(svc, sid)
     assert [(e.seq, e.type) for e in log] == [
-        (0, "turn/start"), (1, "step/start"), (2, "user/message"), (3, "user/message"),
-    ]  # fmt: skip
+        (0, "turn/start"),
+        (1, "step/start"),
+        (2, "user/message"),
+        (3, "user/message"),
+    ]
     assert log[3].data == baseline.to_json()
     assert svc.store.surface_seqs(sid) == [2, 3]
     await svc.end_step(sid, 1, 1)
@@ -90,8 +110,13 @@ async def test_baseline_enters_once_right_after_the_prompt(kit: Kit) -> None:
     assert [m.source["kind"] for m in later.messages] == ["user"]
     log = check_store_consistent(svc, sid)
     assert [e.type for e in log[4:]] == [
-        "step/end", "step/start", "step/end", "turn/start", "step/start", "user/message",
-    ]  # fmt: skip
+        "step/end",
+        "step/start",
+        "step/end",
+        "turn/start",
+        "step/start",
+        "user/message",
+    ]
     assert await svc.pending(sid) == []
 
 
@@ -176,8 +201,10 @@ async def test_cwd_below_the_root_loads_the_chain_root_first(kit: Kit) -> None:
     )
     assert baseline.source["baselineIdentity"] == identity("..")
     assert [c["scope"] for c in baseline.source["changes"]] == [
-        ".\u0000AGENTS.md", "pkg\u0000CLAUDE.md", "pkg\u0000AGENTS.local.md",
-    ]  # fmt: skip
+        ".\u0000AGENTS.md",
+        "pkg\u0000CLAUDE.md",
+        "pkg\u0000AGENTS.local.md",
+    ]
 
 
 async def test_compacting_the_baseline_away_rearms_a_fresh_one(kit: Kit) -> None:
@@ -223,9 +250,14 @@ async def test_identity_change_appends_a_replacement_baseline_with_removals(kit:
         "baselineIdentity": identity(max_bytes=1000),
         "changes": [
             {"action": "remove", "scope": ".\u0000AGENTS.md", "path": "AGENTS.md"},
-            {"action": "set", "scope": ".\u0000CLAUDE.md", "path": "CLAUDE.md", "digest": sha1("claude rules\n")},
+            {
+                "action": "set",
+                "scope": ".\u0000CLAUDE.md",
+                "path": "CLAUDE.md",
+                "digest": sha1("claude rules\n"),
+            },
         ],
-    }  # fmt: skip
+    }
     assert await step(second, sid, 1, 3) == []
     # Upstream quirk kept: a baseline file dropped by the budget stays frozen out, even once it
     # would fit, until the preparation is recomputed (restart or a new baseline).

@@ -75,9 +75,15 @@ async def test_touch_discovers_the_nested_file_and_it_enters_at_the_next_step(ki
     assert pending.source == {
         "kind": "agent-instructions",
         "form": "instructions",
-        "changes": [{"action": "set", "scope": "pkg\u0000AGENTS.md", "path": "pkg/AGENTS.md",
-                     "digest": "3fe4348bbf9d00434cc8f67db1d55dadcb404b2e"}],
-    }  # fmt: skip
+        "changes": [
+            {
+                "action": "set",
+                "scope": "pkg\u0000AGENTS.md",
+                "path": "pkg/AGENTS.md",
+                "digest": "3fe4348bbf9d00434cc8f67db1d55dadcb404b2e",
+            }
+        ],
+    }
     assert kit.notes == [(s.sid, 1)]
     assert await s.step() == [pending]  # claimed from the inbox as-is, same id
     assert await s.pending() == []
@@ -193,8 +199,10 @@ async def test_at_most_one_pending_message_however_many_touches(kit: Kit) -> Non
     s.touch("pkg/src/x.txt")
     (pending,) = await s.pending()
     assert changes(pending) == [
-        ("set", "pkg/AGENTS.md"), ("set", "other/AGENTS.md"), ("set", "pkg/deep/CLAUDE.md"),
-    ]  # fmt: skip
+        ("set", "pkg/AGENTS.md"),
+        ("set", "other/AGENTS.md"),
+        ("set", "pkg/deep/CLAUDE.md"),
+    ]
     assert len(s.svc.store.inbox(s.sid)) == 1
     assert all(count == 1 for _, count in kit.notes)
     check_store_consistent(s.svc, s.sid)

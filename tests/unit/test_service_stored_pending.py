@@ -29,13 +29,30 @@ def agent_session_with_pending(kit: Kit) -> Message:
     """What an agent's hook process leaves in the shared store: a session with an inbox."""
     store = Store(str(kit.store_path), durable=False)
     try:
-        store.create_session(SessionHeader(
-            "codex:s1", 1_700_000_000_000, str(kit.root), agent="codex", agent_session="s1",
-        ))  # fmt: skip
-        message = Message.user(["<system-reminder>\npkg\n</system-reminder>"], {
-            "kind": "agent-instructions", "form": "instructions",
-            "changes": [{"action": "set", "scope": "pkg\u0000AGENTS.md", "path": "pkg/AGENTS.md", "digest": "1" * 40}],
-        })  # fmt: skip
+        store.create_session(
+            SessionHeader(
+                "codex:s1",
+                1_700_000_000_000,
+                str(kit.root),
+                agent="codex",
+                agent_session="s1",
+            )
+        )
+        message = Message.user(
+            ["<system-reminder>\npkg\n</system-reminder>"],
+            {
+                "kind": "agent-instructions",
+                "form": "instructions",
+                "changes": [
+                    {
+                        "action": "set",
+                        "scope": "pkg\u0000AGENTS.md",
+                        "path": "pkg/AGENTS.md",
+                        "digest": "1" * 40,
+                    }
+                ],
+            },
+        )
         draft = splice_draft([], [message])
         assert draft is not None
         store.append("codex:s1", [draft], inbox=[message])

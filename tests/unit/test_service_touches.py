@@ -78,8 +78,9 @@ async def test_a_successful_parent_adds_its_own_touch_after_its_children(kit: Ki
     assert await svc.pending(sid) == []
     svc.tool_result(sid, "parent", None, "edit", {"file_path": "other/c.ts"}, False)
     assert all_changes(await svc.pending(sid)) == [
-        ("set", "pkg/AGENTS.md"), ("set", "other/AGENTS.md"),
-    ]  # fmt: skip
+        ("set", "pkg/AGENTS.md"),
+        ("set", "other/AGENTS.md"),
+    ]
     assert svc.live[sid].executions.staged == {}
 
 
@@ -215,8 +216,9 @@ async def test_a_burst_of_editor_touches_reaches_every_session_once_resolved(kit
     paths += [str(kit.path(f"other/n{i}.ts")) for i in range(300)]
     waits = [svc.editor_touch([p]) for p in paths]
     assert all_changes(await svc.pending(sid)) == [
-        ("set", "pkg/AGENTS.md"), ("set", "other/AGENTS.md"),
-    ]  # fmt: skip
+        ("set", "pkg/AGENTS.md"),
+        ("set", "other/AGENTS.md"),
+    ]
     assert await svc.pending(other) == []  # its own directory: already in its baseline
     for wait in waits:
         await wait
@@ -237,8 +239,9 @@ async def test_a_touch_below_a_missing_directory_finds_it_once_it_exists(kit: Ki
     kit.write("new/a/b/c/CLAUDE.md", "deeper rules\n")
     svc.tool_result(sid, "t4", None, "read", {"file_path": deep}, False)
     assert all_changes(await svc.pending(sid)) == [
-        ("set", "new/a/AGENTS.md"), ("set", "new/a/b/c/CLAUDE.md"),
-    ]  # fmt: skip
+        ("set", "new/a/AGENTS.md"),
+        ("set", "new/a/b/c/CLAUDE.md"),
+    ]
 
 
 async def test_a_touch_through_a_file_used_as_a_directory_finds_nothing(kit: Kit) -> None:

@@ -77,9 +77,21 @@ async def test_an_append_drops_what_was_kept_and_a_compaction_keeps_what_it_read
     sid = await started_and_closed(kit)
     svc = kit.service()
     await svc.open_session(str(kit.root), sid)
-    await svc.append(sid, [{"type": "user/message", "data": {
-        "id": "m1", "role": "user", "content": [{"type": "text", "text": "hi"}],
-        "source": {"kind": "user"}}, "surfaceOp": "append"}])  # fmt: skip
+    await svc.append(
+        sid,
+        [
+            {
+                "type": "user/message",
+                "data": {
+                    "id": "m1",
+                    "role": "user",
+                    "content": [{"type": "text", "text": "hi"}],
+                    "source": {"kind": "user"},
+                },
+                "surfaceOp": "append",
+            }
+        ],
+    )
     assert kept_ids(svc, sid) is None  # the next reader asks the log
     size = len((await svc.surface(sid)).events)
     await svc.compact(sid, 0, size - 1, "summary")  # shadows every instruction message

@@ -166,9 +166,12 @@ SOURCE = snapshot(
 )
 
 
-def run_prepare(references: list[Any], snapshots: dict[str, SurfaceSnapshot] | None = None,
-                settings: SessionReferenceSettings = SETTINGS,
-                content: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], Message | None]:  # fmt: skip
+def run_prepare(
+    references: list[Any],
+    snapshots: dict[str, SurfaceSnapshot] | None = None,
+    settings: SessionReferenceSettings = SETTINGS,
+    content: list[dict[str, Any]] | None = None,
+) -> tuple[list[dict[str, Any]], Message | None]:
     return prepare(
         target_id="target",
         content=content if content is not None else [{"type": "text", "text": "see @Research"}],
@@ -193,30 +196,77 @@ def test_prepare_golden_prompt_and_source() -> None:
         "version": 1,
         "references": [
             {
-                "sessionId": "source", "label": "Research", "capturedThroughSeq": 3,
-                "compacted": False, "originalMessages": 2, "retainedMessages": 2,
-                "omittedMessages": 0, "omittedBytes": 0, "truncated": False, "inputIndex": 0,
+                "sessionId": "source",
+                "label": "Research",
+                "capturedThroughSeq": 3,
+                "compacted": False,
+                "originalMessages": 2,
+                "retainedMessages": 2,
+                "omittedMessages": 0,
+                "omittedBytes": 0,
+                "truncated": False,
+                "inputIndex": 0,
             }
         ],
-    }  # fmt: skip
+    }
     assert list(context.source["references"][0]) == [
-        "sessionId", "label", "capturedThroughSeq", "compacted", "originalMessages",
-        "retainedMessages", "omittedMessages", "omittedBytes", "truncated", "inputIndex",
-    ]  # fmt: skip
+        "sessionId",
+        "label",
+        "capturedThroughSeq",
+        "compacted",
+        "originalMessages",
+        "retainedMessages",
+        "omittedMessages",
+        "omittedBytes",
+        "truncated",
+        "inputIndex",
+    ]
 
 
 def test_projection_keeps_direct_user_checkpoints_and_assistant_text_only() -> None:
     events = [
         user_event(0, "direct", {"kind": "user", "rpcId": "r", "clientTimeZone": "UTC"}),
-        user_event(1, "reading", {"kind": "plugin", "plugin": "time-context", "form": "snapshot", "sections": []}),
-        user_event(2, "recall", {"kind": "session-reference", "form": "recall", "version": 1, "references": []}),
+        user_event(
+            1,
+            "reading",
+            {"kind": "plugin", "plugin": "time-context", "form": "snapshot", "sections": []},
+        ),
+        user_event(
+            2,
+            "recall",
+            {"kind": "session-reference", "form": "recall", "version": 1, "references": []},
+        ),
         user_event(3, "summary", {"kind": "plugin", "plugin": "compact", "compactionId": "c1"}),
         user_event(4, "", {"kind": "user"}),  # empty text is skipped
         user_event(5, "", {"kind": "user"}, blocks=[{"type": "image", "data": "x"}]),
-        Event(seq=6, type="tool/result", time=6, data={"turn": 1, "step": 1, "message": {"id": "t", "role": "user", "content": [{"type": "text", "text": "tool out"}], "source": {"kind": "tool", "callId": "c"}}}, surface_op="append"),
+        Event(
+            seq=6,
+            type="tool/result",
+            time=6,
+            data={
+                "turn": 1,
+                "step": 1,
+                "message": {
+                    "id": "t",
+                    "role": "user",
+                    "content": [{"type": "text", "text": "tool out"}],
+                    "source": {"kind": "tool", "callId": "c"},
+                },
+            },
+            surface_op="append",
+        ),
         assistant_event(7, "partial", interrupted=True),
-        user_event(8, "two", {"kind": "user"}, blocks=[{"type": "text", "text": "two"}, {"type": "image"}, {"type": "text", "text": "blocks"}]),
-    ]  # fmt: skip
+        user_event(
+            8,
+            "two",
+            {"kind": "user"},
+            blocks=[
+                {"type": "text", "text": "two"},
+                {"type": "image"},
+                {"type": "text", "text": "blocks"},
+            ],
+        ),
+    ]
     _, context = run_prepare(
         [SessionReferenceInput("source")], {"source": snapshot("source", events, captured=11)}
     )
@@ -255,17 +305,24 @@ def test_first_label_wins_and_duplicates_do_not_count() -> None:
     _, context = prepare(
         target_id="target",
         content=[],
-        references=[{"sessionId": "b", "label": "B1"}, {"sessionId": "a"}, {"sessionId": "b", "label": "B2"},
-                    SessionReferenceInput("c", "C"), SessionReferenceInput("a", "A")],
+        references=[
+            {"sessionId": "b", "label": "B1"},
+            {"sessionId": "a"},
+            {"sessionId": "b", "label": "B2"},
+            SessionReferenceInput("c", "C"),
+            SessionReferenceInput("a", "A"),
+        ],
         read_surface=reader(snaps, calls),
         settings=SETTINGS,
-    )  # fmt: skip
+    )
     assert context is not None
     assert calls == ["b", "a", "c"]  # one read per distinct source, first-mention order
     refs = context.source["references"]
     assert [(r["sessionId"], r["label"], r["inputIndex"]) for r in refs] == [
-        ("b", "B1", 0), ("a", "a", 1), ("c", "C", 2),
-    ]  # fmt: skip
+        ("b", "B1", 0),
+        ("a", "a", 1),
+        ("c", "C", 2),
+    ]
 
 
 def _fails(code: str, message: str, references: list[Any], **kw: Any) -> None:
@@ -275,15 +332,22 @@ def _fails(code: str, message: str, references: list[Any], **kw: Any) -> None:
 
 
 def test_self_reference() -> None:
-    _fails(errors.SESSION_REFERENCE_SELF_REFERENCE, 'session "target" cannot reference itself',
-           [{"sessionId": "source"}, {"sessionId": "target"}])  # fmt: skip
+    _fails(
+        errors.SESSION_REFERENCE_SELF_REFERENCE,
+        'session "target" cannot reference itself',
+        [{"sessionId": "source"}, {"sessionId": "target"}],
+    )
 
 
 def test_too_many() -> None:
     four = [{"sessionId": s} for s in "abcd"]
     _fails(errors.SESSION_REFERENCE_TOO_MANY, "a message may reference at most 3 sessions", four)
-    _fails(errors.SESSION_REFERENCE_TOO_MANY, "a message may reference at most 2 sessions",
-           four[:3], settings=SessionReferenceSettings(max_references=2))  # fmt: skip
+    _fails(
+        errors.SESSION_REFERENCE_TOO_MANY,
+        "a message may reference at most 2 sessions",
+        four[:3],
+        settings=SessionReferenceSettings(max_references=2),
+    )
 
 
 @pytest.mark.parametrize(
@@ -291,34 +355,53 @@ def test_too_many() -> None:
     [
         (42, errors.SESSION_REFERENCE_INVALID_REFERENCE, "session reference must be an object"),
         (None, errors.SESSION_REFERENCE_INVALID_REFERENCE, "session reference must be an object"),
-        ({"sessionId": 5}, errors.SESSION_REFERENCE_INVALID_REFERENCE,
-         "session reference must contain a string sessionId and optional string label"),
-        ({"sessionId": "z", "label": None}, errors.SESSION_REFERENCE_INVALID_REFERENCE,
-         "session reference must contain a string sessionId and optional string label"),
-        ({"sessionId": "target"}, errors.SESSION_REFERENCE_SELF_REFERENCE,
-         'session "target" cannot reference itself'),
+        (
+            {"sessionId": 5},
+            errors.SESSION_REFERENCE_INVALID_REFERENCE,
+            "session reference must contain a string sessionId and optional string label",
+        ),
+        (
+            {"sessionId": "z", "label": None},
+            errors.SESSION_REFERENCE_INVALID_REFERENCE,
+            "session reference must contain a string sessionId and optional string label",
+        ),
+        (
+            {"sessionId": "target"},
+            errors.SESSION_REFERENCE_SELF_REFERENCE,
+            'session "target" cannot reference itself',
+        ),
     ],
-)  # fmt: skip
+)
 def test_malformed_later_input_wins_over_too_many(late: Any, code: str, message: str) -> None:
     _fails(code, message, [{"sessionId": s} for s in "abcd"] + [late])
 
 
 def test_self_reference_is_checked_on_duplicates_too() -> None:
-    _fails(errors.SESSION_REFERENCE_SELF_REFERENCE, 'session "target" cannot reference itself',
-           [{"sessionId": "target"}, {"sessionId": "target"}])  # fmt: skip
+    _fails(
+        errors.SESSION_REFERENCE_SELF_REFERENCE,
+        'session "target" cannot reference itself',
+        [{"sessionId": "target"}, {"sessionId": "target"}],
+    )
 
 
 def test_read_failure() -> None:
-    _fails(errors.SESSION_REFERENCE_READ_FAILED,
-           "failed to read referenced session: session not found: missing",
-           [{"sessionId": "source"}, {"sessionId": "missing"}])  # fmt: skip
+    _fails(
+        errors.SESSION_REFERENCE_READ_FAILED,
+        "failed to read referenced session: session not found: missing",
+        [{"sessionId": "source"}, {"sessionId": "missing"}],
+    )
 
     def domain_error(session_id: str) -> SurfaceSnapshot:
         raise DshError(errors.UNKNOWN_SESSION, f'unknown session "{session_id}"')
 
     with pytest.raises(DshError) as caught:
-        prepare(target_id="t", content=[], references=[{"sessionId": "q"}],
-                read_surface=domain_error, settings=SETTINGS)  # fmt: skip
+        prepare(
+            target_id="t",
+            content=[],
+            references=[{"sessionId": "q"}],
+            read_surface=domain_error,
+            settings=SETTINGS,
+        )
     assert caught.value.message == 'failed to read referenced session: unknown session "q"'
     assert isinstance(caught.value.__cause__, DshError)
 
@@ -328,14 +411,22 @@ def test_cancellation_propagates_untouched() -> None:
         raise Cancelled()
 
     with pytest.raises(Cancelled):
-        prepare(target_id="t", content=[], references=[{"sessionId": "q"}],
-                read_surface=cancelled, settings=SETTINGS)  # fmt: skip
+        prepare(
+            target_id="t",
+            content=[],
+            references=[{"sessionId": "q"}],
+            read_surface=cancelled,
+            settings=SETTINGS,
+        )
 
 
 def test_budget_exceeded() -> None:
-    _fails(errors.SESSION_REFERENCE_BUDGET_EXCEEDED,
-           "referenced session snapshot cannot fit the configured byte budget",
-           [{"sessionId": "source"}], settings=SessionReferenceSettings(max_reference_bytes=16))  # fmt: skip
+    _fails(
+        errors.SESSION_REFERENCE_BUDGET_EXCEEDED,
+        "referenced session snapshot cannot fit the configured byte budget",
+        [{"sessionId": "source"}],
+        settings=SessionReferenceSettings(max_reference_bytes=16),
+    )
 
 
 def test_budget_applies_per_source() -> None:
@@ -387,10 +478,15 @@ def test_citing_message_is_rewritten_and_followed_by_its_snapshot() -> None:
 
 def test_every_text_block_is_parsed_and_other_blocks_stay_in_place() -> None:
     message = Message(
-        id="m1", role="user", source={"kind": "user"},
-        content=({"type": "text", "text": MENTION}, {"type": "image", "data": "x"},
-                 {"type": "text", "text": "and " + encode_session_reference_uri("source")}),
-    )  # fmt: skip
+        id="m1",
+        role="user",
+        source={"kind": "user"},
+        content=(
+            {"type": "text", "text": MENTION},
+            {"type": "image", "data": "x"},
+            {"type": "text", "text": "and " + encode_session_reference_uri("source")},
+        ),
+    )
     out = run_batch([message])
     assert out[0].content == (
         {"type": "text", "text": "@Research"},

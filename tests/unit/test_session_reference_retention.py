@@ -71,9 +71,13 @@ def test_drop_then_truncate() -> None:
         {"role": "user", "text": "c" * 59 + "\n[… omitted 241 UTF-8 bytes …]"}
     ]
     assert result.stats == RetentionStats(
-        compacted=False, original_messages=3, retained_messages=1, omitted_messages=2,
-        omitted_bytes=341, truncated=True,
-    )  # fmt: skip
+        compacted=False,
+        original_messages=3,
+        retained_messages=1,
+        omitted_messages=2,
+        omitted_bytes=341,
+        truncated=True,
+    )
     assert size(result) == 200
 
 
@@ -102,9 +106,13 @@ def test_checkpoints_and_the_newest_item_are_never_dropped() -> None:
         {"role": "user", "text": "newest"},
     ]
     assert result.stats == RetentionStats(
-        compacted=True, original_messages=4, retained_messages=2, omitted_messages=2,
-        omitted_bytes=201, truncated=True,
-    )  # fmt: skip
+        compacted=True,
+        original_messages=4,
+        retained_messages=2,
+        omitted_messages=2,
+        omitted_bytes=201,
+        truncated=True,
+    )
 
 
 def test_text_becomes_empty_but_is_kept() -> None:
@@ -146,9 +154,13 @@ def test_upstream_fixture_with_a_checkpoint_and_wide_characters() -> None:
         {"role": "assistant", "text": "latest-" + "界" * 36 + "\n[… omitted 1092 UTF-8 bytes …]"},
     ]
     assert result.stats == RetentionStats(
-        compacted=True, original_messages=5, retained_messages=2, omitted_messages=3,
-        omitted_bytes=1128, truncated=True,
-    )  # fmt: skip
+        compacted=True,
+        original_messages=5,
+        retained_messages=2,
+        omitted_messages=3,
+        omitted_bytes=1128,
+        truncated=True,
+    )
     assert size(result) == 358
 
 
@@ -197,8 +209,12 @@ PROMPT_GOLDEN = json.loads(
 def test_prompt_golden() -> None:
     result = retain(
         [ConversationItem(U, "hello <b>"), ConversationItem(A, 'hi "there"\nline2')],
-        65536, session_id="source", label="Research", cwd="/source", captured_through_seq=3,
-    )  # fmt: skip
+        65536,
+        session_id="source",
+        label="Research",
+        cwd="/source",
+        captured_through_seq=3,
+    )
     assert render_prompt([result.data]) == PROMPT_GOLDEN
 
 

@@ -282,7 +282,13 @@ PATCH = """*** Begin Patch
 -a
 +b
 *** End Patch"""
-PATCH_WRITES = ("/proj/pkg/a.py", "/proj/pkg/new.py", "/proj/old.py", "/proj/pkg/b.py", "/proj/pkg/c.py")  # fmt: skip
+PATCH_WRITES = (
+    "/proj/pkg/a.py",
+    "/proj/pkg/new.py",
+    "/proj/old.py",
+    "/proj/pkg/b.py",
+    "/proj/pkg/c.py",
+)
 
 
 def test_the_whole_command_as_a_patch() -> None:
@@ -347,7 +353,9 @@ def test_a_path_both_read_and_written_is_in_both() -> None:
 
 
 def test_argv() -> None:
-    assert argv_touches(["bash", "-lc", "cat a > b"], CWD) == ShellTouches(("/proj/a",), ("/proj/b",))  # fmt: skip
+    assert argv_touches(["bash", "-lc", "cat a > b"], CWD) == ShellTouches(
+        ("/proj/a",), ("/proj/b",)
+    )
     # No shell: the words are literal, a $ included.
     assert argv_touches(["cat", "$x", "*.py"], CWD).reads == ("/proj/$x", "/proj/*.py")
     assert argv_touches([], CWD) == ShellTouches()

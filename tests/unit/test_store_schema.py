@@ -154,8 +154,10 @@ async def test_a_migrated_session_resumes_and_claims_its_pending_context(tmp_pat
     # the replace of the still-visible pkg/AGENTS.md.
     assert len(pending) == 1
     assert changes(pending[0]) == [
-        ("set", "$DSH_HOME/AGENTS.md"), ("set", "AGENTS.md"), ("replace", "pkg/AGENTS.md")
-    ]  # fmt: skip
+        ("set", "$DSH_HOME/AGENTS.md"),
+        ("set", "AGENTS.md"),
+        ("replace", "pkg/AGENTS.md"),
+    ]
     assert pending[0].content[1]["text"] == replace_text("pkg/AGENTS.md", "package rule, edited\n")
     prepared = await svc.prepare_step("session-a", 3, 1, Prompt("go on"))
     assert prepared.messages[0].id == pending[0].id  # the inbox, then the prompt
@@ -197,9 +199,13 @@ def test_an_agent_session_is_created_once_and_resumed(tmp_path: Path) -> None:
     assert store.open_or_create(child) == (child, False)
     assert store.get_session("claude:abc:sub-1") == child
     assert child.to_json() == {
-        "id": "claude:abc:sub-1", "createdAt": 6, "cwd": "/w", "agent": "claude",
-        "agentSession": "abc", "parentId": "claude:abc",
-    }  # fmt: skip
+        "id": "claude:abc:sub-1",
+        "createdAt": 6,
+        "cwd": "/w",
+        "agent": "claude",
+        "agentSession": "abc",
+        "parentId": "claude:abc",
+    }
     store.close()
 
 
@@ -239,12 +245,24 @@ def test_newer_store_is_refused_naming_the_file_and_both_versions(tmp_path: Path
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
-        ("CREATE TABLE notes (body TEXT)", "is an SQLite database but not a dsh-sidecar session store"),
-        ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)", "is an SQLite database but not a dsh-sidecar session store"),
-        ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema', 'two')", "has an unreadable schema version 'two'"),
-        ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema', '0')", "has session store schema version 0, which has no migration"),
+        (
+            "CREATE TABLE notes (body TEXT)",
+            "is an SQLite database but not a dsh-sidecar session store",
+        ),
+        (
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)",
+            "is an SQLite database but not a dsh-sidecar session store",
+        ),
+        (
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema', 'two')",
+            "has an unreadable schema version 'two'",
+        ),
+        (
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema', '0')",
+            "has session store schema version 0, which has no migration",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_file_that_is_not_a_usable_store_is_refused_untouched(
     tmp_path: Path, setup: str, message: str
 ) -> None:
@@ -378,8 +396,10 @@ def test_doctor_reports_an_old_store_as_healthy_and_leaves_it_old(
     before = digest(path)
     code, rows = doctor(tmp_path, path, capsys)
     assert (code, rows["schema"], rows["status"]) == (
-        0, "1, migrated to 3 when the sidecar next opens it", "ok"
-    )  # fmt: skip
+        0,
+        "1, migrated to 3 when the sidecar next opens it",
+        "ok",
+    )
     assert (digest(path), meta_schema(path)) == (before, "1")
 
 
@@ -412,8 +432,9 @@ def test_doctor_reports_a_current_store_and_a_foreign_file(
     db.close()
     code, rows = doctor(tmp_path, foreign, capsys)
     assert (code, rows["schema"]) == (
-        1, f"{foreign} is an SQLite database but not a dsh-sidecar session store"
-    )  # fmt: skip
+        1,
+        f"{foreign} is an SQLite database but not a dsh-sidecar session store",
+    )
     garbage = tmp_path / "garbage"
     garbage.write_bytes(b"not sqlite at all, just some bytes long enough to be a header" * 3)
     code, rows = doctor(tmp_path, garbage, capsys)

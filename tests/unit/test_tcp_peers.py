@@ -32,9 +32,10 @@ def _accepted(
 
 
 @pytest.mark.parametrize(
-    ("family", "host"), [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::ffff:127.0.0.1")],
+    ("family", "host"),
+    [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::ffff:127.0.0.1")],
     ids=["ipv4", "ipv4-mapped-ipv6-client"],
-)  # fmt: skip
+)
 def test_both_sources_name_our_own_uid(listener: socket.socket, family: int, host: str) -> None:
     client, server_side = _accepted(listener, family, host)
     try:

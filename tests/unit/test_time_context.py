@@ -172,9 +172,14 @@ def test_duration_goldens(elapsed: int, expected: str) -> None:
 
 def test_resolved_reading_exact_text_and_source() -> None:
     message = time_reading(
-        events=[], batch=[prompt("Asia/Shanghai")], turn=1, step=1, now_ms=BASE,
-        settings=ON, fallback_zone="UTC",
-    )  # fmt: skip
+        events=[],
+        batch=[prompt("Asia/Shanghai")],
+        turn=1,
+        step=1,
+        now_ms=BASE,
+        settings=ON,
+        fallback_zone="UTC",
+    )
     assert message is not None
     text = (
         "Time sampled while preparing turn 1, step 1: 2026-07-14T08:00:00+08:00[Asia/Shanghai]\n"
@@ -229,10 +234,17 @@ def test_invalid_zone_settings_fail_with_upstream_messages() -> None:
 
 def test_disabled_source_injects_nothing() -> None:
     assert (
-        time_reading(events=[], batch=[], turn=1, step=1, now_ms=BASE,
-                     settings=TimeContextSettings(enabled=False), fallback_zone="UTC")
+        time_reading(
+            events=[],
+            batch=[],
+            turn=1,
+            step=1,
+            now_ms=BASE,
+            settings=TimeContextSettings(enabled=False),
+            fallback_zone="UTC",
+        )
         is None
-    )  # fmt: skip
+    )
 
 
 # --- browser-zone policy --------------------------------------------------------------------
@@ -294,8 +306,15 @@ def test_invalid_zone_is_not_validated_when_no_reading_is_due() -> None:
     log = Log()
     log.reading(BASE - 10)
     settings = TimeContextSettings(enabled=True, refresh_interval_ms=1000)
-    got = time_reading(events=log.events, batch=[prompt("+08:00")], turn=1, step=1,
-                       now_ms=BASE, settings=settings, fallback_zone="UTC")  # fmt: skip
+    got = time_reading(
+        events=log.events,
+        batch=[prompt("+08:00")],
+        turn=1,
+        step=1,
+        now_ms=BASE,
+        settings=settings,
+        fallback_zone="UTC",
+    )
     assert got is None
 
 
@@ -314,8 +333,15 @@ def test_classification() -> None:
 
 def _due(log: Log, now: int, interval: int) -> bool:
     settings = TimeContextSettings(enabled=True, refresh_interval_ms=interval)
-    got = time_reading(events=log.events, batch=[], turn=1, step=1, now_ms=now,
-                       settings=settings, fallback_zone="UTC")  # fmt: skip
+    got = time_reading(
+        events=log.events,
+        batch=[],
+        turn=1,
+        step=1,
+        now_ms=now,
+        settings=settings,
+        fallback_zone="UTC",
+    )
     return got is not None
 
 
@@ -344,8 +370,11 @@ def test_latest_reading_decides_and_content_is_not_inspected() -> None:
 def test_shadowed_readings_still_count() -> None:
     log = Log()
     log.reading(BASE - 1000)
-    log.message(BASE - 500, {"kind": "plugin", "plugin": "compact", "compactionId": "c"},
-                op={"op": "replace", "start": 0, "end": 0})  # fmt: skip
+    log.message(
+        BASE - 500,
+        {"kind": "plugin", "plugin": "compact", "compactionId": "c"},
+        op={"op": "replace", "start": 0, "end": 0},
+    )
     assert not _due(log, BASE, 60_000)
 
 

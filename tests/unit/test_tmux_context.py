@@ -48,9 +48,15 @@ UPSTREAM_TEXT = (
 
 def loc(**overrides: str) -> TmuxLocation:
     fields = dict(
-        session_name="work", window_index="3", window_name="ed", pane_index="0", pane_id="%5",
-        window_active="1", pane_active="1", window_layout="aafd,120x40,0,0,0",
-    )  # fmt: skip
+        session_name="work",
+        window_index="3",
+        window_name="ed",
+        pane_index="0",
+        pane_id="%5",
+        window_active="1",
+        pane_active="1",
+        window_layout="aafd,120x40,0,0,0",
+    )
     fields.update(overrides)
     return TmuxLocation(**fields)
 
@@ -121,9 +127,13 @@ def reading_event(seq: int, time_ms: int, text: str, op: Any = "append") -> Even
         "id": f"m{seq}",
         "role": "user",
         "content": [{"type": "text", "text": text}],
-        "source": {"kind": "plugin", "plugin": "tmux-context", "form": "snapshot",
-                   "sections": [{"name": "tmux-context", "text": text}]},
-    }  # fmt: skip
+        "source": {
+            "kind": "plugin",
+            "plugin": "tmux-context",
+            "form": "snapshot",
+            "sections": [{"name": "tmux-context", "text": text}],
+        },
+    }
     return Event(seq=seq, type="user/message", time=time_ms, data=data, surface_op=op)
 
 
@@ -329,8 +339,11 @@ class TmuxServer:
     def tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             ["tmux", "-S", str(self.socket), "-f", "/dev/null", *args],
-            capture_output=True, text=True, check=check, timeout=10,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=10,
+        )
 
     def show(self, target: str, fmt: str) -> str:
         return self.tmux("display-message", "-p", "-t", target, fmt).stdout.rstrip("\n")
@@ -364,9 +377,18 @@ def test_real_pane_reports_its_location(tmux_server: TmuxServer) -> None:
     script.write_text(INSIDE_SCRIPT.format(server=str(SERVER), out=str(out)))
     window_name = 'ed "x"\\y 中'
     tmux_server.tmux(
-        "new-session", "-d", "-s", "dshwork", "-n", window_name, "-x", "120", "-y", "40",
+        "new-session",
+        "-d",
+        "-s",
+        "dshwork",
+        "-n",
+        window_name,
+        "-x",
+        "120",
+        "-y",
+        "40",
         f"{sys.executable} {script}; sleep 60",
-    )  # fmt: skip
+    )
     result = _wait_for(out)
     assert "error" not in result, result
     target = "dshwork:0.0"
@@ -383,9 +405,20 @@ def test_real_pane_reports_its_location(tmux_server: TmuxServer) -> None:
     assert expected["paneId"].startswith("%")
     assert result["location"] == expected
     location = TmuxLocation(
-        *(expected[k] for k in ("sessionName", "windowIndex", "windowName", "paneIndex",
-                                "paneId", "windowActive", "paneActive", "windowLayout"))
-    )  # fmt: skip
+        *(
+            expected[k]
+            for k in (
+                "sessionName",
+                "windowIndex",
+                "windowName",
+                "paneIndex",
+                "paneId",
+                "windowActive",
+                "paneActive",
+                "windowLayout",
+            )
+        )
+    )
     assert render_tmux_reading(1, location).split("\n")[1] == (
         f'session dshwork, window 0 "ed \\"x\\"\\\\y 中", pane 0 {expected["paneId"]}'
     )

@@ -57,9 +57,13 @@ def sidecar_part(
     """``file_path``'s directory must exist (the file itself need not); both paths absolute."""
     baseline = load_baseline(cwd, settings, fs, dsh_home=dsh_home, os_home=os_home)
     chain = load_document_chain(
-        os.path.dirname(file_path), settings, fs, dsh_home=dsh_home, os_home=os_home,
+        os.path.dirname(file_path),
+        settings,
+        fs,
+        dsh_home=dsh_home,
+        os_home=os_home,
         file_path=file_path,
-    )  # fmt: skip
+    )
     files: list[SidecarFile] = []
     for entry in baseline.entries:
         files.extend(_with_imports(_file(entry, BASELINE), entry))

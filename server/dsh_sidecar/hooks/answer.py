@@ -98,9 +98,13 @@ class EventRun:
             instructions = attrs.evolve(instructions, max_bytes=CAPPED_INSTRUCTION_BYTES)
         self.instructions: InstructionSettings = instructions
         self.env = ComposeEnv(
-            self.header.cwd, instructions, config.dsh_home, config.fs, config.os_home,
+            self.header.cwd,
+            instructions,
+            config.dsh_home,
+            config.fs,
+            config.os_home,
             GitUser.from_env(config.env, config.os_home),
-        )  # fmt: skip
+        )
         self.root = find_project_root(self.header.cwd, instructions.project_root_markers, config.fs)
         self.state = SessionInstructionState()
         # Delivered by this event ahead of everything else (the baseline): projections see it
@@ -197,9 +201,10 @@ class EventRun:
             message = store.events(sid, seq - 1, 1)[0].message()
             if message is not None and is_instructions_message(message):
                 nested += [
-                    self._abs(c) for c in changes_of(message)
+                    self._abs(c)
+                    for c in changes_of(message)
                     if c.active and split_scope(c.scope)[0] not in (USER_GLOBAL, ".")
-                ]  # fmt: skip
+                ]
             checkpoint = Message.user(
                 ["Context given before a prompt, lost when the agent resumed the session."],
                 {"kind": "plugin", "plugin": "compact", "compactionId": new_message_id()},
@@ -217,15 +222,23 @@ class EventRun:
             return frozenset()
         config = self.config
         return native_paths(
-            self.event.agent, files, cwd=self.header.cwd, workspace=self.root,
-            home=config.os_home, env=config.env, fs=config.fs,
-        )  # fmt: skip
+            self.event.agent,
+            files,
+            cwd=self.header.cwd,
+            workspace=self.root,
+            home=config.os_home,
+            env=config.env,
+            fs=config.fs,
+        )
 
     def _baseline(self) -> Message | None:
         load = load_baseline(
-            self.header.cwd, self.instructions, self.config.fs, dsh_home=self.config.dsh_home,
+            self.header.cwd,
+            self.instructions,
+            self.config.fs,
+            dsh_home=self.config.dsh_home,
             os_home=self.config.os_home,
-        )  # fmt: skip
+        )
         if not load.retained and not load.kept:
             return None
         native = self._native([None])
@@ -246,9 +259,10 @@ class EventRun:
         result = render(items, self.instructions.max_bytes, BASELINE_INTRO) if items else None
         represented = {own[i].candidate.scope for i in result.represented} if result else set()
         seen = [
-            f for f in load.kept
+            f
+            for f in load.kept
             if f.candidate.scope in represented or self._real(f.candidate.abs_path) in native
-        ]  # fmt: skip
+        ]
         changes = [
             Change("set", f.candidate.scope, f.candidate.display_path, f.digest) for f in seen
         ]
@@ -286,10 +300,11 @@ class EventRun:
         # What the agent said it loaded (InstructionsLoaded), else what its model says.
         native = reported if reported is not None else self._native(list(dict.fromkeys(touched)))
         loaded = [
-            c for c in changes_of(pending[0])
+            c
+            for c in changes_of(pending[0])
             if c.action == "set"
             and (self._real(self._abs(c)) in native or self._twin_loaded(self._abs(c), native))
-        ]  # fmt: skip
+        ]
         if not loaded:
             return
         paths = ", ".join(c.path for c in loaded)
@@ -314,10 +329,14 @@ class EventRun:
 
     def _project_once(self, touched: Sequence[str]) -> None:
         job = ProjectionJob(
-            self.sid, self.env, self.state, tuple(Touched(p) for p in touched),
-            dismissed_of(self.store, self.sid), project_root=self.root,
+            self.sid,
+            self.env,
+            self.state,
+            tuple(Touched(p) for p in touched),
+            dismissed_of(self.store, self.sid),
+            project_root=self.root,
             visible=(*self._visible(), *self.forced),
-        )  # fmt: skip
+        )
         project_touches(self.store, job)
 
     # --- the step: what is delivered now --------------------------------------------------------
@@ -372,9 +391,14 @@ class EventRun:
         from dsh_sidecar.sources.agent_instructions.compose import compose
 
         desired = compose(
-            self.env, self.state, visible=visible, claimed=claimed, pending=(), touched=(),
+            self.env,
+            self.state,
+            visible=visible,
+            claimed=claimed,
+            pending=(),
+            touched=(),
             dismissed=dismissed_of(self.store, self.sid),
-        )  # fmt: skip
+        )
         batch = list(claimed)
         if desired is not None and not any(m.same_payload(desired) for m in batch):
             batch.append(desired)
@@ -389,12 +413,15 @@ class EventRun:
         store, sid = self.store, self.sid
         settings = attrs.evolve(self.config.settings, instructions=self.instructions)
         inputs = StepInputs(
-            session_id=sid, turn=turn, step=step, claimed=tuple(claimed),
+            session_id=sid,
+            turn=turn,
+            step=step,
+            claimed=tuple(claimed),
             visible_instructions=tuple(visible),
             time_events=_time_events(store, sid, turn) if settings.time_context.enabled else (),
             tmux_events=_tmux_events(store, sid) if settings.tmux_context.enabled else (),
             now_ms=self.now,
-        )  # fmt: skip
+        )
         outcome = run_pre_step(inputs, settings, self._source_hooks(settings))
         return list(outcome.batch), list(outcome.inbox)
 
@@ -424,11 +451,14 @@ class EventRun:
             return snapshot
 
         return SourceHooks(
-            compose_env=self.env, instruction_state=self.state, read_surface=read_surface,
+            compose_env=self.env,
+            instruction_state=self.state,
+            read_surface=read_surface,
             tmux_query=lambda: _query_tmux(env),
             fallback_zone=lambda: settings.time_context.time_zone or _system_time_zone(env),
-            warn=lambda message: None, dismissed=dismissed_of(store, self.sid),
-        )  # fmt: skip
+            warn=lambda message: None,
+            dismissed=dismissed_of(store, self.sid),
+        )
 
     def _record_hook_event(self, seq: int | None) -> None:
         key = self.event.answer_key

@@ -45,8 +45,15 @@ def parse(data: Mapping[str, Any]) -> HookEvent:
         path = text(data, "file_path")
         touched = (absolute(path, cwd),) if path else ()
     return HookEvent(
-        agent="claude", kind=kind, name=name, session_id=required(data, "session_id"), cwd=cwd,
-        source=text(data, "source"), prompt=text(data, "prompt"), touched=touched,
-        tool_use_id=text(data, "tool_use_id"), agent_id=text(data, "agent_id"),
+        agent="claude",
+        kind=kind,
+        name=name,
+        session_id=required(data, "session_id"),
+        cwd=cwd,
+        source=text(data, "source"),
+        prompt=text(data, "prompt"),
+        touched=touched,
+        tool_use_id=text(data, "tool_use_id"),
+        agent_id=text(data, "agent_id"),
         agent_type=text(data, "agent_type"),
-    )  # fmt: skip
+    )

@@ -49,7 +49,13 @@ def parse(data: Mapping[str, Any]) -> HookEvent:
             reads = tuple(p for p in found.reads if os.path.lexists(p))
             touched = (*reads, *found.writes) if kind == "after-tool" else tuple(found.writes)
     return HookEvent(
-        agent="codex", kind=kind, name=name, session_id=required(data, "session_id"), cwd=cwd,
-        source=text(data, "source"), prompt=text(data, "prompt"), touched=touched,
+        agent="codex",
+        kind=kind,
+        name=name,
+        session_id=required(data, "session_id"),
+        cwd=cwd,
+        source=text(data, "source"),
+        prompt=text(data, "prompt"),
+        touched=touched,
         tool_use_id=text(data, "tool_use_id") or text(data, "call_id"),
-    )  # fmt: skip
+    )

@@ -71,9 +71,15 @@ def parse(data: Mapping[str, Any]) -> HookEvent:
         if kind == "after-tool" or tool in WRITE_TOOLS:
             touched = _touched(tool, mapping(data, "tool_input"), cwd)
     return HookEvent(
-        agent="gemini", kind=kind, name=name, session_id=required(data, "session_id"), cwd=cwd,
-        source=text(data, "source") or text(data, "trigger"), prompt=_prompt(data),
+        agent="gemini",
+        kind=kind,
+        name=name,
+        session_id=required(data, "session_id"),
+        cwd=cwd,
+        source=text(data, "source") or text(data, "trigger"),
+        prompt=_prompt(data),
         touched=touched,
-        tool_use_id=text(data, "tool_use_id") or text(data, "call_id")
+        tool_use_id=text(data, "tool_use_id")
+        or text(data, "call_id")
         or (_call_key(data) if kind in ("after-tool", "pre-tool") else None),
-    )  # fmt: skip
+    )

@@ -33,9 +33,11 @@ def build_parser() -> Any:
     )
     parser.add_argument("--agent", required=True, choices=AGENTS)
     parser.add_argument(
-        "--mode", choices=("complement", "all"), default="complement",
+        "--mode",
+        choices=("complement", "all"),
+        default="complement",
         help="complement: only what the agent does not load itself (default); all: everything",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--settings", metavar="FILE.json", help="settings tree (docs/configuration.md)"
     )
@@ -113,9 +115,12 @@ def main(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = Non
 
 
 def run(
-    event: HookEvent, settings: Any, env: Mapping[str, str], mode: str,
+    event: HookEvent,
+    settings: Any,
+    env: Mapping[str, str],
+    mode: str,
     emit: Callable[[bytes], None],
-) -> None:  # fmt: skip
+) -> None:
     from dsh_sidecar.errors import StoreBusy
     from dsh_sidecar.sessions.store import Store
 

@@ -28,8 +28,12 @@ def open_session(
     if event.agent_id is None:
         return parent, resumed
     child = SessionHeader(
-        session_id_of(event.agent, event.session_id, event.agent_id), now_ms, cwd,
-        title=event.agent_type, agent=event.agent, agent_session=event.session_id,
+        session_id_of(event.agent, event.session_id, event.agent_id),
+        now_ms,
+        cwd,
+        title=event.agent_type,
+        agent=event.agent,
+        agent_session=event.session_id,
         parent_id=parent_id,
-    )  # fmt: skip
+    )
     return store.open_or_create(child)

@@ -136,10 +136,31 @@ _Token = _Word | _Op | _HereDocToken
 
 # Longest first, so that ``&&`` is not read as two ``&``.
 _OPERATORS = (
-    "&>>", "<<<", "<<-", ";;&",
-    "&&", "||", ";;", ";&", "|&", "<<", "<>", "<&", ">>", ">&", ">|", "&>",
-    "&", "|", ";", "(", ")", "<", ">", "\n",
-)  # fmt: skip
+    "&>>",
+    "<<<",
+    "<<-",
+    ";;&",
+    "&&",
+    "||",
+    ";;",
+    ";&",
+    "|&",
+    "<<",
+    "<>",
+    "<&",
+    ">>",
+    ">&",
+    ">|",
+    "&>",
+    "&",
+    "|",
+    ";",
+    "(",
+    ")",
+    "<",
+    ">",
+    "\n",
+)
 _OPERATOR_START = frozenset(op[0] for op in _OPERATORS)
 _REDIRECTIONS = frozenset({"<", ">", ">>", ">|", "&>", "&>>", "<>", "<&", ">&", "<<<"})
 _HEREDOC_OPERATORS = frozenset({"<<", "<<-"})
@@ -148,9 +169,20 @@ _BLANKS = frozenset(" \t\r")
 _WORD_BREAK = _BLANKS | _OPERATOR_START | frozenset("'\"\\$`")
 _GLOB = frozenset("*?[")
 _ANSI_C_ESCAPES = {
-    "n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
-    "e": "\x1b", "E": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?",
-}  # fmt: skip
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "v": "\v",
+    "e": "\x1b",
+    "E": "\x1b",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
 # Inside double quotes a backslash escapes only these (and a newline, which it removes).
 _DOUBLE_QUOTE_ESCAPES = frozenset('$`"\\')
 
@@ -487,7 +519,9 @@ def _run_script(script: str, cwd: str | None, collector: _Collector, depth: int)
 
 
 # Words that may start a command without being one.
-_RESERVED = frozenset({"!", "{", "}", "do", "done", "then", "else", "elif", "fi", "if", "while", "until", "esac"})  # fmt: skip
+_RESERVED = frozenset(
+    {"!", "{", "}", "do", "done", "then", "else", "elif", "fi", "if", "while", "until", "esac"}
+)
 # Whole commands whose words are not file operands.
 _SKIPPED_COMMANDS = frozenset({"for", "case", "select", "function", "[[", "xargs"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})

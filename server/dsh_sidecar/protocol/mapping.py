@@ -33,24 +33,37 @@ from .types import (
 
 def header(h: SessionHeader) -> SessionHeaderWire:
     return SessionHeaderWire(
-        id=h.id, created_at=h.created_at, cwd=h.cwd, title=h.title,
-        agent=h.agent, agent_session=h.agent_session, parent_id=h.parent_id,
-    )  # fmt: skip
+        id=h.id,
+        created_at=h.created_at,
+        cwd=h.cwd,
+        title=h.title,
+        agent=h.agent,
+        agent_session=h.agent_session,
+        parent_id=h.parent_id,
+    )
 
 
 def candidate(c: Candidate) -> CandidateWire:
     return CandidateWire(
-        session_id=c.session_id, label=c.label, created_at=c.created_at, mention=c.mention,
+        session_id=c.session_id,
+        label=c.label,
+        created_at=c.created_at,
+        mention=c.mention,
         cwd=c.cwd,
-    )  # fmt: skip
+    )
 
 
 def imported_file(record: ImportRecord) -> ImportedFile:
     return ImportedFile(
-        path=record.path, display_path=record.display, importer=record.importer,
-        state=record.state, depth=record.depth, bytes=record.bytes, reason=record.reason,
+        path=record.path,
+        display_path=record.display,
+        importer=record.importer,
+        state=record.state,
+        depth=record.depth,
+        bytes=record.bytes,
+        reason=record.reason,
         target=record.target,
-    )  # fmt: skip
+    )
 
 
 def rule_info(rule_set: str, applies: Applicability) -> RuleInfo:

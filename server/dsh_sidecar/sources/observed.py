@@ -70,8 +70,14 @@ _FAILED = -1
 
 def signature(st: os.stat_result) -> Outcome:
     return (
-        st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_nlink, st.st_mtime_ns, st.st_ctime_ns,
-    )  # fmt: skip
+        st.st_mode,
+        st.st_dev,
+        st.st_ino,
+        st.st_size,
+        st.st_nlink,
+        st.st_mtime_ns,
+        st.st_ctime_ns,
+    )
 
 
 def _outcome(fs: LocalFileSystem, path: str) -> Outcome:
@@ -129,9 +135,12 @@ class Observations:
     def size(self) -> int:
         """How many checks ``still_hold`` makes (for tests and benchmarks)."""
         return (
-            len(self.directories) + len(self.files) + len(self.kinds) + len(self.reals)
+            len(self.directories)
+            + len(self.files)
+            + len(self.kinds)
+            + len(self.reals)
             + len(self._leaves or ())
-        )  # fmt: skip
+        )
 
     def still_hold(self, fs: LocalFileSystem) -> bool:
         """Whether every recorded fact is still true (blocking: one stat or resolve per fact;

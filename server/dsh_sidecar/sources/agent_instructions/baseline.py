@@ -43,9 +43,16 @@ UNREADABLE = "unreadable"
 IGNORED = "ignored"
 OVERRIDDEN = "overridden"
 FILE_STATES = (
-    INCLUDED, TRUNCATED, OMITTED, DUPLICATE, OVERSIZED, UNREADABLE, IGNORED, OUTSIDE_PROJECT,
+    INCLUDED,
+    TRUNCATED,
+    OMITTED,
+    DUPLICATE,
+    OVERSIZED,
+    UNREADABLE,
+    IGNORED,
+    OUTSIDE_PROJECT,
     OVERRIDDEN,
-)  # fmt: skip
+)
 
 
 @attrs.frozen
@@ -124,9 +131,15 @@ def read_candidate(
         )
     found = contents.content(candidate.scope, candidate.abs_path, read.text)
     return LoadedFile(
-        candidate, probe, found.text, found.digest, found.trimmed, found.deps, found.imports,
+        candidate,
+        probe,
+        found.text,
+        found.digest,
+        found.trimmed,
+        found.deps,
+        found.imports,
         found.applies,
-    )  # fmt: skip
+    )
 
 
 def load_baseline(
@@ -174,19 +187,29 @@ def load_baseline(
                 entries.append(ChainEntry(cand, UNREADABLE, reason=probe.error))
             continue
         if not cand.user_global and not confined().allows(probe):
-            entries.append(ChainEntry(
-                cand, OUTSIDE_PROJECT, bytes=probe.size, target=probe.target,
-                reason=outside_reason(probe.target),
-            ))  # fmt: skip
+            entries.append(
+                ChainEntry(
+                    cand,
+                    OUTSIDE_PROJECT,
+                    bytes=probe.size,
+                    target=probe.target,
+                    reason=outside_reason(probe.target),
+                )
+            )
             continue
         if hit is not None:
             entries.append(ChainEntry(cand, IGNORED, bytes=probe.size, reason=hit.describe()))
             continue
         if cand.abs_path in overridden:
-            entries.append(ChainEntry(
-                cand, OVERRIDDEN, bytes=probe.size, target=probe.target,
-                reason=f"replaced by {OVERRIDE_NAME} in this directory (instructions.overrideFiles)",
-            ))  # fmt: skip
+            entries.append(
+                ChainEntry(
+                    cand,
+                    OVERRIDDEN,
+                    bytes=probe.size,
+                    target=probe.target,
+                    reason=f"replaced by {OVERRIDE_NAME} in this directory (instructions.overrideFiles)",
+                )
+            )
             continue
         if cand.overrides is not None:
             overridden.add(os.path.join(cand.directory, cand.overrides))
@@ -307,9 +330,15 @@ def load_document_chain(
         )
     with matcher.one_pass():
         return load_baseline(
-            directory, settings, fs, dsh_home=dsh_home, ignore=matcher, os_home=os_home,
-            file_path=file_path, rules=rules,
-        )  # fmt: skip
+            directory,
+            settings,
+            fs,
+            dsh_home=dsh_home,
+            ignore=matcher,
+            os_home=os_home,
+            file_path=file_path,
+            rules=rules,
+        )
 
 
 def dedup_per_directory(
@@ -352,15 +381,28 @@ def _rendered_entries(
             state, included, reason = INCLUDED, f.bytes, None
         entries.append(
             ChainEntry(
-                f.candidate, state, bytes=f.bytes, digest=f.digest, reason=reason,
-                included_bytes=included, target=f.probe.target, imports=f.imports,
+                f.candidate,
+                state,
+                bytes=f.bytes,
+                digest=f.digest,
+                reason=reason,
+                included_bytes=included,
+                target=f.probe.target,
+                imports=f.imports,
                 applies=f.applies,
             )
-        )  # fmt: skip
+        )
     for f, twin in duplicates:
-        entries.append(ChainEntry(
-            f.candidate, DUPLICATE, bytes=f.bytes, digest=f.digest, target=f.probe.target,
-            reason=f"same content as {twin.candidate.display_path} (after trimming whitespace)",
-            imports=f.imports, applies=f.applies,
-        ))  # fmt: skip
+        entries.append(
+            ChainEntry(
+                f.candidate,
+                DUPLICATE,
+                bytes=f.bytes,
+                digest=f.digest,
+                target=f.probe.target,
+                reason=f"same content as {twin.candidate.display_path} (after trimming whitespace)",
+                imports=f.imports,
+                applies=f.applies,
+            )
+        )
     return entries

@@ -103,10 +103,14 @@ def compose(
     next_preparation: Preparation | None = None
     if previous is None or not keep or prep is None or prep.identity != identity:
         load = load_baseline(
-            env.cwd, settings, fs, dsh_home=env.dsh_home,
-            replace_previous=previous is not None and not keep, os_home=env.os_home,
+            env.cwd,
+            settings,
+            fs,
+            dsh_home=env.dsh_home,
+            replace_previous=previous is not None and not keep,
+            os_home=env.os_home,
             rules=state.rules,
-        )  # fmt: skip
+        )
         excluded = load.excluded_scopes
         next_preparation = Preparation(identity, excluded)
         for f in load.retained:

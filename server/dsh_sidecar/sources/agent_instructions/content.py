@@ -91,9 +91,13 @@ class ContentRules:
             added = expansion.text[len(body) :]
             whole = text + added
             return Content(
-                expansion.text, sha1_hex(whole), trimmed_digest(expansion.text),
-                expansion.deps, expansion.records, applies,
-            )  # fmt: skip
+                expansion.text,
+                sha1_hex(whole),
+                trimmed_digest(expansion.text),
+                expansion.deps,
+                expansion.records,
+                applies,
+            )
         return Content(body, sha1_hex(text), trimmed_digest(body), applies=applies)
 
     # --- imports ---------------------------------------------------------------------------------
@@ -110,9 +114,14 @@ class ContentRules:
             directory = self.project_root if is_rule_scope(scope) else os.path.dirname(abs_path)
             chain = self._chain(directory)
         return ImportPolicy(
-            self.fs, self.os_home, self.settings.max_source_bytes, allowed, boundary, chain,
+            self.fs,
+            self.os_home,
+            self.settings.max_source_bytes,
+            allowed,
+            boundary,
+            chain,
             self.display,
-        )  # fmt: skip
+        )
 
     def display(self, path: str) -> str:
         """Relative to the project root inside it, ``~/…`` in the home directory, else absolute."""

@@ -44,8 +44,17 @@ UNREADABLE = "unreadable"
 IN_CHAIN = "in-chain"
 REPEATED = "repeated"
 OVER_BUDGET = "over-budget"
-IMPORT_STATES = (IMPORTED, MISSING, CYCLE, TOO_DEEP, OUTSIDE, UNREADABLE, IN_CHAIN, REPEATED,
-                 OVER_BUDGET)  # fmt: skip
+IMPORT_STATES = (
+    IMPORTED,
+    MISSING,
+    CYCLE,
+    TOO_DEEP,
+    OUTSIDE,
+    UNREADABLE,
+    IN_CHAIN,
+    REPEATED,
+    OVER_BUDGET,
+)
 # States that say something is wrong with the import (diagnostics warn about these).
 PROBLEM_STATES = frozenset({MISSING, CYCLE, TOO_DEEP, OUTSIDE, UNREADABLE, OVER_BUDGET})
 
@@ -135,34 +144,50 @@ class _Run:
                 continue
             if path in policy.chain or real in policy.chain:
                 self.record(
-                    importer, span, IN_CHAIN, depth,
+                    importer,
+                    span,
+                    IN_CHAIN,
+                    depth,
                     reason="an instruction file of this chain, loaded as itself",
-                )  # fmt: skip
+                )
                 continue
             if real in self.included:
                 self.record(importer, span, REPEATED, depth, reason="already imported here")
                 continue
             if depth > MAX_HOPS:
                 self.record(
-                    importer, span, TOO_DEEP, depth, bytes=probe.size,
+                    importer,
+                    span,
+                    TOO_DEEP,
+                    depth,
+                    bytes=probe.size,
                     reason=f"more than {MAX_HOPS} import hops from the instruction file",
-                )  # fmt: skip
+                )
                 continue
             if not probe.present:
                 self.record(importer, span, UNREADABLE, depth, reason=probe.error)
                 continue
             if self.count >= MAX_IMPORTED_FILES:
                 self.record(
-                    importer, span, OVER_BUDGET, depth, bytes=probe.size,
+                    importer,
+                    span,
+                    OVER_BUDGET,
+                    depth,
+                    bytes=probe.size,
                     reason=f"more than {MAX_IMPORTED_FILES} files imported by one scope",
-                )  # fmt: skip
+                )
                 continue
             read = policy.fs.read_text(probe, policy.max_source_bytes, allowed=policy.allowed)
             if read.failure is ReadFailure.NOT_ALLOWED:
                 self.record(
-                    importer, span, OUTSIDE, depth, bytes=probe.size, target=read.detail,
+                    importer,
+                    span,
+                    OUTSIDE,
+                    depth,
+                    bytes=probe.size,
+                    target=read.detail,
                     reason=f"leads outside {policy.boundary} to {read.detail}",
-                )  # fmt: skip
+                )
                 continue
             if read.text is None:
                 failure = read.failure.value if read.failure else "error"
@@ -172,9 +197,13 @@ class _Run:
             section = _section(self.parts[-1], policy.display(path), read.text)
             if self.length + utf8_len(section) > policy.max_source_bytes:
                 self.record(
-                    importer, span, OVER_BUDGET, depth, bytes=probe.size,
+                    importer,
+                    span,
+                    OVER_BUDGET,
+                    depth,
+                    bytes=probe.size,
                     reason="the file with its imports would be larger than maxSourceBytes",
-                )  # fmt: skip
+                )
                 continue
             if read.version is not None:
                 self.deps[path] = read.version  # the version of the bytes actually read

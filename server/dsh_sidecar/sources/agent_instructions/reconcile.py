@@ -176,9 +176,13 @@ class ReconcileContext:
     def contents(self) -> ContentRules:
         if self._contents is None:
             self._contents = ContentRules(
-                self.project_root, self.settings, self.fs, self.dsh_home, self.os_home,
+                self.project_root,
+                self.settings,
+                self.fs,
+                self.dsh_home,
+                self.os_home,
                 self.confinement,
-            )  # fmt: skip
+            )
         return self._contents
 
     def baseline_scopes(self) -> list[ScopeRef]:
@@ -375,11 +379,17 @@ def _plan(
     key: tuple[object, ...] | None = None
     if ctx.plans is not None:
         key = (
-            ctx.project_root, ctx.cwd, ctx.dsh_home, ctx.os_home, ctx.settings,
-            include_baseline, excluded, tuple(effective),
+            ctx.project_root,
+            ctx.cwd,
+            ctx.dsh_home,
+            ctx.os_home,
+            ctx.settings,
+            include_baseline,
+            excluded,
+            tuple(effective),
             tuple(c.scope for m in scope_messages for c in changes_of(m)),
             tuple(os.path.dirname(os.path.join(ctx.cwd, p)) for p in touched),
-        )  # fmt: skip
+        )
         plan = ctx.plans.get(key)
         if (
             plan is not None
@@ -390,8 +400,16 @@ def _plan(
     baseline_refs = ctx.baseline_scopes()
     baseline_keys = {r.scope for r in baseline_refs}
     missing: list[str] = []
-    ordered = _ordered_scopes(ctx, baseline_refs, baseline_keys, effective, scope_messages, touched,
-                              include_baseline, missing)  # fmt: skip
+    ordered = _ordered_scopes(
+        ctx,
+        baseline_refs,
+        baseline_keys,
+        effective,
+        scope_messages,
+        touched,
+        include_baseline,
+        missing,
+    )
     consulted = ctx.ignore.consulted() if ctx.ignore is not None else ()
     plan = _Plan(
         tuple(_shared_group(ctx, g) for g in _group_by_directory(ordered)),
@@ -577,9 +595,12 @@ def _reconcile_directory(
         text = content.text
         # The version of the bytes actually read (the file may have changed since its stat).
         entry = CacheEntry(
-            ref.display_path, read.version or version or "", content.digest, content.trimmed,
+            ref.display_path,
+            read.version or version or "",
+            content.digest,
+            content.trimmed,
             content.deps,
-        ).shared()  # fmt: skip
+        ).shared()
         if entry.trimmed in registered:
             if current is not None:
                 group_items.append(_Item(Change("remove", ref.scope, current.path)))
@@ -612,9 +633,10 @@ def _with_override(ctx: ReconcileContext, group: list[ScopeRef]) -> list[ScopeRe
             if all(r.abs_path != slot for r in group):
                 directory = split_scope(ref.scope)[0]
                 override = ScopeRef(
-                    scope_key(directory, OVERRIDE_NAME), slot,
+                    scope_key(directory, OVERRIDE_NAME),
+                    slot,
                     os.path.join(os.path.dirname(ref.display_path), OVERRIDE_NAME),
-                )  # fmt: skip
+                )
                 return [*group[:index], override, *group[index:]]
             return group
     return group

@@ -82,19 +82,37 @@ class RuleSet:
 
 RULE_SETS: dict[str, RuleSet] = {
     "copilot": RuleSet(
-        "copilot", ".github/instructions", ".instructions.md", "applyTo", False, "manual",
-        repository_files=(".github/copilot-instructions.md",), agent="GitHub Copilot",
+        "copilot",
+        ".github/instructions",
+        ".instructions.md",
+        "applyTo",
+        False,
+        "manual",
+        repository_files=(".github/copilot-instructions.md",),
+        agent="GitHub Copilot",
         glob_dialect="vscode",
     ),
     "claude": RuleSet(
-        "claude", ".claude/rules", ".md", "paths", True, "always", agent="Claude Code",
+        "claude",
+        ".claude/rules",
+        ".md",
+        "paths",
+        True,
+        "always",
+        agent="Claude Code",
         glob_dialect="claude",
     ),
     "cursor": RuleSet(
-        "cursor", ".cursor/rules", ".mdc", "globs", True, "manual", always_field="alwaysApply",
+        "cursor",
+        ".cursor/rules",
+        ".mdc",
+        "globs",
+        True,
+        "manual",
+        always_field="alwaysApply",
         agent="Cursor",
     ),
-}  # fmt: skip
+}
 
 
 def scope_key(rule_set: str, rel_path: str) -> str:
@@ -190,8 +208,13 @@ def applicability(rule_set: RuleSet, text: str, *, repository_wide: bool = False
     problems: list[RuleProblem] = []
     front = read_frontmatter(text)
     if front is None and _opens_frontmatter(text):
-        problems.append(RuleProblem(0, "the frontmatter block is never closed by a --- line; "
-                                       "the file is read as having no frontmatter"))  # fmt: skip
+        problems.append(
+            RuleProblem(
+                0,
+                "the frontmatter block is never closed by a --- line; "
+                "the file is read as having no frontmatter",
+            )
+        )
     front = front or {}
     lines = _front_lines(text)
     if rule_set.always_field is not None and rule_set.always_field in front:
@@ -199,11 +222,13 @@ def applicability(rule_set: RuleSet, text: str, *, repository_wide: bool = False
         if value is True:
             return Applicability("always", problems=tuple(problems), body_start=start)
         if value is not False and value is not None:
-            problems.append(RuleProblem(
-                lines.get(rule_set.always_field, 0),
-                f"{rule_set.always_field} must be true or false (unquoted), got {value!r}; "
-                "the rule is not always applied",
-            ))  # fmt: skip
+            problems.append(
+                RuleProblem(
+                    lines.get(rule_set.always_field, 0),
+                    f"{rule_set.always_field} must be true or false (unquoted), got {value!r}; "
+                    "the rule is not always applied",
+                )
+            )
     field = rule_set.glob_field
     value = front.get(field)
     line = lines.get(field, 0)
@@ -216,29 +241,40 @@ def applicability(rule_set: RuleSet, text: str, *, repository_wide: bool = False
         wanted = "one string of globs separated by commas" + (
             "" if rule_set.glob_list else f" ({rule_set.agent} reads no list here)"
         )
-        problems.append(RuleProblem(
-            line, f"{field} must be {wanted}, got {shown}; this rule matches no file",
-        ))  # fmt: skip
+        problems.append(
+            RuleProblem(
+                line,
+                f"{field} must be {wanted}, got {shown}; this rule matches no file",
+            )
+        )
         return Applicability("invalid", problems=tuple(problems), body_start=start)
     listed = len(patterns) if len(patterns) > MAX_GLOBS_PER_RULE else 0
     if listed:
-        problems.append(RuleProblem(
-            line, f"{field} lists {len(patterns):,} globs; only the first "
-            f"{MAX_GLOBS_PER_RULE} are used (a limit of this sidecar, docs/sources.md)",
-        ))  # fmt: skip
+        problems.append(
+            RuleProblem(
+                line,
+                f"{field} lists {len(patterns):,} globs; only the first "
+                f"{MAX_GLOBS_PER_RULE} are used (a limit of this sidecar, docs/sources.md)",
+            )
+        )
         patterns = patterns[:MAX_GLOBS_PER_RULE]
     compile_one = {
-        "root": compile_glob, "vscode": compile_vscode_glob, "claude": compile_claude_glob
-    }[rule_set.glob_dialect]  # fmt: skip
+        "root": compile_glob,
+        "vscode": compile_vscode_glob,
+        "claude": compile_claude_glob,
+    }[rule_set.glob_dialect]
     compiled: list[Glob] = []
     kept: list[str] = []
     for pattern in patterns:
         glob = compile_one(pattern)
         if glob is None:
-            problems.append(RuleProblem(
-                line, f"{field}: the glob {pattern!r} is empty or too complex (more than 512 "
-                "characters or 64 brace alternatives); it matches no file",
-            ))  # fmt: skip
+            problems.append(
+                RuleProblem(
+                    line,
+                    f"{field}: the glob {pattern!r} is empty or too complex (more than 512 "
+                    "characters or 64 brace alternatives); it matches no file",
+                )
+            )
             continue
         compiled.append(glob)
         kept.append(pattern)
@@ -409,9 +445,17 @@ class RuleIndex:
             if found.state is ProbeState.ABSENT:
                 return None
             return Rule(
-                rule_set.name, path, rel, scope_key(rule_set.name, rel), None, None, None,
-                ReadFailure.IO_ERROR, found.error, repository_wide,
-            )  # fmt: skip
+                rule_set.name,
+                path,
+                rel,
+                scope_key(rule_set.name, rel),
+                None,
+                None,
+                None,
+                ReadFailure.IO_ERROR,
+                found.error,
+                repository_wide,
+            )
         version, size = found
         cached = self._rules.get(path)
         if cached is not None and cached.version == version:
@@ -421,9 +465,17 @@ class RuleIndex:
             None if text is None else applicability(rule_set, text, repository_wide=repository_wide)
         )
         rule = Rule(
-            rule_set.name, path, rel, scope_key(rule_set.name, rel), version, size, applies,
-            failure, detail, repository_wide,
-        )  # fmt: skip
+            rule_set.name,
+            path,
+            rel,
+            scope_key(rule_set.name, rel),
+            version,
+            size,
+            applies,
+            failure,
+            detail,
+            repository_wide,
+        )
         self._rules[path] = rule
         return rule
 

@@ -92,9 +92,12 @@ def read_confined(
 
 def override_convention(paths: tuple[str, ...] = ()) -> OffConvention:
     return OffConvention(
-        OVERRIDES, f"set {OVERRIDES} to true", "Codex",
-        f"{OVERRIDE_NAME} replaces its directory's {OVERRIDDEN_NAME}", paths,
-    )  # fmt: skip
+        OVERRIDES,
+        f"set {OVERRIDES} to true",
+        "Codex",
+        f"{OVERRIDE_NAME} replaces its directory's {OVERRIDDEN_NAME}",
+        paths,
+    )
 
 
 def imports_convention(paths: tuple[str, ...] = ()) -> OffConvention:
@@ -105,9 +108,12 @@ def imports_convention(paths: tuple[str, ...] = ()) -> OffConvention:
 
 def rule_set_convention(rule_set: RuleSet, paths: tuple[str, ...] = ()) -> OffConvention:
     return OffConvention(
-        RULE_SETS_KEY, f'add "{rule_set.name}" to {RULE_SETS_KEY}', rule_set.agent,
-        f"{rule_set.folder} holds rules for the files they name", paths,
-    )  # fmt: skip
+        RULE_SETS_KEY,
+        f'add "{rule_set.name}" to {RULE_SETS_KEY}',
+        rule_set.agent,
+        f"{rule_set.folder} holds rules for the files they name",
+        paths,
+    )
 
 
 def existing_imports(text: str, importer: str, home: str, fs: LocalFileSystem) -> list[ImportSpan]:
