@@ -1,4 +1,21 @@
-"""Test infrastructure for driving the real agent CLIs (Claude Code, Codex CLI, Gemini CLI).
+"""The test kits, imported as ``tests.support.<kit>``.
+
+Sessions and instruction trees:
+
+- ``instrkit``: ``write_tree``, ``load``, ``instructions``, ``states``, ``shared_tmp``,
+  ``run_as_nobody``; ``explainkit``: explain over a tree; ``odd_tree``: a tree of odd names and
+  links; ``sessionkit``: a ``SessionService`` on a real store (``Kit``, ``start``, ``step``...).
+- ``hostile_repo``: the adversarial repository trees.
+
+Servers and clients:
+
+- ``reliability_rpc``: a raw JSON-RPC peer over pipes or sockets; ``listening``: ``serve`` on TCP
+  or a Unix socket; ``lsp_fixture``: pytest-lsp's client fixture, typed; ``forked_servers`` (with
+  ``forked_launcher``): the dev loop's forked servers; ``property_budget``: example counts.
+- ``tools``: the fixtures for real editors and their toolchains, which mark a test ``editors``;
+  ``vscode_harness``: code-server, Chromium and the scripted model for the VS Code tests.
+
+The real agent CLIs (Claude Code, Codex CLI, Gemini CLI):
 
 - ``steps``: what the fake model does on each main request (``ReadFile``, ``WriteFile``,
   ``EditFile``, ``Shell``, ``ToolCall``, ``ToolCalls``, ``Text``), translated per agent.
