@@ -4,8 +4,9 @@
   extension's Node toolchain) gets the ``editors`` marker from the fixture that provides it
   (``tool_fixture``, tests/support/tools.py), wherever it lives; ``-m "not editors"`` runs
   everything else, the drift checks that only read files included (README, Development).
-- Tests under tests/agents get the ``agent_clis`` marker by path (any other test may carry it);
-  such a test fails, never skips, when the pinned agent CLIs are not installed.
+- A test that runs the real agent CLIs says so with the ``agent_clis`` marker (each module of
+  tests/agents and tests/conformance does, as ``pytestmark``), wherever it lives; such a test
+  fails, never skips, when the pinned agent CLIs are not installed.
 - ``DSH_TEST_FORKED_SERVERS=1`` (the dev loop only) starts the e2e and golden-example servers
   by forking them from one process that imported the server once (tests/support/forked_servers.py).
 - ``DSH_HYPOTHESIS_PROFILE`` picks the Hypothesis profile: ``full`` (the default, what CI runs)
@@ -39,7 +40,6 @@ pytest_plugins = ["tests.support.tools"]
 UNCHECKED_MARK = "no_invariant_check"
 EDITORS_MARK = "editors"
 AGENT_CLIS_MARK = "agent_clis"
-AGENTS_DIR = Path(__file__).parent / "agents"
 HYPOTHESIS_PROFILE_ENV = "DSH_HYPOTHESIS_PROFILE"
 
 settings.register_profile("full", max_examples=FULL_MAX_EXAMPLES)
@@ -79,8 +79,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if needs_tools(getattr(item, "fixturenames", [])):
             item.add_marker(EDITORS_MARK)
-        if item.path.is_relative_to(AGENTS_DIR):
-            item.add_marker(AGENT_CLIS_MARK)
 
 
 @pytest.fixture(autouse=True)
