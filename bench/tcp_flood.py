@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "reliability"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout, for tests.support
 
-from test_tcp_flood import Flood, _Limited, owner_touch_is_delivered
+from tests.support.flood import Flood, Limited, owner_touch_is_delivered
 
 ATTACKS = [
     ("none", 0, 0),
@@ -54,7 +54,7 @@ def run(name: str, count: int, body: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         root = project(base)
-        server = _Limited(base)
+        server = Limited(base)
         try:
             before = server.rss_mib()
             flood = Flood(server.info["port"], count, body, as_nobody=True)
