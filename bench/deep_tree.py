@@ -225,12 +225,12 @@ def main() -> None:
         # shutil.rmtree recurses once per level and cannot go this deep.
         subprocess.run(["rm", "-rf", base], check=True)
     t = {name: statistics.median(values) for name, values in samples.items()}
-    noop = t["noop"]
+    noop_s = t["noop"]
     rows = [("chain", f"{args.depth} levels, an AGENTS.md at each; {args.repeat} runs")]
     out: dict[str, object] = {"depth": args.depth, "repeat": args.repeat}
     for name, values in samples.items():
         runs = ", ".join(ms(v) for v in values)
-        rows.append((name, f"{ms(t[name])}  ({t[name] / noop:.1f}x noop; runs {runs})"))
+        rows.append((name, f"{ms(t[name])}  ({t[name] / noop_s:.1f}x noop; runs {runs})"))
         out[f"{name}_s"] = t[name]
     # Each doubling of the depth against the touch before it: at most 2x when linear (less while
     # the round trip's fixed part still shows), 4x when quadratic. Ratios of whole times: taking

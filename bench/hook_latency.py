@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import dsh_sidecar
@@ -67,7 +68,7 @@ def spawn(argv: list[str], data: bytes, env: dict[str, str], kind: str) -> float
     return took
 
 
-def once(event: dict[str, object], env: dict[str, str], kind: str) -> float:
+def once(event: Mapping[str, object], env: dict[str, str], kind: str) -> float:
     argv = [str(BIN), "hook", "--agent", "claude"]
     return spawn(argv, json.dumps(event).encode(), env, kind)
 

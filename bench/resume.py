@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Mapping
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -40,7 +41,7 @@ from dsh_sidecar.sources.agent_instructions.render import BASELINE_INTRO
 EVENTS_PER_TURN = 10
 
 
-def _message(role: str, text: str, source: dict[str, object]) -> dict[str, object]:
+def _message(role: str, text: str, source: Mapping[str, object]) -> dict[str, object]:
     return {
         "id": str(uuid.uuid4()),
         "role": role,

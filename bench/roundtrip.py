@@ -42,6 +42,8 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
+from typing import Any
+
 from _common import ms, percentile, report
 from _rpc import Client, bench_server, file_uri
 
@@ -125,7 +127,7 @@ def main() -> None:
             scopes = {"uri": file_uri(source)}
             pending = {"sessionId": sids[0]}
             save = {"textDocument": {"uri": file_uri(source)}}
-            calls = {
+            calls: dict[str, list[tuple[str, Any]]] = {
                 "noop": [("bench/noop", None)],
                 "hop": [("bench/hop", None)],
                 "noop_pair": [("bench/notify", None), ("bench/noop", None)],

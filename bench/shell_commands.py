@@ -11,6 +11,7 @@ about 10×). ``shlex`` on the same long quoted word is the reference that is not
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shlex
 import sys
@@ -42,8 +43,8 @@ def main() -> None:
     for name in small:
         samples = interleaved(
             {
-                "small": lambda s=small[name]: shell_touches(s, "/p"),
-                "large": lambda s=large[name]: shell_touches(s, "/p"),
+                "small": functools.partial(shell_touches, small[name], "/p"),
+                "large": functools.partial(shell_touches, large[name], "/p"),
             },
             args.rounds,
         )
