@@ -20,11 +20,15 @@ ALLOWED = {
     "explain": BOTTOM | {"sources", "agents", "explain"},
     # The wire types and the one mapping from domain objects to them (for the LSP and the CLI).
     "protocol": BOTTOM | {"sources", "protocol"},
-    "lsp": BOTTOM | {"sources", "invariants", "sessions", "agents", "explain", "protocol", "lsp"},
+    # The read-only requests over snapshots, between lsp/ and sessions/ + explain/.
+    "queries": BOTTOM | {"sources", "sessions", "agents", "explain", "protocol", "queries"},
+    "lsp": BOTTOM
+    | {"sources", "invariants", "sessions", "agents", "explain", "protocol", "queries", "lsp"},
     # Agent hooks drive sessions/ as the LSP handlers do, beside lsp/ and without it.
     "hooks": BOTTOM | {"sources", "sessions", "agents", "explain", "hooks"},
     "cli": BOTTOM
-    | {"sources", "sessions", "agents", "explain", "protocol", "lsp", "hooks", "cli", "launch"},
+    | {"sources", "sessions", "agents", "explain", "protocol", "queries", "lsp", "hooks", "cli"}
+    | {"launch"},
 }
 # Wire libraries and the layers that may use them (protocol/ may describe types with lsprotocol).
 WIRE_LIBRARIES = {

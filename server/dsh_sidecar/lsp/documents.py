@@ -18,17 +18,11 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from dsh_sidecar.config import OVERRIDE_NAME
 from dsh_sidecar.errors import DshError
-from dsh_sidecar.explain.hover import hover_section
-from dsh_sidecar.fs import LocalFileSystem
-from dsh_sidecar.protocol.types import ExplainParams
 from dsh_sidecar.sources.agent_instructions.confinement import confinement_for
 from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS
 from dsh_sidecar.sources.agent_instructions.usage import other_agents_file
 
-from .answers import kept_answer
-from .diagnostics import diagnostic_text, instruction_diagnostics, rule_limit_message
-from .explain import explain_work
-from .hover import chain_hover, conventions_hover, instruction_file_hover, rule_file_hover
+from .diagnostics import diagnostic_text, instruction_diagnostics
 from .links import document_links, to_document_link, to_location, tooltip_support
 
 if TYPE_CHECKING:
@@ -113,7 +107,7 @@ class DocumentTracker:
             return
         try:
             service = self.server.service
-            report = await service.scopes(from_fs_path(path) or uri)
+            report = await self.server.queries.scopes(from_fs_path(path) or uri)
             settings = self.server.settings.instructions
             limit = settings.max_source_bytes
             home = service.os_home
@@ -203,42 +197,9 @@ class DocumentTracker:
             instruction_file = tracker.is_instruction_file(path) or other_agents_file(path)
             if not instruction_file and not _hover_other_file(ls, params.position):
                 return None
-            uri = params.text_document.uri
             max_bytes = ls.settings.instructions.max_bytes
             try:
-                report_of = ls.service.scopes_work(uri)
-                explanation_of = explain_work(ls.service, ExplainParams(uri))
-            except DshError:
-                return None
-
-            service = ls.service
-            # The text depends on the files both halves looked at and on the live sessions (the
-            # snapshot): kept with what rebuilding it re-checked of the files, which is what
-            # both halves' own kept answers rest on, so a warm hover is one pass of stats.
-            key = ("hover", path, instruction_file, max_bytes, service.snapshot().generation)
-
-            def answer() -> str:
-                # One worker hop for the whole answer: nothing here looks at the filesystem on
-                # the loop, and one look at it serves the request (each path asked once).
-                return kept_answer(service, key, text_of)
-
-            def text_of(look: LocalFileSystem) -> str:
-                report, explanation = report_of(look), explanation_of(look)
-                text = instruction_file_hover(report, path, max_bytes) if instruction_file else None
-                rule = report.facts.rule
-                if text is None and rule is not None and rule.abs_path == path:
-                    text = rule_file_hover(report, rule, max_bytes)
-                if text is None and report.facts.beyond_rule_limit:
-                    text = f"**{os.path.basename(path)}** — {rule_limit_message()}"
-                if text is None and instruction_file:
-                    text = conventions_hover(report, path)
-                if text is None:
-                    text = chain_hover(report, max_bytes)
-                # What the other agents would load for this same file, below our own answer.
-                return text + "\n\n---\n\n" + hover_section(explanation)
-
-            try:
-                text = await service.workers.fs(answer)
+                text = await ls.queries.hover(params.text_document.uri, instruction_file, max_bytes)
             except DshError:
                 return None
             return types.Hover(

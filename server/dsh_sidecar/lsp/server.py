@@ -27,14 +27,13 @@ import dsh_sidecar
 from dsh_sidecar import errors
 from dsh_sidecar.config import SettingProblem, Settings, parse_settings_leniently
 from dsh_sidecar.errors import DshError
-from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.protocol import mapping as wire
 from dsh_sidecar.protocol import methods
 from dsh_sidecar.protocol import types as wt
+from dsh_sidecar.queries.desk import Queries
 from dsh_sidecar.sessions.service import Prompt, SessionService
 
-from . import explain, transport_serve
-from .answers import kept_answer
+from . import transport_serve
 from .converter import describe_structure_error, make_converter
 from .documents import DocumentTracker
 from .error_mapping import invalid_params, to_jsonrpc
@@ -59,6 +58,7 @@ class DshServer(LanguageServer):
         # The keys refused by the last settings read; reported until a read finds none.
         self.setting_problems: tuple[SettingProblem, ...] = ()
         self._service: SessionService | None = None
+        self._queries: Queries | None = None
         self.documents = DocumentTracker(self)
 
     @property
@@ -71,6 +71,12 @@ class DshServer(LanguageServer):
             )
         return self._service
 
+    @property
+    def queries(self) -> Queries:
+        self.service  # noqa: B018  (refused the same way before initialize has finished)
+        assert self._queries is not None
+        return self._queries
+
     async def start_service(self, settings: Settings) -> None:
         self.settings = settings
         self._service = await SessionService.start(
@@ -79,6 +85,7 @@ class DshServer(LanguageServer):
             on_warning=self.log_warning,
             tmux_pid=self.tmux_pid,
         )
+        self._queries = Queries(self._service)
 
     def tmux_pid(self) -> int:
         if self.settings.tmux_context.use_client_process and self.process_id:
@@ -181,7 +188,7 @@ def _register_lifecycle(server: DshServer) -> None:
     async def shutdown(ls: DshServer, *_: Any) -> None:
         if ls._service is not None:
             await ls._service.shutdown()
-            ls._service = None
+            ls._service = ls._queries = None
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(
@@ -283,27 +290,19 @@ def _register_context(server: DshServer) -> None:
         return wt.PendingResult([m.to_json() for m in messages])
 
     async def preview(p: wt.ContextPreviewParams) -> wt.PreviewResult:
-        load, not_read = await server.service.preview(p.cwd)
+        load, not_read = await server.queries.preview(p.cwd)
         return wire.preview_result(load, not_read)
 
     async def scopes(p: wt.ScopesParams) -> wt.ScopesResult:
-        service = server.service
-        report_of = service.scopes_work(p.uri)
-        # Kept whole, like a hover's text: a warm request is one pass of stats in the worker.
-        key = ("scopes", p.uri, service.snapshot().generation)
-
-        def result_of(look: LocalFileSystem) -> wt.ScopesResult:
-            r = report_of(look)
-            return wire.scopes_result(r.project_root, r.directory, r.load, r.active, r.not_read)
-
-        return await service.workers.fs(lambda: kept_answer(service, key, result_of))
+        return await server.queries.scopes_result(p.uri)
 
     async def explain_(p: wt.ExplainParams) -> wt.ExplainResult:
-        found = await explain.explain(server.service, p)
-        return explain.to_wire(server.protocol._converter, found)
+        found = await server.queries.explain(p.uri, p.cwd)
+        # Structured from its JSON form, so the request and `explain --json` share one mapping.
+        return server.protocol._converter.structure(found.to_json(), wt.ExplainResult)
 
     async def candidates(p: wt.CandidatesParams) -> wt.CandidatesResult:
-        found = await server.service.candidates(p.session_id, p.query)
+        found = await server.queries.candidates(p.session_id, p.query)
         return wt.CandidatesResult([wire.candidate(c) for c in found])
 
     _register_request(server, methods.CONTEXT_PENDING, wt.SessionIdParams, pending)

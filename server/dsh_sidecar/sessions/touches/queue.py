@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from typing import Protocol, TypeVar
 
 from .projection import Touched
+
+S = TypeVar("S", contravariant=True)
+
+
+class Projector(Protocol[S]):
+    """Projects one gathered batch of a session's touches (``projector.py``)."""
+
+    async def project(self, session: S, batch: list[Touched]) -> None: ...
+
 
 # A projection starts once no touch has joined it for QUIET_SECONDS, or once it has gathered
 # touches for GATHER_SECONDS, or at once when someone waits for the queue (pending, a step).
@@ -38,8 +48,8 @@ class ProjectionQueue:
         self._waiters = 0
         self._hurry = asyncio.Event()  # set while somebody waits (binds to a loop on first use)
 
-    def add(self, touched: Touched, run: Callable[[list[Touched]], Awaitable[None]]) -> None:
-        """Queue ``touched``; ``run(batch)`` is awaited when its batch's turn comes."""
+    def add(self, touched: Touched, projector: Projector[S], session: S) -> None:
+        """Queue ``touched``; ``projector.project(session, batch)`` runs when its turn comes."""
         now = asyncio.get_running_loop().time()
         self._joined_at = now
         if self._batch is not None:
@@ -55,7 +65,7 @@ class ProjectionQueue:
                 await self._gather(now)
                 if self._batch is batch:
                     self._batch = None  # from here on, touches queue a projection of their own
-                await run(list(batch))
+                await projector.project(session, list(batch))
             finally:
                 if self._batch is batch:  # cancelled before it started: let touches queue anew
                     self._batch = None
