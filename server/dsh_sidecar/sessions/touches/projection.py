@@ -176,20 +176,11 @@ def _project(
     env, sid, state = job.env, job.session_id, job.instructions
     visible = list(job.visible) if job.visible is not None else visible_instructions(store, sid)
     pending = [m for m in inbox if m.source.get("kind") == SOURCE_KIND]
-    # The session's kept ignore matcher and rule index look through this projection's eyes.
-    matcher, rules = state.ignore, state.rules
-    for kept in (matcher, rules):
-        if kept is not None:
-            kept.fs = fs
-    try:
-        desired = compose(
-            attrs.evolve(env, fs=fs), state, visible=visible, claimed=(), pending=pending,
-            touched=touched, dismissed=job.dismissed,
-        )  # fmt: skip
-    finally:
-        for used in (matcher, state.ignore, rules, state.rules):
-            if used is not None:
-                used.fs = env.fs
+    # The session's kept ignore matcher and rule index ask ``fs`` too (compose lends them it).
+    desired = compose(
+        attrs.evolve(env, fs=fs), state, visible=visible, claimed=(), pending=pending,
+        touched=touched, dismissed=job.dismissed,
+    )  # fmt: skip
     new_inbox = sync_inbox(inbox, desired, visible=visible)
     if same_inbox(inbox, new_inbox):
         return ProjectionResult(False, inbox)

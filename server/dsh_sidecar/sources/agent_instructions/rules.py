@@ -26,6 +26,7 @@ and parses by file version, so a warm touch re-lists nothing.
 
 from __future__ import annotations
 
+import copy
 import os
 import stat
 from collections.abc import Callable, Iterable
@@ -301,6 +302,14 @@ def _patterns(value: FrontValue, rule_set: RuleSet) -> list[str] | None:
 Reader = Callable[[Probe], tuple[str | None, ReadFailure | None, str | None]]
 
 
+@attrs.define
+class _LastListing:
+    """What the last ``rules()`` met, shared by an index and every view of it."""
+
+    over_limit: bool = False
+    listed: frozenset[str] = frozenset()
+
+
 class RuleIndex:
     """The rule files of one project root for the enabled rule sets, kept between passes.
 
@@ -317,10 +326,20 @@ class RuleIndex:
         self._read = read
         self._dirs: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
         self._rules: dict[str, Rule] = {}
-        # Whether the last listing met more rule files than MAX_RULE_FILES: the rest are not
-        # read, which hover, diagnostics and explain say (never a silent cut).
-        self.over_limit = False
-        self._listed: frozenset[str] = frozenset()
+        self._last = _LastListing()
+
+    def seen_through(self, fs: LocalFileSystem) -> RuleIndex:
+        """This index (what it keeps is shared) asking ``fs``: a projection lends a kept index
+        its own recording filesystem this way, without changing the index."""
+        view = copy.copy(self)
+        view.fs = fs
+        return view
+
+    @property
+    def over_limit(self) -> bool:
+        """Whether the last listing met more rule files than MAX_RULE_FILES: the rest are not
+        read, which hover, diagnostics and explain say (never a silent cut)."""
+        return self._last.over_limit
 
     def rules(self) -> tuple[Rule, ...]:
         """Every rule file now, in rule-set order, then by path; re-read only what changed."""
@@ -342,14 +361,14 @@ class RuleIndex:
                     seen.add(rule.abs_path)
         for stale in set(self._rules) - seen:
             del self._rules[stale]
-        self.over_limit = budget[0] < 0
-        self._listed = frozenset(seen)
+        self._last.over_limit = budget[0] < 0
+        self._last.listed = frozenset(seen)
         return tuple(out)
 
     def beyond_limit(self, path: str) -> bool:
         """After ``rules()``: whether ``path`` is a rule file of an enabled set that was not
         read because the project has more than ``MAX_RULE_FILES`` of them."""
-        if not self.over_limit or path in self._listed:
+        if not self.over_limit or path in self._last.listed:
             return False
         rule_set = rule_set_of_path(self.project_root, path)
         return rule_set is not None and rule_set in self.rule_sets
