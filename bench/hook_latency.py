@@ -1,7 +1,12 @@
 """Latency of ``dsh-sidecar hook`` per event kind on a 1,000-file repository (docs/benchmarks.md).
 
 Runs the installed console script as the agents do (one process per event, JSON on stdin) and
-prints the median and p95 wall time per event kind, and the import time of the hook path.
+prints, per event kind, the median and p95 wall time and CPU time (user + system), each also as a
+ratio to ``python -c pass`` measured in the same run (the floor: an interpreter that starts and
+exits), the machine's load average, and the import time of one ``SessionStart`` process.
+
+The package is byte-compiled first, as ``pip install`` does: with ``PYTHONDONTWRITEBYTECODE`` set
+an editable checkout would otherwise compile every module from source in every process.
 
     .venv/bin/python bench/hook_latency.py [--runs 30]
 """
@@ -9,6 +14,7 @@ prints the median and p95 wall time per event kind, and the import time of the h
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import statistics
@@ -17,6 +23,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import dsh_sidecar
 
 BIN = Path(sys.executable).parent / "dsh-sidecar"
 
@@ -92,16 +100,38 @@ def busy(root: Path, files: list[Path], env: dict[str, str], runs: int) -> list[
     return samples
 
 
-def summary(samples: list[float]) -> str:
+def median_p95(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return f"median {statistics.median(ordered) * 1000:6.1f} ms  p95 {p95 * 1000:6.1f} ms"
+    return statistics.median(ordered), ordered[
+        min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))
+    ]
+
+
+def summary(samples: list[float], floor: list[float]) -> str:
+    median, p95 = median_p95(samples)
+    ratio = median / median_p95(floor)[0]
+    return f"median {median * 1000:6.1f} ms  p95 {p95 * 1000:6.1f} ms  ({ratio:4.1f}x floor)"
+
+
+def import_ms(argv: list[str], data: bytes, env: dict[str, str]) -> float:
+    """The sum of every module's own time under ``-X importtime`` for one process."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *argv], input=data, capture_output=True, env=env,
+        check=True,
+    )  # fmt: skip
+    total = 0
+    for line in done.stderr.decode().splitlines():
+        fields = line.removeprefix("import time:").split("|")
+        if line.startswith("import time:") and len(fields) == 3 and fields[0].strip().isdigit():
+            total += int(fields[0])
+    return total / 1000
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()
+    compileall.compile_dir(os.path.dirname(dsh_sidecar.__file__), quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"
         files = repository(root)
@@ -128,25 +158,27 @@ def main() -> None:
             kinds["after-tool"].append(once(read, env, "after-tool"))
             kinds["repeat"].append(once(read, env, "repeat"))
         kinds["busy store"] = busy(root, files, env, args.runs)
-        load = os.getloadavg()[0]
-        print(f"{len(files)} files, {args.runs} sessions, one process per event, load {load:.1f}")
+        load = os.getloadavg()
+        print(
+            f"{len(files)} files, {args.runs} sessions, one process per event,"
+            f" load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} (2-core target machine)"
+        )
+        floor = "python -c pass"
         print("wall time")
         for kind, samples in kinds.items():
-            print(f"  {kind:14} {summary(samples)}")
+            print(f"  {kind:14} {summary(samples, kinds[floor])}")
         print("CPU time (user + system)")
         for kind, samples in CPU.items():
-            print(f"  {kind:14} {summary(samples)}")
-        imports = subprocess.run(
-            [sys.executable, "-X", "importtime", "-c",
-             "import dsh_sidecar.hooks.main, dsh_sidecar.hooks.runtime, dsh_sidecar.hooks.claude"],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        total = sum(
-            int(line.split("|")[1]) for line in imports.stderr.splitlines()
-            if line.startswith("import time:") and "|" in line and line.split("|")[1].strip().isdigit()
-            and not line.split("|")[2].startswith("  ")
-        )  # fmt: skip
-        print(f"hook-path imports (top-level, cumulative) {total / 1000:.1f} ms")
+            print(f"  {kind:14} {summary(samples, CPU[floor])}")
+        start = json.dumps(
+            {"session_id": "imports", "cwd": str(root), "hook_event_name": "SessionStart"}
+        )
+        hook_imports = import_ms([str(BIN), "hook", "--agent", "claude"], start.encode(), env)
+        floor_imports = import_ms(["-c", "pass"], b"", env)
+        print(
+            f"imports of one SessionStart process (-X importtime, sum of self times)"
+            f" {hook_imports:.1f} ms; python -c pass {floor_imports:.1f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ BAD_CALLS: list[tuple[str, Any, str]] = [
     (methods.SESSION_OPEN, {"cwd": "/definitely/not/here"}, "invalid-cwd"),
     (methods.SESSION_OPEN, None, "invalid-params"),
     (methods.SESSION_CLOSE, {"sessionId": "nope"}, "unknown-session"),
+    (methods.SESSION_DELETE, {"sessionId": "nope"}, "unknown-session"),
     (methods.SESSION_LIST, {"limit": 0}, "invalid-params"),
     (methods.SESSION_LIST, {"limit": "10"}, "invalid-params"),
     (methods.SESSION_SURFACE, {"sessionId": "nope"}, "unknown-session"),

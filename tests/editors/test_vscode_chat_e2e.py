@@ -1,6 +1,6 @@
 """The chat panel in real VS Code (code-server) and Chromium, in a light and a dark theme, against
 a scripted OpenAI-compatible model: Markdown with highlighted code, incremental streaming, Copy,
-Insert and links, an edit accepted in a diff, a write rejected, Stop keeping the partial answer,
+Insert into New File and links, an edit accepted in a diff, a write rejected, Stop keeping the partial answer,
 queued prompts, a provider error with Retry, a prompt that fails before the model kept in the
 box, ↑ recall, compaction that asks first, and switching sessions. The runner
 (vscode-extension/test/e2e/chat-runner.js) asserts on the page as it goes; this test checks what
@@ -152,7 +152,7 @@ def test_chat_panel(cs: CodeServer, fake_model: FakeModel, workspace: Path, them
     assert md["keywordColor"] == {"light": "rgb(0, 0, 255)", "dark": "rgb(86, 156, 214)"}[theme]
     assert md["keywordColor"] != md["codeColor"]
     assert md["editorFont"] and md["codeFont"].split(",")[0].strip(" \"'") in md["editorFont"]
-    assert md["buttons"] == ["Copy", "Insert"]
+    assert md["buttons"] == ["Copy", "Apply", "Insert into New File"]
     assert {"href": None, "dataHref": "https://example.com/docs"} in md["links"]
     assert {"href": None, "dataHref": "src/app.py#L1"} in md["links"]
     assert all(not (link["dataHref"] or "").startswith("javascript") for link in md["links"])
@@ -161,8 +161,10 @@ def test_chat_panel(cs: CodeServer, fake_model: FakeModel, workspace: Path, them
     assert found["sendLabelWhileBusy"] == "Queue"
     assert "FOLLOWUP and then?" in found["queued"] and found["queueAfter"] is True
     assert found["clipboard"] == CODE
-    assert found["inserted"]["dirty"] is True and CODE in found["inserted"]["text"]
-    assert found["appOnDiskAfterInsert"] == APP  # Insert edits the buffer, not the disk
+    # Insert into New File: an untitled editor in the block's language; no file changed.
+    assert found["inserted"]["untitled"] is True and found["inserted"]["text"] == CODE
+    assert found["inserted"]["languageId"] == "python"
+    assert found["appOnDiskAfterInsert"] == APP
     assert found["reverted"] == {"text": APP, "dirty": False}
 
     # "Show Workspace Instructions for This File" on src/app.py: the chain, in agreeing words.

@@ -397,13 +397,14 @@ def run_runner(
 
 def package_vsix(out: Path) -> Path:
     """Build the self-contained .vsix with scripts/package.mjs (bundles + bundled/libs)."""
-    node = shutil.which("node")
-    assert node, "node is not on PATH"
+    npm = shutil.which("npm")
+    assert npm, "npm is not on PATH"
     assert (EXT / "node_modules" / "@vscode" / "vsce").is_dir(), (
         "@vscode/vsce is not installed: run scripts/bootstrap (bootstrap.d/vscode.sh)"
     )
+    # `npm run package`, as docs/editors/vscode.md tells users (test_vscode_docs.py keeps it so).
     proc = subprocess.run(
-        [node, str(EXT / "scripts" / "package.mjs"), "--out", str(out), "--python", str(PYTHON)],
+        [npm, "run", "package", "--", "--out", str(out), "--python", str(PYTHON)],
         cwd=EXT, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, f"packaging failed:\n{proc.stdout}\n{proc.stderr}"

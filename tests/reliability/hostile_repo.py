@@ -131,3 +131,20 @@ def big_text_tree(base: Path, depth: int = 10, megabytes: float = 1.0) -> Path:
         directory = directory / f"d{level}"
     _write(directory / "x.py", "")
     return directory / "x.py"
+
+
+def add_fifos(tree: HostileTree) -> list[Path]:
+    """FIFOs where a reader that opens before it looks would block forever: an ``AGENTS.md``,
+    a ``CLAUDE.md`` and a ``.gitignore`` that are FIFOs, a FIFO an agent reads, and an
+    ``AGENTS.md`` linked to a FIFO outside the project. Returns the files to touch beside them
+    (kept apart from ``hostile_tree`` so the server's tests keep their own tree)."""
+    base = tree.project / "fifo"
+    linked = base / "linked"
+    linked.mkdir(parents=True)
+    for fifo in (base / "AGENTS.md", base / "CLAUDE.md", base / ".gitignore", base / "pipe.py"):
+        os.mkfifo(fifo)
+    os.mkfifo(tree.outside / "pipe.md")
+    os.symlink(tree.outside / "pipe.md", linked / "AGENTS.md")
+    _write(base / "x.py", "x = 1\n")
+    _write(linked / "y.py", "y = 1\n")
+    return [base / "x.py", base / "pipe.py", linked / "y.py"]

@@ -12,6 +12,10 @@ Each entry point is checked three ways:
   notification or CLI output;
 - **no crash**: no traceback in the server's log, every request answered.
 
+The agent hooks (``dsh-sidecar hook``, one process per event as the agents run it) get the same
+three checks over a tree with FIFOs added (``add_fifos``), each event's exit status 0 and its
+output within the agent's cap.
+
 Responsiveness: while a request (``dsh/scopes`` with imports on) does seconds of linear work
 over a chain of large files, a
 cheap request is answered within 100 ms. Stop signals: SIGTERM in the middle of that request
@@ -33,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_repo import SECRET, big_text_tree, hostile_tree, settings
+from hostile_repo import SECRET, add_fifos, big_text_tree, hostile_tree, settings
 from reliability_rpc import HANG_GUARD, Server, file_uri, server_env
 
 LONG = os.environ.get("DSH_LONG_TESTS") == "1"
@@ -201,6 +205,92 @@ def test_cli_commands_answer_in_linear_time_and_never_quote_outside(
 
     assert_grows_linearly(run)
     assert_no_secret(*outputs)
+
+
+HOOK = [*CLI, "hook"]
+HOOK_OUTPUT_CAP = 10_000  # hooks/output.py INLINE_CAP: what Claude Code and Codex keep inline
+GEMINI_OUTPUT_BOUND = 8 * 65_536  # no cap of its own: a few messages, each within maxBytes
+
+
+def hook_events(tree: Any, extra: list[Path]) -> list[tuple[str, dict[str, Any]]]:
+    """One session per agent whose touches hit every attack: the deep chain, the root file full
+    of attacks, the huge rule, files outside the project and links out, FIFOs."""
+    project, outside = tree.project, tree.outside
+    touched = [
+        tree.deep_file, tree.agents_md, project / ".github/instructions/huge.instructions.md",
+        project / "CLAUDE.md", project / ".claude/rules/leak.md", outside / "secret.md",
+        outside / "pipe.md", project / "../outside/also.md", *extra,
+    ]  # fmt: skip
+    base = {"session_id": "hostile", "cwd": str(project)}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("claude", {**base, "hook_event_name": "SessionStart", "source": "startup"}),
+        ("claude", {**base, "hook_event_name": "UserPromptSubmit", "prompt": "go @AGENTS.md"}),
+    ]
+    for n, path in enumerate(touched):
+        read = {"tool_name": "Read", "tool_input": {"file_path": str(path)}}
+        events.append(
+            ("claude", {**base, "hook_event_name": "PostToolUse", **read, "tool_use_id": f"r{n}"})
+        )
+    events += [
+        ("claude", {**base, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+                    "tool_input": {"file_path": str(tree.deep_file)}, "tool_use_id": "e1"}),
+        ("claude", {**base, "hook_event_name": "SessionStart", "source": "compact"}),
+        ("codex", {**base, "hook_event_name": "SessionStart", "source": "startup"}),
+        ("codex", {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                   "tool_input": {"command": "cat " + " ".join(
+                       f"'{p}'" for p in touched if "also" not in str(p))},
+                   "tool_use_id": "c1"}),
+        ("gemini", {**base, "hook_event_name": "SessionStart", "source": "startup"}),
+        *(("gemini", {**base, "hook_event_name": "AfterTool", "tool_name": "read_file",
+                      "tool_input": {"file_path": str(path)}, "timestamp": f"t{n}"})
+          for n, path in enumerate([tree.deep_file, outside / "secret.md", *extra])),
+    ]  # fmt: skip
+    return events
+
+
+def run_hook(agent: str, event: dict[str, Any], home: Path, settings_file: Path) -> str:
+    env = {**os.environ, "DSH_HOME": str(home), "HOME": str(home)}
+    done = subprocess.run(
+        [*HOOK, "--agent", agent, "--settings", str(settings_file)],
+        input=json.dumps(event).encode(), capture_output=True, timeout=HANG_GUARD, env=env,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, (agent, event, done.stderr)
+    err = done.stderr.decode(errors="replace")
+    assert "Traceback" not in err
+    out = done.stdout.decode()
+    if out:
+        context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        bound = HOOK_OUTPUT_CAP if agent != "gemini" else GEMINI_OUTPUT_BOUND
+        assert len(context) <= bound, (agent, event["hook_event_name"], len(context))
+    return out + err
+
+
+def test_agent_hooks_answer_in_linear_time_and_never_quote_outside(
+    trees: dict[int, Any], tmp_path: Path
+) -> None:
+    settings_file = tmp_path / "settings.json"
+    settings_file.write_text(json.dumps(settings()))
+    extra = {scale: add_fifos(tree) for scale, tree in trees.items()}
+    outputs: list[str] = []
+    rounds = iter(range(1000))
+
+    def run(scale: int) -> float:
+        home = tmp_path / f"home{next(rounds)}"  # a fresh store: nothing answered yet
+        home.mkdir()
+        events = hook_events(trees[scale], extra[scale])
+        seconds, outs = timed(lambda: [run_hook(a, e, home, settings_file) for a, e in events])
+        outputs.extend(outs)
+        log = home / "log" / "hooks.log"
+        if log.exists():
+            outputs.append(log.read_text(errors="replace"))
+        return seconds
+
+    assert_grows_linearly(run)
+    assert_no_secret(*outputs)
+    joined = "".join(outputs)
+    # The attacks were read, inside the boundary: the bottom of the deep chain, the root file.
+    assert "level 11" in joined and "Root rules" in joined
 
 
 def test_a_cheap_request_is_answered_within_100_ms_during_a_big_one(tmp_path: Path) -> None:

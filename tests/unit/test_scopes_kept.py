@@ -1,5 +1,5 @@
 """``dsh/scopes``, hover and ``dsh/explain`` keep their answers per directory (per file for
-explain) while the files they saw are unchanged (``sessions/scopes.py``, ``sources/observed.py``).
+explain) while the files they saw are unchanged (``queries/scopes.py``, ``sources/observed.py``).
 
 Every test first shows the answer is kept (a second request computes nothing), then changes the
 tree as an editor, a checkout or a hostile repository would and checks the next answer is the

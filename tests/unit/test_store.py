@@ -344,3 +344,19 @@ def test_a_surface_snapshot_is_one_state_of_the_file(tmp_path: Path) -> None:
     assert store.surface_snapshot("nope") is None
     store.other.close()
     store.close()
+
+
+def test_delete_session_removes_everything_of_it_durably(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    store = new_store(path, "gone", "kept")
+    store.append("gone", [said("one"), said("two")], inbox=[user("pending")])
+    store.append("kept", [said("stays")])
+    assert store.delete_session("gone") is True
+    assert store.delete_session("gone") is False  # nothing left to delete
+    store.close()
+    reopened = Store(str(path), clock=lambda: 1000, durable=False)
+    assert [h.id for h in reopened.list_sessions()] == ["kept"]
+    assert reopened.get_session("gone") is None
+    assert reopened.events("gone") == [] and reopened.surface_events("gone") == []
+    assert reopened.inbox("gone") == []
+    assert [e.data["content"][0]["text"] for e in reopened.events("kept")] == ["stays"]

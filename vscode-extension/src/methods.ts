@@ -14,6 +14,7 @@ export const SESSION_SURFACE = 'dsh/session/surface';
 export const SESSION_EVENTS = 'dsh/session/events';
 export const SESSION_APPEND = 'dsh/session/append';
 export const SESSION_COMPACT = 'dsh/session/compact';
+export const SESSION_DELETE = 'dsh/session/delete';
 export const STEP_PREPARE = 'dsh/step/prepare';
 export const STEP_END = 'dsh/step/end';
 export const TURN_END = 'dsh/turn/end';
@@ -36,6 +37,7 @@ export const REQUESTS = [
   SESSION_EVENTS,
   SESSION_APPEND,
   SESSION_COMPACT,
+  SESSION_DELETE,
   STEP_PREPARE,
   STEP_END,
   TURN_END,

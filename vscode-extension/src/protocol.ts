@@ -20,6 +20,7 @@ import {
   SESSION_APPEND,
   SESSION_CLOSE,
   SESSION_COMPACT,
+  SESSION_DELETE,
   SESSION_EVENTS,
   SESSION_LIST,
   SESSION_OPEN,
@@ -388,6 +389,7 @@ export interface RequestTypes {
   [SESSION_EVENTS]: [SessionEventsParams, EventsResult];
   [SESSION_APPEND]: [SessionAppendParams, AppendResult];
   [SESSION_COMPACT]: [SessionCompactParams, CompactResult];
+  [SESSION_DELETE]: [SessionIdParams, null];
   [STEP_PREPARE]: [StepPrepareParams, PrepareResult];
   [STEP_END]: [StepEndParams, null];
   [TURN_END]: [TurnEndParams, null];

@@ -117,3 +117,22 @@ describe('toChatItems', () => {
     expect(describeContext(msg({ kind: 'plugin', plugin: 'compact' }))).toBe('Summary of earlier conversation');
   });
 });
+
+describe('tool cards', () => {
+  it('gives a call its tool, file and id, and a result its call and status', () => {
+    const call: Message = {
+      id: 'm1',
+      role: 'assistant',
+      content: [{ type: 'tool-call', id: 'c9', name: 'write', arguments: { file_path: 'src/a.py', content: 'x' } }],
+      source: { kind: 'assistant' },
+    };
+    const [card] = toChatItems([call]);
+    expect(card).toMatchObject({ kind: 'tool-call', callId: 'c9', tool: 'write', file: 'src/a.py' });
+    const statusOf = (text: string) => toChatItems([toolResultMessage('c9', text)])[0]!;
+    expect(statusOf('Wrote src/a.py')).toMatchObject({ callId: 'c9', status: 'done' });
+    expect(statusOf('Error: no such file')).toMatchObject({ status: 'failed' });
+    expect(statusOf('Error: the user rejected the write of src/a.py; the file was not changed.')).toMatchObject({
+      status: 'rejected',
+    });
+  });
+});

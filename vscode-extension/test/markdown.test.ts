@@ -2,15 +2,23 @@ import { describe, expect, it } from 'vitest';
 import { isAllowedHref, renderMarkdown, stableBoundary } from '../src/webview/markdown';
 
 describe('renderMarkdown', () => {
-  it('renders a fenced block as highlighted code with Copy and Insert, not as backticks', () => {
+  it('renders a fenced block as highlighted code with Copy, Apply and Insert into New File, not as backticks', () => {
     const html = renderMarkdown('Here:\n\n```ts\nconst x: number = 1;\n```\n');
-    expect(html).toContain('<div class="code-block">');
+    expect(html).toContain('<div class="code-block" data-lang="ts">');
     expect(html).toContain('<span class="code-lang">ts</span>');
     expect(html).toContain('data-action="copy"');
-    expect(html).toContain('data-action="insert"');
+    expect(html).toContain('data-action="apply"');
+    expect(html).toContain('data-action="new-file"');
+    expect(html).not.toContain('data-action="insert"');
     expect(html).toContain('<code class="language-ts">');
     expect(html).toContain('<span class="hljs-keyword">const</span>');
     expect(html).not.toContain('```');
+  });
+
+  it('names the file a block gives, for Apply', () => {
+    const html = renderMarkdown('```python src/app.py\ndef f(): pass\n```\n');
+    expect(html).toContain('data-file="src/app.py"');
+    expect(html).toContain('aria-label="Apply to src/app.py (shows the change first)"');
   });
 
   it('highlights by the fence\'s language tag (aliases too), and shows untagged code plain and escaped', () => {

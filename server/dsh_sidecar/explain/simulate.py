@@ -29,7 +29,6 @@ from dsh_sidecar.sources.agent_instructions.rules import MAX_GLOBS_PER_RULE
 
 from .frontmatter import FrontValue, read_frontmatter
 from .globs import compile_claude_glob, compile_glob, compile_vscode_glob, split_patterns
-from .imports import import_paths, import_spans
 from .model import LOADED_AGENT_STATES, AgentFile, LimitInfo, SourceRef
 from .reading import MAX_LIST_DEPTH, MAX_LISTED_FILES, FileRead, list_files, read_file
 
@@ -434,6 +433,8 @@ class _Run:
         spec = self.rules.imports
         if spec is not None and spec.inlined and found.inlined:
             # The @path itself is replaced by the imported text, which has a row of its own.
+            from .imports import import_spans
+
             home = self.where.home
             for span in import_spans(read.text, os.path.dirname(found.path), home):
                 if self._key(span.path) in found.inlined:
@@ -464,6 +465,10 @@ class _Run:
         read = importer.read
         assert read is not None
         out: list[_Found] = []
+        if "@" not in read.text:
+            return out  # no import can start: the parser (and its module) is not needed
+        from .imports import import_paths
+
         for path in import_paths(read.text, os.path.dirname(importer.path), self.where.home):
             key = self._key(path)
             if key in self.seen:

@@ -29,3 +29,9 @@ class HookEvent:
     # A subagent's events (Claude Code: ``agent_id``/``agent_type``).
     agent_id: str | None = None
     agent_type: str | None = None
+
+    @property
+    def answer_key(self) -> str | None:
+        """The key a tool event is remembered by once answered (``hook_events``): the same
+        tool-use id again, a retried hook, is answered once. None: not remembered."""
+        return f"{self.kind}:{self.tool_use_id}" if self.tool_use_id else None

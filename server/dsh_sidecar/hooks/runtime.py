@@ -11,51 +11,23 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
-from collections.abc import Callable, Mapping, Sequence
-from typing import Literal
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from dsh_sidecar.config import InstructionSettings, Settings, os_home
+from dsh_sidecar.config import Settings, os_home
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
-from dsh_sidecar.model import (
-    STEP_END,
-    STEP_START,
-    TURN_END,
-    TURN_START,
-    USER_MESSAGE,
-    Message,
-    new_message_id,
-)
-from dsh_sidecar.sessions.discard import dismissed_of
-from dsh_sidecar.sessions.inbox import splice_draft
-from dsh_sidecar.sessions.instruction_log import effective_state, visible_instructions
-from dsh_sidecar.sessions.store import EventDraft, Store, now_ms
-from dsh_sidecar.sessions.touches.projection import ProjectionJob, Touched, project_touches
-from dsh_sidecar.sources.agent_instructions.baseline import load_baseline
-from dsh_sidecar.sources.agent_instructions.compose import ComposeEnv, SessionInstructionState
-from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
-from dsh_sidecar.sources.agent_instructions.git_excludes import GitUser
-from dsh_sidecar.sources.agent_instructions.paths import USER_GLOBAL, scope_abs_path, split_scope
-from dsh_sidecar.sources.agent_instructions.render import BASELINE_INTRO, RenderItem, frame, render
-from dsh_sidecar.sources.agent_instructions.state import (
-    Change,
-    changes_of,
-    is_instructions_message,
-    make_source,
-    visible_baseline,
-)
+from dsh_sidecar.sessions.store import Store, now_ms
 
-from .complement import native_paths
 from .event import HookEvent
-from .mapping import open_session
-from .output import CAPPED_INSTRUCTION_BYTES, CAPS, Shaped, envelope, shape
+from .mapping import session_id_of
 from .spool import Spool
 
+if TYPE_CHECKING:
+    from .output import Shaped
+
 Mode = Literal["complement", "all"]
-# The agent said it loaded these files itself (the model saw them), so they are recorded as seen.
-NATIVE_NOTE = "Loaded by {agent} itself (not sent by the sidecar): {paths}"
 
 
 @attrs.frozen
@@ -85,11 +57,19 @@ def handle(
     nothing when another process holds the store's write lock past its busy timeout."""
     spool = config.spool()
     with store.transaction():
-        run = _Run(store, event, config)
-        if run.already_answered():
+        # Checked before the engine loads: a retried event costs a lookup, not the imports.
+        # Its key is only ever recorded after its session exists, so nothing else is skipped.
+        key = event.answer_key
+        sid = session_id_of(event.agent, event.session_id, event.agent_id)
+        if key is not None and store.hook_event_seen(sid, key):
             return False
+        from .answer import EventRun
+        from .output import envelope
+
+        run = EventRun(store, event, config)
         # An event that answers nothing leaves kept touches for one that does.
         spooled_file, spooled = spool.taken(run.sid) if event.kind != "other" else ("", ())
+        shaped: Shaped | None
         try:
             shaped = run.answer(spooled)
             if shaped is not None and shaped.text:
@@ -105,393 +85,3 @@ def handle(
 def _remove(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-
-
-def _trimmed_text(path: str, limit: int) -> str | None:
-    """The whitespace-trimmed text of a regular file of at most ``limit`` bytes, else None.
-
-    Only ever asked about instruction files of the chain; the ``lstat`` first means a FIFO, a
-    device or a link (which may lead out of the project) is never opened.
-    """
-    try:
-        info = os.lstat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(limit + 1).strip()
-    except OSError:
-        return None
-
-
-def _is_prompt(message: Message) -> bool:
-    return message.source.get("kind") == "user"
-
-
-@attrs.frozen
-class _Outcome:
-    batch: tuple[Message, ...]
-    inbox: tuple[Message, ...]
-
-
-class _Run:
-    """The work of one event, inside the event's transaction."""
-
-    def __init__(self, store: Store, event: HookEvent, config: HookConfig) -> None:
-        self.store, self.event, self.config = store, event, config
-        self.now = config.clock()
-        real_cwd = config.fs.resolve(event.cwd)
-        self.header, self.resumed = open_session(store, event, real_cwd, self.now)
-        self.sid = self.header.id
-        instructions = config.settings.instructions
-        if CAPS[event.agent] is not None and instructions.max_bytes > CAPPED_INSTRUCTION_BYTES:
-            instructions = attrs.evolve(instructions, max_bytes=CAPPED_INSTRUCTION_BYTES)
-        self.instructions: InstructionSettings = instructions
-        self.env = ComposeEnv(
-            self.header.cwd, instructions, config.dsh_home, config.fs, config.os_home,
-            GitUser.from_env(config.env, config.os_home),
-        )  # fmt: skip
-        self.root = find_project_root(self.header.cwd, instructions.project_root_markers, config.fs)
-        self.state = SessionInstructionState()
-        # Delivered by this event ahead of everything else (the baseline): projections see it
-        # as visible already, and the step appends it.
-        self.forced: list[Message] = []
-        self.silent: set[str] = set()  # recorded, not printed (what the agent loaded itself)
-
-    @property
-    def key(self) -> str | None:
-        event = self.event
-        return f"{event.kind}:{event.tool_use_id}" if event.tool_use_id else None
-
-    def already_answered(self) -> bool:
-        key = self.key
-        return key is not None and self.store.hook_event_seen(self.sid, key)
-
-    # --- the event ---------------------------------------------------------------------------
-
-    def answer(self, spooled: Sequence[str]) -> Shaped | None:
-        event = self.event
-        if event.kind == "other":
-            return None
-        rearm: list[str] = []
-        if event.kind == "start" and event.source in ("compact", "clear"):
-            rearm = self._forget_what_the_agent_lost(keep_nested=event.source == "compact")
-        elif event.kind == "start" and event.source == "resume" and event.agent == "gemini":
-            rearm = self._forget_prompt_context()
-        touched = [*spooled, *rearm]
-        if event.kind in ("after-tool", "pre-tool"):
-            touched.extend(event.touched)
-        elif event.kind == "loaded":
-            touched.extend(self._reported(event.touched))
-        forced = self.forced
-        quiet = event.kind in ("loaded", "pre-tool")  # never printed: see below
-        if not quiet and visible_baseline(self._visible(), ()) is None:
-            baseline = self._baseline()
-            if baseline is not None:
-                forced.append(baseline)
-        if touched:
-            reported = frozenset(self._real(p) for p in touched[len(spooled) + len(rearm) :])
-            self._project(touched, reported=reported if event.kind == "loaded" else None)
-        if quiet:
-            # Pre-tool: none of the three CLIs shows a pre-tool hook's text to the model before
-            # the tool has run (Claude Code and Codex put it after the result, Gemini CLI drops
-            # it), so the target's instructions wait in the inbox for the after-tool event.
-            self._record_hook_event(None)
-            return None
-        return self._step(forced)
-
-    def _reported(self, paths: Sequence[str]) -> list[str]:
-        """Files Claude Code says it loaded that the sidecar's chain also holds, once its
-        baseline is out (the start-up load is the baseline's business: its model)."""
-        names = set(self.instructions.all_candidates)
-        if visible_baseline(self._visible(), ()) is None:
-            return []
-        return [p for p in paths if os.path.basename(p) in names]
-
-    def _visible(self) -> list[Message]:
-        return visible_instructions(self.store, self.sid)
-
-    def _forget_what_the_agent_lost(self, *, keep_nested: bool) -> list[str]:
-        """After the agent compacted or cleared its context, shadow everything the sidecar had
-        told it (the seed's compaction re-arm); return the nested files to send again."""
-        visible = self._visible()
-        nested = [
-            self._abs(c)
-            for c in effective_state(visible).values()
-            if c.active and split_scope(c.scope)[0] not in (USER_GLOBAL, ".")
-        ]
-        size = self.store.surface_size(self.sid)
-        if size:
-            checkpoint = Message.user(
-                [f"The agent's context was reset ({self.event.source}); earlier context is gone."],
-                {"kind": "plugin", "plugin": "compact", "compactionId": new_message_id()},
-            )
-            self.store.compact(self.sid, checkpoint, 0, size - 1)
-        return nested if keep_nested else []
-
-    def _forget_prompt_context(self) -> list[str]:
-        """Gemini CLI 0.61 resumes a session without the text hooks put in front of its prompts
-        (SessionStart, BeforeAgent); what AfterTool added stays in the tool results. Shadow the
-        messages those events delivered, one by one; return the nested files among them."""
-        store, sid = self.store, self.sid
-        lost: set[int] = set()
-        delivering = False
-        for event in store.events(sid):
-            if event.type == STEP_START:
-                delivering = event.data.get("hook") in ("start", "prompt")
-            elif event.type == STEP_END:
-                delivering = False
-            elif (
-                delivering
-                and event.type == USER_MESSAGE
-                and event.data.get("source", {}).get("kind") != "user"
-            ):
-                lost.add(event.seq)
-        if not lost:
-            return []
-        nested: list[str] = []
-        for position, seq in enumerate(store.surface_seqs(sid)):
-            if seq not in lost:
-                continue
-            message = store.events(sid, seq - 1, 1)[0].message()
-            if message is not None and is_instructions_message(message):
-                nested += [
-                    self._abs(c) for c in changes_of(message)
-                    if c.active and split_scope(c.scope)[0] not in (USER_GLOBAL, ".")
-                ]  # fmt: skip
-            checkpoint = Message.user(
-                ["Context given before a prompt, lost when the agent resumed the session."],
-                {"kind": "plugin", "plugin": "compact", "compactionId": new_message_id()},
-            )
-            store.compact(sid, checkpoint, position, position)  # one node for one: positions stay
-        return nested
-
-    def _abs(self, change: Change) -> str:
-        return scope_abs_path(change.scope, self.root, self.config.dsh_home)
-
-    # --- the baseline, minus what the agent loads itself -----------------------------------------
-
-    def _native(self, files: Sequence[str | None]) -> frozenset[str]:
-        if self.config.mode == "all":
-            return frozenset()
-        config = self.config
-        return native_paths(
-            self.event.agent, files, cwd=self.header.cwd, workspace=self.root,
-            home=config.os_home, env=config.env, fs=config.fs,
-        )  # fmt: skip
-
-    def _baseline(self) -> Message | None:
-        load = load_baseline(
-            self.header.cwd, self.instructions, self.config.fs, dsh_home=self.config.dsh_home,
-            os_home=self.config.os_home,
-        )  # fmt: skip
-        if not load.retained and not load.kept:
-            return None
-        native = self._native([None])
-        # A file whose twin (same directory, same trimmed text) the agent loads counts as loaded:
-        # the sidecar keeps one of two identical files, the agent may read the other.
-        twins = {
-            (os.path.dirname(f.candidate.abs_path), f.trimmed)
-            for f in load.observed
-            if self._real(f.candidate.abs_path) in native
-        }
-        native |= {
-            self._real(f.candidate.abs_path)
-            for f in load.kept
-            if (os.path.dirname(f.candidate.abs_path), f.trimmed) in twins
-        }
-        own = [f for f in load.kept if self._real(f.candidate.abs_path) not in native]
-        items = [RenderItem("baseline", f.candidate.display_path, f.content) for f in own]
-        result = render(items, self.instructions.max_bytes, BASELINE_INTRO) if items else None
-        represented = {own[i].candidate.scope for i in result.represented} if result else set()
-        seen = [
-            f for f in load.kept
-            if f.candidate.scope in represented or self._real(f.candidate.abs_path) in native
-        ]  # fmt: skip
-        changes = [
-            Change("set", f.candidate.scope, f.candidate.display_path, f.digest) for f in seen
-        ]
-        if not changes:
-            return None
-        source = make_source(changes, baseline=True, identity=load.identity)
-        if result is not None and result.text:
-            return Message.user([result.text], source)
-        # All of it loaded by the agent itself: recorded as seen, never printed.
-        paths = ", ".join(c.path for c in changes)
-        note = Message.user(
-            [frame(NATIVE_NOTE.format(agent=self.event.agent, paths=paths))], source
-        )
-        self.silent.add(note.id)
-        return note
-
-    def _real(self, path: str) -> str:
-        fs = self.config.fs
-        try:
-            return os.path.join(fs.resolve(os.path.dirname(path)), os.path.basename(path))
-        except (OSError, ValueError):
-            return path
-
-    # --- touches ----------------------------------------------------------------------------
-
-    def _project(self, touched: Sequence[str], *, reported: frozenset[str] | None) -> None:
-        """Reconcile the touched paths into the pending message; record (not send) what the
-        agent loads itself for them."""
-        self._project_once(touched)
-        if self.config.mode == "all":
-            return
-        pending = [m for m in self.store.inbox(self.sid) if is_instructions_message(m)]
-        if not pending:
-            return
-        # What the agent said it loaded (InstructionsLoaded), else what its model says.
-        native = reported if reported is not None else self._native(list(dict.fromkeys(touched)))
-        loaded = [
-            c for c in changes_of(pending[0])
-            if c.action == "set"
-            and (self._real(self._abs(c)) in native or self._twin_loaded(self._abs(c), native))
-        ]  # fmt: skip
-        if not loaded:
-            return
-        paths = ", ".join(c.path for c in loaded)
-        note = Message.user(
-            [frame(NATIVE_NOTE.format(agent=self.event.agent, paths=paths))],
-            make_source(loaded),  # upstream's exact source shape: the text says who loaded them
-        )
-        self.store.append(self.sid, [EventDraft(USER_MESSAGE, note.to_json(), "append")])
-        self._project_once(touched)  # the same touches again: what is left is ours to send
-
-    def _twin_loaded(self, path: str, native: frozenset[str]) -> bool:
-        """Whether the agent loads a file beside ``path`` with the same trimmed text."""
-        directory = self._real(path)
-        directory = os.path.dirname(directory)
-        twins = [p for p in native if os.path.dirname(p) == directory]
-        if not twins:
-            return False
-        mine = _trimmed_text(path, self.instructions.max_source_bytes)
-        return mine is not None and any(
-            _trimmed_text(p, self.instructions.max_source_bytes) == mine for p in twins
-        )
-
-    def _project_once(self, touched: Sequence[str]) -> None:
-        job = ProjectionJob(
-            session_id=self.sid, env=self.env, instructions=self.state,
-            touched=tuple(Touched(p) for p in touched), dismissed=dismissed_of(self.store, self.sid),
-            project_root=self.root, visible=(*self._visible(), *self.forced),
-        )  # fmt: skip
-        project_touches(self.store, job)
-
-    # --- the step: what is delivered now --------------------------------------------------------
-
-    def _step(self, forced: list[Message]) -> Shaped | None:
-        store, sid, event = self.store, self.sid, self.event
-        turn, step, turn_open = self._position()
-        prompt = None
-        if event.kind == "prompt":
-            prompt = Message.user([event.prompt or ""], {"kind": "user", "rpcId": new_message_id()})
-        inbox = store.inbox(sid)
-        claimed = (*inbox, *([prompt] if prompt is not None else []))
-        visible = [*self._visible(), *forced]
-        if prompt is not None:
-            batch, left = self._prompt_time(turn, step, claimed, visible)
-        else:
-            batch, left = self._pending_batch(claimed, visible)
-        outcome = _Outcome(tuple(batch), tuple(left))
-        # The prompt (session references may have rewritten its mentions) is the agent's own.
-        candidates = [m for m in outcome.batch if not _is_prompt(m)]
-        shaped = shape(event.agent, [m for m in forced if m.id not in self.silent], candidates)
-        printed_ids = {m.id for m in shaped.printed}
-        entering = [m for m in outcome.batch if _is_prompt(m) or m.id in printed_ids]
-        new_inbox = [*shaped.held, *outcome.inbox]
-        if not forced and not entering and list(new_inbox) == list(inbox):
-            self._record_hook_event(None)
-            return shaped
-        drafts: list[EventDraft] = []
-        if event.kind == "prompt" and turn_open is not None:
-            drafts.append(EventDraft(TURN_END, {"turn": turn_open, "reason": "completed"}))
-        if step == 1:
-            drafts.append(EventDraft(TURN_START, {"turn": turn}))
-        # Which hook event delivered this step: a resumed Gemini CLI session has lost what went
-        # in front of its prompts (see _forget_prompt_context).
-        drafts.append(EventDraft(STEP_START, {"turn": turn, "step": step, "hook": event.kind}))
-        drafts.extend(EventDraft(USER_MESSAGE, m.to_json(), "append") for m in forced)
-        drafts.extend(EventDraft(USER_MESSAGE, m.to_json(), "append") for m in entering)
-        drafts.append(EventDraft(STEP_END, {"turn": turn, "step": step}))
-        splice = splice_draft(inbox, new_inbox)
-        if splice is not None:
-            drafts.append(splice)
-        events = store.append(sid, drafts, inbox=new_inbox if splice is not None else None)
-        self._record_hook_event(events[-1].seq)
-        return shaped
-
-    def _pending_batch(
-        self, claimed: Sequence[Message], visible: Sequence[Message]
-    ) -> tuple[list[Message], list[Message]]:
-        """Between tool calls: the inbox, and what is due beyond it (a change seen without a
-        touch of its own). The agent-instructions part of the pre-step pipeline, without the
-        readings and the session references, so their modules are not even loaded."""
-        from dsh_sidecar.sources.agent_instructions.compose import compose
-
-        desired = compose(
-            self.env, self.state, visible=visible, claimed=claimed, pending=(), touched=(),
-            dismissed=dismissed_of(self.store, self.sid),
-        )  # fmt: skip
-        batch = list(claimed)
-        if desired is not None and not any(m.same_payload(desired) for m in batch):
-            batch.append(desired)
-        return batch, []
-
-    def _prompt_time(
-        self, turn: int, step: int, claimed: Sequence[Message], visible: Sequence[Message]
-    ) -> tuple[list[Message], list[Message]]:
-        """The whole pre-step pipeline: readings and session references the user enabled."""
-        from dsh_sidecar.sessions.pipeline import StepInputs, run_pre_step
-        from dsh_sidecar.sessions.stepping import time_events, tmux_events
-
-        store, sid = self.store, self.sid
-        settings = attrs.evolve(self.config.settings, instructions=self.instructions)
-        inputs = StepInputs(
-            session_id=sid, turn=turn, step=step, claimed=tuple(claimed),
-            visible_instructions=tuple(visible),
-            time_events=tuple(time_events(store, sid, turn)) if settings.time_context.enabled else (),
-            tmux_events=tuple(tmux_events(store, sid)) if settings.tmux_context.enabled else (),
-            now_ms=self.now,
-        )  # fmt: skip
-        outcome = run_pre_step(inputs, settings, self._source_hooks(settings))
-        return list(outcome.batch), list(outcome.inbox)
-
-    def _position(self) -> tuple[int, int, int | None]:
-        """(turn, step) of this event's step, and the turn a prompt closes (None: none open)."""
-        latest = self.store.latest_of_types(self.sid, (TURN_START, TURN_END))
-        current = int(latest.data.get("turn", 0)) if latest is not None else 0
-        is_open = latest is not None and latest.type == TURN_START
-        if self.event.kind == "prompt":
-            return current + 1, 1, current if is_open else None
-        if not is_open:
-            return current + 1, 1, None
-        last = self.store.latest_of_types(self.sid, (STEP_START,))
-        step = int(last.data.get("step", 0)) + 1 if last is not None else 1
-        return current, max(step, 2), None
-
-    def _source_hooks(self, settings: Settings):  # type: ignore[no-untyped-def]
-        from dsh_sidecar.sessions.pipeline import SourceHooks
-        from dsh_sidecar.sources import time_context, tmux_context
-
-        env = self.config.env
-        store = self.store
-
-        def read_surface(session_id: str):  # type: ignore[no-untyped-def]
-            snapshot = store.surface_snapshot(session_id)
-            if snapshot is None:
-                raise KeyError(session_id)
-            return snapshot
-
-        return SourceHooks(
-            compose_env=self.env, instruction_state=self.state, read_surface=read_surface,
-            tmux_query=lambda: tmux_context.query_tmux(os.getppid(), env=env),
-            fallback_zone=lambda: settings.time_context.time_zone
-            or time_context.system_time_zone(env),
-            warn=lambda message: None, dismissed=dismissed_of(store, self.sid),
-        )  # fmt: skip
-
-    def _record_hook_event(self, seq: int | None) -> None:
-        key = self.key
-        if key is not None:
-            self.store.record_hook_event(self.sid, key, seq)

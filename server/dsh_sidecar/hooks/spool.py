@@ -7,7 +7,6 @@ event that gets the store reads them and removes the file once its step has comm
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 
@@ -19,6 +18,8 @@ class Spool:
         self.directory = directory
 
     def _file(self, session_id: str) -> str:
+        import hashlib  # a retried event never gets here; hashlib is milliseconds to load
+
         name = hashlib.sha1(session_id.encode("utf-8")).hexdigest()
         return os.path.join(self.directory, name + ".jsonl")
 

@@ -249,6 +249,11 @@ def _register_sessions(server: DshServer) -> None:
     _register_request(server, methods.SESSION_APPEND, wt.SessionAppendParams, append)
     _register_request(server, methods.SESSION_COMPACT, wt.SessionCompactParams, compact)
 
+    async def delete(p: wt.SessionIdParams) -> None:
+        await server.service.delete_session(p.session_id)
+
+    _register_request(server, methods.SESSION_DELETE, wt.SessionIdParams, delete)
+
 
 def _register_loop(server: DshServer) -> None:
     async def prepare(p: wt.StepPrepareParams) -> wt.PrepareResult:

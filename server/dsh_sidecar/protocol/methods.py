@@ -15,6 +15,7 @@ SESSION_SURFACE = "dsh/session/surface"
 SESSION_EVENTS = "dsh/session/events"
 SESSION_APPEND = "dsh/session/append"
 SESSION_COMPACT = "dsh/session/compact"
+SESSION_DELETE = "dsh/session/delete"
 STEP_PREPARE = "dsh/step/prepare"
 STEP_END = "dsh/step/end"
 TURN_END = "dsh/turn/end"
@@ -37,6 +38,7 @@ REQUESTS = (
     SESSION_EVENTS,
     SESSION_APPEND,
     SESSION_COMPACT,
+    SESSION_DELETE,
     STEP_PREPARE,
     STEP_END,
     TURN_END,

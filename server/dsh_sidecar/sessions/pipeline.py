@@ -10,12 +10,12 @@ session-reference (inserts each snapshot right after the message that cites it).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
 from dsh_sidecar.config import Settings
 from dsh_sidecar.model import Event, Message, SurfaceSnapshot
-from dsh_sidecar.sources import time_context, tmux_context
 from dsh_sidecar.sources.agent_instructions.compose import (
     ComposeEnv,
     SessionInstructionState,
@@ -23,7 +23,14 @@ from dsh_sidecar.sources.agent_instructions.compose import (
     sync_inbox,
 )
 from dsh_sidecar.sources.agent_instructions.state import Change, is_instructions_message
-from dsh_sidecar.sources.session_reference import resolver
+
+if TYPE_CHECKING:
+    from dsh_sidecar.sources.tmux_context import TmuxLocation
+
+# Only the sources a step actually runs are imported (each where it runs): an agent hook is a
+# process per event, and with the defaults a prompt runs none of the readings and, unless it
+# mentions a session, no session reference.
+MENTION_MARK = "dsh-session:"  # every session mention holds it (session_reference/uri.py)
 
 
 @attrs.frozen
@@ -51,7 +58,7 @@ class SourceHooks:
     compose_env: ComposeEnv
     instruction_state: SessionInstructionState
     read_surface: Callable[[str], SurfaceSnapshot]
-    tmux_query: Callable[[], tmux_context.TmuxLocation | None]
+    tmux_query: Callable[[], TmuxLocation | None]
     fallback_zone: Callable[[], str]
     warn: Callable[[str], None]
     # Transitions the user dropped from the pending context, by scope (never offered again).
@@ -62,6 +69,8 @@ def run_pre_step(inputs: StepInputs, settings: Settings, hooks: SourceHooks) -> 
     """The final batch and the inbox left after the step; raises DshError to reject the step."""
     batch = list(inputs.claimed)
     if settings.tmux_context.enabled:
+        from dsh_sidecar.sources import tmux_context
+
         reading = tmux_context.tmux_reading(
             events=inputs.tmux_events, turn=inputs.turn, step=inputs.step, now_ms=inputs.now_ms,
             settings=settings.tmux_context, query=hooks.tmux_query, warn=hooks.warn,
@@ -69,6 +78,8 @@ def run_pre_step(inputs: StepInputs, settings: Settings, hooks: SourceHooks) -> 
         if reading is not None:
             batch.insert(0, reading)
     if settings.time_context.enabled:
+        from dsh_sidecar.sources import time_context
+
         reading = time_context.time_reading(
             events=inputs.time_events, batch=batch, turn=inputs.turn, step=inputs.step,
             now_ms=inputs.now_ms, settings=settings.time_context,
@@ -77,12 +88,26 @@ def run_pre_step(inputs: StepInputs, settings: Settings, hooks: SourceHooks) -> 
         if reading is not None:
             batch.append(reading)
     batch, inbox = _agent_instructions(inputs, batch, hooks)
-    if settings.session_reference.enabled:
+    if settings.session_reference.enabled and _may_mention(batch):
+        from dsh_sidecar.sources.session_reference import resolver
+
         batch = resolver.apply_to_batch(
             target_id=inputs.session_id, batch=batch, read_surface=hooks.read_surface,
             settings=settings.session_reference,
         )  # fmt: skip
     return StepOutcome(tuple(batch), tuple(inbox))
+
+
+def _may_mention(batch: Sequence[Message]) -> bool:
+    """Whether a user message of ``batch`` could mention a session; without one the resolver
+    returns the batch as it is, so it need not even be loaded."""
+    return any(
+        MENTION_MARK in block.get("text", "")
+        for message in batch
+        if message.source.get("kind") == "user"
+        for block in message.content
+        if isinstance(block.get("text"), str)
+    )
 
 
 def _agent_instructions(

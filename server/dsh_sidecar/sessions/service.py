@@ -228,6 +228,16 @@ class SessionService:
         if self.live.pop(live.header.id, None) is not None:
             self._changed()
 
+    async def delete_session(self, session_id: str) -> None:
+        """Remove a session from the store for good; a live one is closed first."""
+        live = self.live.get(session_id)
+        if live is not None:
+            await asyncio.shield(live.projections.settle())
+            if self.live.pop(session_id, None) is not None:
+                self._changed()
+        if not await self.workers.store(lambda: self.store.delete_session(session_id)):
+            raise unknown(session_id)
+
     async def list_sessions(
         self, query: str | None = None, limit: int | None = None
     ) -> list[SessionHeader]:

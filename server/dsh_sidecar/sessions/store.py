@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -479,6 +478,14 @@ class Store:
         rows = self._read("SELECT * FROM sessions WHERE id = ?", (session_id,))
         return _row_to_header(rows[0]) if rows else None
 
+    def delete_session(self, session_id: str) -> bool:
+        """Remove a session and everything of it (log, surface, inbox) in one transaction;
+        False when there was no such session."""
+        with self.transaction() as db:
+            for table in ("inbox", "surface", "events"):
+                db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            return db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 1
+
     def list_sessions(self) -> list[SessionHeader]:
         """Newest first: createdAt descending, then id ascending."""
         rows = self._read("SELECT * FROM sessions ORDER BY created_at DESC, id ASC")
@@ -751,6 +758,8 @@ def read_schema_version(path: str) -> int | None:
     """
     if not os.path.exists(path):
         return None
+    from pathlib import Path  # not on the hook path: pathlib alone costs milliseconds there
+
     db = sqlite3.connect(f"{Path(os.path.abspath(path)).as_uri()}?mode=ro", uri=True)
     try:
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

@@ -21,6 +21,8 @@ interface Waiting {
 export class EditApprovals implements vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly contents = new Map<string, string>();
   private readonly waiting = new Map<string, Waiting>();
+  /** Why the user rejected a proposal, when they said (read once by whoever answers the model). */
+  private readonly reasons = new Map<string, string>();
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   private readonly decided = new vscode.EventEmitter<{ id: string; decision: Decision }>();
   private readonly registration: vscode.Disposable;
@@ -63,10 +65,12 @@ export class EditApprovals implements vscode.TextDocumentContentProvider, vscode
   }
 
   /** Record the decision for `id`; false when it was already decided (or never asked). */
-  decide(id: string, decision: Decision): boolean {
+  decide(id: string, decision: Decision, reason?: string): boolean {
     const waiting = this.waiting.get(id);
     if (waiting === undefined) return false;
     this.waiting.delete(id);
+    const why = reason?.trim() ?? '';
+    if (decision === 'rejected' && why !== '') this.reasons.set(id, why);
     waiting.resolve(decision);
     this.decided.fire({ id, decision });
     void this.closeDiff(waiting).finally(() => {
@@ -88,6 +92,13 @@ export class EditApprovals implements vscode.TextDocumentContentProvider, vscode
       `${change.display} (${what} proposed by the agent)`,
       { preview: true, preserveFocus: true, viewColumn: column },
     );
+  }
+
+  /** The reason given with the rejection of `id` (once). */
+  takeReason(id: string): string | undefined {
+    const reason = this.reasons.get(id);
+    this.reasons.delete(id);
+    return reason;
   }
 
   /** The proposal a diff editor shows (from either side's URI). */
@@ -118,8 +129,10 @@ function proposalUri(id: string, side: 'before' | 'after', display: string): vsc
 }
 
 /** The tool result the model reads when the change was not applied. */
-export function notAppliedText(change: ProposedChange, decision: Exclude<Decision, 'accepted'>): string {
-  return decision === 'rejected'
-    ? `Error: the user rejected the ${change.name} of ${change.display}; the file was not changed.`
-    : `Error: the turn was stopped before the ${change.name} of ${change.display} was approved; the file was not changed.`;
+export function notAppliedText(change: ProposedChange, decision: Exclude<Decision, 'accepted'>, reason?: string): string {
+  if (decision === 'rejected') {
+    const rejected = `Error: the user rejected the ${change.name} of ${change.display}; the file was not changed.`;
+    return reason === undefined || reason.trim() === '' ? rejected : `${rejected} The user's reason: ${reason.trim()}`;
+  }
+  return `Error: the turn was stopped before the ${change.name} of ${change.display} was approved; the file was not changed.`;
 }

@@ -152,12 +152,21 @@ export function toChatItems(
     if (isToolResult(message)) {
       const text = messageText(message);
       const call = callTitles.get(String(message.source['callId']));
+      const isError = text.startsWith('Error: ');
       items.push({
         id: message.id,
         kind: 'tool-result',
         title: call !== undefined ? `Result of ${call}` : 'Tool result',
         text,
-        isError: text.startsWith('Error: '),
+        isError,
+        callId: String(message.source['callId']),
+        status: text.startsWith('Not applied yet: workspace instructions')
+          ? 'held'
+          : !isError
+            ? 'done'
+            : text.startsWith('Error: the user rejected')
+              ? 'rejected'
+              : 'failed',
       });
     } else if (message.role === 'assistant') {
       const text = messageText(message);
@@ -169,11 +178,15 @@ export function toChatItems(
       for (const call of toolCallsOf(message)) {
         const title = describeToolCall(call.name, call.arguments);
         callTitles.set(call.id, title);
+        const file = call.arguments['file_path'];
         items.push({
           id: `${message.id}:${call.id}`,
           kind: 'tool-call',
           title,
           text: JSON.stringify(call.arguments, null, 2),
+          callId: call.id,
+          tool: call.name,
+          ...(typeof file === 'string' ? { file } : {}),
         });
       }
     } else if (isUserPrompt(message)) {

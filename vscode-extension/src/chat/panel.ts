@@ -3,16 +3,20 @@
  * and driving turns through the AgentLoop, with edits approved in a diff, queued prompts, a
  * session list and the pending context.
  */
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
-import { CONTEXT_DISCARD, CONTEXT_PENDING, SESSION_COMPACT, SESSION_REFERENCE_CANDIDATES } from '../methods';
+import { CONTEXT_DISCARD, CONTEXT_PENDING, SCOPES, SESSION_COMPACT, SESSION_REFERENCE_CANDIDATES } from '../methods';
 import { createChatModel } from '../model/select';
 import { ModelError } from '../model/types';
 import { lmRuntime } from '../model/vscodeLm';
 import type { ContextDidChangeParams, Message } from '../protocol';
 import { promptTimeZone, readClientSettings } from '../settings';
 import { formatAge, plural, titleFromPrompt } from '../text';
-import { planTool, TOOL_DEFINITIONS, type ToolCall, type ToolOutcome } from '../tools';
+import { planTool, resolveInside, TOOL_DEFINITIONS, type ToolCall, type ToolOutcome } from '../tools';
+import { placeBlock } from './placement';
+import { DISCARDED_NOTE, lastTurnOf } from './rewind';
 import type { LastTextEditor } from '../lastEditor';
 import type { ApprovalView, FromChat, ModelView, NoticeAction, SessionView, ToChat } from '../webview/messages';
 import { webviewHtml, webviewRoots } from '../webviewHtml';
@@ -105,6 +109,8 @@ export class ChatPanel implements vscode.Disposable {
   private shownSessionId: string | undefined;
   private lastTimeZone: string | undefined;
   private approvalCount = 0;
+  /** Per session, the directories whose new instructions an edit has been held for already. */
+  private readonly preEditDirs = new Map<string, Set<string>>();
   /** Tool call headings of the shown conversation, so results can name their call. */
   private callTitles = new Map<string, string>();
   readonly onDidDispose = this.disposed.event;
@@ -174,6 +180,38 @@ export class ChatPanel implements vscode.Disposable {
       return undefined;
     }
     return this.runTurn(text, clientTimeZone);
+  }
+
+  /**
+   * Retry the last answer (`text` undefined) or send an edited last prompt: the last turn is
+   * discarded from the model's view first (chat/rewind.ts), so nothing is in it twice.
+   */
+  async redoLast(text?: string): Promise<TurnOutcome | undefined> {
+    if (this.busy) {
+      this.notice('error', 'Wait for the agent to finish first.');
+      return undefined;
+    }
+    try {
+      const session = await this.deps.sessions.ensure(this.folder);
+      const last = lastTurnOf((await this.deps.sessions.surface(session)).events);
+      if (last === undefined) {
+        this.notice('info', 'There is no earlier prompt to send again.');
+        return undefined;
+      }
+      const prompt = text !== undefined && text.trim() !== '' ? text : last.prompt;
+      await this.deps.sidecar.request(SESSION_COMPACT, {
+        sessionId: session.header.id,
+        start: last.start,
+        end: last.end,
+        summary: DISCARDED_NOTE,
+      });
+      await this.load();
+      this.deps.onSessionChanged(session);
+      return await this.runTurn(prompt, this.lastTimeZone);
+    } catch (err) {
+      this.notice('error', `Could not send it again: ${errorText(err)}`);
+      return undefined;
+    }
   }
 
   /** Ask the model again after a failed turn; the prompt is already in the session. */
@@ -303,6 +341,12 @@ export class ChatPanel implements vscode.Disposable {
   private async runTool(call: ToolCall, signal: AbortSignal): Promise<ToolOutcome> {
     const plan = await planTool(this.folder.uri.fsPath, call);
     if (plan.kind === 'done') return plan.outcome;
+    // The touch seam's pre-edit rule (docs/sources.md): instructions first, then the edit.
+    const unseen = await this.unseenInstructions(plan.path);
+    if (unseen !== undefined) {
+      this.status(`New instructions apply to ${plan.display}: the agent reads them before its ${plan.name}.`);
+      return { text: preEditText(plan.name, plan.display, unseen), isError: false, resolvedPath: plan.path };
+    }
     if (autoApproveEdits()) return plan.apply();
     const id = `${Date.now().toString(36)}-${++this.approvalCount}`;
     const view: ApprovalView = { id, tool: plan.name, path: plan.display, isNewFile: plan.before === null, state: 'pending' };
@@ -311,7 +355,103 @@ export class ChatPanel implements vscode.Disposable {
     this.status(`The agent proposes to ${plan.name === 'write' && plan.before === null ? 'create' : 'change'} ${plan.display}. Accept or reject it.`);
     const decision = await this.deps.approvals.request(id, plan, signal, this.diffColumn());
     if (decision === 'accepted') return plan.apply();
-    return { text: notAppliedText(plan, decision), isError: true, resolvedPath: plan.path };
+    const reason = decision === 'rejected' ? this.deps.approvals.takeReason(id) : undefined;
+    return { text: notAppliedText(plan, decision, reason), isError: true, resolvedPath: plan.path };
+  }
+
+  /**
+   * The instruction files that govern `file` and that the session has not been given yet, once
+   * per directory per session; undefined when there are none (or they were announced already).
+   * Asked with `dsh/scopes`: its chain, against the session's active changes (by scope).
+   */
+  private async unseenInstructions(file: string): Promise<string[] | undefined> {
+    const session = this.deps.sessions.get(this.folder);
+    if (session === undefined) return undefined;
+    const dir = path.dirname(file);
+    const announced = this.preEditDirs.get(session.header.id) ?? new Set<string>();
+    if (announced.has(dir)) return undefined;
+    let chain;
+    try {
+      chain = await this.deps.sidecar.request(SCOPES, { uri: vscode.Uri.file(file).toString() });
+    } catch (err) {
+      this.deps.output.appendLine(`[chat] no pre-edit check for ${file}: ${errorText(err)}`);
+      return undefined;
+    }
+    const active = new Set((chain.sessions.find((s) => s.sessionId === session.header.id)?.active ?? []).map((c) => c.scope));
+    const unseen = chain.files.filter((f) => (f.state === 'included' || f.state === 'truncated') && !active.has(f.scope));
+    if (unseen.length === 0) return undefined;
+    announced.add(dir);
+    this.preEditDirs.set(session.header.id, announced);
+    return unseen.map((f) => f.displayPath);
+  }
+
+  /**
+   * Apply a code block from the chat as a reviewed change: into the file it names (or one the
+   * user picks), placed by its enclosing symbol or the closest region (chat/placement.ts), shown
+   * in the diff with Accept/Reject like the agent's own edits. Nothing is written before Accept.
+   */
+  async applyBlock(code: string, named?: string): Promise<'accepted' | 'rejected' | 'stopped' | undefined> {
+    const root = this.folder.uri.fsPath;
+    const file = named ?? (await this.pickFile());
+    if (file === undefined) return undefined;
+    let before: string | null = null;
+    try {
+      const absolute = await resolveInside(root, file);
+      before = await fs.readFile(absolute, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return null;
+        throw err;
+      });
+    } catch (err) {
+      this.notice('error', `Cannot apply to ${file}: ${errorText(err)}`);
+      return undefined;
+    }
+    const placed = before === null || before === '' ? undefined : placeBlock(before, code);
+    const call: ToolCall =
+      placed === undefined
+        ? { id: 'apply', name: 'write', arguments: { file_path: file, content: code } }
+        : { id: 'apply', name: 'edit', arguments: { file_path: file, old_string: before!, new_string: placed.text } };
+    const plan = await planTool(root, call);
+    if (plan.kind === 'done') {
+      this.notice('error', plan.outcome.text.replace(/^Error: /, ''));
+      return undefined;
+    }
+    const id = `${Date.now().toString(36)}-${++this.approvalCount}`;
+    const view: ApprovalView = { id, tool: plan.name, path: plan.display, isNewFile: plan.before === null, state: 'pending', byUser: true };
+    this.approvalViews.set(id, view);
+    this.post({ type: 'approval', approval: view });
+    const where =
+      placed === undefined ? 'as a new file' : placed.placement.how === 'symbol' ? `replacing ${placed.placement.name}` : placed.placement.how === 'region' ? 'replacing the closest region' : 'at the end';
+    this.status(`Review the change to ${plan.display} (${where}), then accept or reject it.`);
+    const decision = await this.deps.approvals.request(id, plan, new AbortController().signal, this.diffColumn());
+    if (decision === 'accepted') {
+      const outcome = await plan.apply();
+      if (outcome.isError) this.notice('error', outcome.text.replace(/^Error: /, ''));
+    }
+    return decision;
+  }
+
+  private async pickFile(): Promise<string | undefined> {
+    const root = this.folder.uri.fsPath;
+    const found = await vscode.workspace.findFiles(new vscode.RelativePattern(this.folder, '**/*'), '**/{node_modules,.git}/**', 2000);
+    const last = this.deps.editors.get()?.document.uri.fsPath;
+    const rel = (p: string): string => path.relative(root, p).split(path.sep).join('/');
+    // The file last edited first: it is the likeliest target.
+    const mine = last !== undefined && last.startsWith(root + path.sep) ? rel(last) : undefined;
+    const others = found.map((u) => rel(u.fsPath)).filter((p) => p !== mine).sort();
+    const items = mine !== undefined ? [mine, ...others] : others;
+    return vscode.window.showQuickPick(items, { placeHolder: 'Apply the code to which file? (the change is shown before anything is written)' });
+  }
+
+  private async insertIntoNewFile(code: string, language: string): Promise<void> {
+    const id = LANGUAGE_IDS[language.toLowerCase()] ?? (language !== '' ? language.toLowerCase() : 'plaintext');
+    let doc: vscode.TextDocument;
+    try {
+      doc = await vscode.workspace.openTextDocument({ content: code, language: id });
+    } catch {
+      doc = await vscode.workspace.openTextDocument({ content: code });
+    }
+    await vscode.window.showTextDocument(doc, { viewColumn: this.diffColumn() });
+    this.status('Inserted into a new, unsaved file.');
   }
 
   private updateApproval(id: string, decision: ApprovalView['state']): void {
@@ -401,6 +541,34 @@ export class ChatPanel implements vscode.Disposable {
     } catch (err) {
       this.notice('error', `Could not open that session: ${errorText(err)}`);
     }
+  }
+
+  async renameSession(id: string, title: string): Promise<void> {
+    const name = title.trim().slice(0, 200);
+    if (name === '') return;
+    try {
+      await this.deps.sessions.rename(this.folder, id, name);
+      this.status(`Renamed to "${name}".`);
+    } catch (err) {
+      this.notice('error', `Could not rename that session: ${errorText(err)}`);
+    }
+    await this.listSessions();
+  }
+
+  /** Delete a session from the store (the panel asked the user first). */
+  async deleteSession(id: string, title: string): Promise<boolean> {
+    if (this.busy && id === this.shownSessionId) {
+      this.notice('error', 'Wait for the agent to finish before deleting this session.');
+      return false;
+    }
+    try {
+      await this.deps.sessions.delete(this.folder, id);
+      this.status(`Deleted the session "${title}".`);
+    } catch (err) {
+      this.notice('error', `Could not delete that session: ${errorText(err)}`);
+      return false;
+    }
+    return true;
   }
 
   /** (Re)render the whole history of the folder's session. */
@@ -505,8 +673,14 @@ export class ChatPanel implements vscode.Disposable {
       case 'insert':
         await this.insertAtCursor(message.text);
         break;
+      case 'apply':
+        await this.applyBlock(message.text, message.file);
+        break;
+      case 'newFile':
+        await this.insertIntoNewFile(message.text, message.language);
+        break;
       case 'approve':
-        this.deps.approvals.decide(message.id, message.accept ? 'accepted' : 'rejected');
+        this.deps.approvals.decide(message.id, message.accept ? 'accepted' : 'rejected', message.reason);
         break;
       case 'showDiff':
         await this.deps.approvals.showDiff(message.id, this.diffColumn());
@@ -519,6 +693,18 @@ export class ChatPanel implements vscode.Disposable {
         break;
       case 'switchSession':
         await this.switchSession(message.id);
+        break;
+      case 'retryLast':
+        await this.redoLast();
+        break;
+      case 'editLast':
+        await this.redoLast(message.text);
+        break;
+      case 'renameSession':
+        await this.renameSession(message.id, message.title);
+        break;
+      case 'deleteSession':
+        await this.deleteSession(message.id, message.title);
         break;
       case 'discard':
         await this.discard(message.messageId, message.scopes);
@@ -634,6 +820,20 @@ export class ChatPanel implements vscode.Disposable {
     if (!this.isDisposed) void this.panel.webview.postMessage(message);
   }
 }
+
+/** The tool result of an edit held back until the model has the instructions that govern it. */
+export function preEditText(tool: string, file: string, unseen: readonly string[]): string {
+  return (
+    `Not applied yet: workspace instructions you have not seen apply to ${file} (${unseen.join(', ')}). ` +
+    `They follow this result. Read them, then issue the ${tool} again if it still fits them.`
+  );
+}
+
+/** Fence names that are not VS Code language ids. */
+const LANGUAGE_IDS: Record<string, string> = {
+  py: 'python', js: 'javascript', ts: 'typescript', sh: 'shellscript', bash: 'shellscript', shell: 'shellscript',
+  md: 'markdown', yml: 'yaml', rs: 'rust', rb: 'ruby', cs: 'csharp', 'c++': 'cpp', text: 'plaintext', txt: 'plaintext',
+};
 
 function sessionView(session: LiveSession): SessionView {
   return { id: session.header.id, title: session.header.title };

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
-import { SESSION_APPEND, SESSION_CLOSE, SESSION_EVENTS, SESSION_LIST, SESSION_OPEN, SESSION_SURFACE } from '../methods';
+import { SESSION_APPEND, SESSION_CLOSE, SESSION_DELETE, SESSION_EVENTS, SESSION_LIST, SESSION_OPEN, SESSION_SURFACE } from '../methods';
 import type { SessionHeader, SessionOpenParams, SurfaceResult } from '../protocol';
 import { sessionsOfFolder, type SessionListItem } from './sessionList';
 
@@ -86,6 +86,22 @@ export class ChatSessions implements vscode.Disposable {
     const { sessions } = await this.sidecar.request(SESSION_LIST, { limit: LIST_LIMIT, query: folder.uri.fsPath });
     const mine = canonical(folder.uri.fsPath);
     return sessionsOfFolder(sessions, (cwd) => canonical(cwd) === mine, this.get(folder)?.header.id, now);
+  }
+
+  /** Rename any session of the store (a `session/title` event; it need not be live). */
+  async rename(folder: vscode.WorkspaceFolder, sessionId: string, title: string): Promise<void> {
+    const live = this.get(folder);
+    if (live?.header.id === sessionId) return this.setTitle(live, title);
+    await this.sidecar.request(SESSION_APPEND, { sessionId, events: [{ type: 'session/title', data: { title } }] });
+  }
+
+  /**
+   * Delete a session from the store for good (`dsh/session/delete`). The folder's current
+   * session is replaced by a fresh one first, so the chat always has one.
+   */
+  async delete(folder: vscode.WorkspaceFolder, sessionId: string): Promise<void> {
+    if (this.get(folder)?.header.id === sessionId) await this.replace(folder);
+    await this.sidecar.request(SESSION_DELETE, { sessionId });
   }
 
   /** Name the session after its first prompt (a `session/title` event). */

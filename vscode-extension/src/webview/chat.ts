@@ -6,7 +6,7 @@
 import { mergeIntoPrompt } from '../chat/queue';
 import { plural } from '../text';
 import { button, byId, el } from './dom';
-import { renderApproval, renderItem } from './items';
+import { fillToolCard, renderApproval, renderItem, sourceTextOf } from './items';
 import type {
   ApprovalView,
   ChatItem,
@@ -70,8 +70,46 @@ function scrollToEnd(force = false): void {
 
 function append(items: ChatItem[]): void {
   byIdOrNull('empty')?.remove();
-  for (const item of items) log.append(renderItem(item));
+  for (const item of items) {
+    // A result goes into its call's card when that card is shown.
+    const card = item.kind === 'tool-result' && item.callId !== undefined ? toolCard(item.callId) : null;
+    if (card !== null) fillToolCard(card, item);
+    else log.append(renderItem(item));
+  }
+  markLast();
   scrollToEnd();
+}
+
+/** Only the last prompt can be edited and only the last answer retried. */
+function markLast(): void {
+  for (const kind of ['user', 'assistant'] as const) {
+    const all = log.querySelectorAll<HTMLElement>(`article.msg.${kind}`);
+    all.forEach((a, i) => a.classList.toggle('last', i === all.length - 1));
+  }
+}
+
+/** Edit in place: the prompt becomes a text box; Resend discards the last turn and sends it. */
+function editLastPrompt(article: HTMLElement): void {
+  const body = article.querySelector<HTMLElement>('.body');
+  if (body === null || article.querySelector('.edit-box') !== null) return;
+  const box = el('textarea', 'edit-box');
+  box.value = sourceTextOf(article) ?? body.textContent ?? '';
+  box.setAttribute('aria-label', 'Your last prompt, edited');
+  const resend = button('Resend', 'primary', () => post({ type: 'editLast', text: box.value }));
+  const cancel = button('Cancel', 'secondary', () => {
+    row.remove();
+    box.replaceWith(body);
+  });
+  const row = el('div', 'edit-actions');
+  row.append(resend, cancel);
+  body.replaceWith(box);
+  box.after(row);
+  box.focus();
+}
+
+function toolCard(callId: string): HTMLElement | null {
+  for (const card of log.querySelectorAll<HTMLElement>('.tool-card')) if (card.dataset['callId'] === callId) return card;
+  return null;
 }
 
 function byIdOrNull(id: string): HTMLElement | null {
@@ -137,9 +175,27 @@ function onLogActivate(e: Event): void {
     return;
   }
   const action = target.closest<HTMLButtonElement>('button[data-action]');
+  if (action?.dataset['action'] === 'retry-last') {
+    post({ type: 'retryLast' });
+    return;
+  }
+  if (action?.dataset['action'] === 'edit-last') {
+    const article = action.closest<HTMLElement>('article.msg');
+    if (article !== null) editLastPrompt(article);
+    return;
+  }
+  if (action?.dataset['action'] === 'copy-message') {
+    const article = action.closest<HTMLElement>('article.msg');
+    post({ type: 'copy', text: article !== null ? (sourceTextOf(article) ?? '') : '' });
+    return;
+  }
   if (action !== null) {
-    const code = action.closest('.code-block')?.querySelector('code')?.textContent ?? '';
-    post({ type: action.dataset['action'] === 'insert' ? 'insert' : 'copy', text: code });
+    const block = action.closest<HTMLElement>('.code-block');
+    const code = block?.querySelector('code')?.textContent ?? '';
+    const kind = action.dataset['action'];
+    if (kind === 'apply') post({ type: 'apply', text: code, ...(block?.dataset['file'] !== undefined ? { file: block.dataset['file'] } : {}) });
+    else if (kind === 'new-file') post({ type: 'newFile', text: code, language: block?.dataset['lang'] ?? '' });
+    else post({ type: kind === 'insert' ? 'insert' : 'copy', text: code });
   }
 }
 log.addEventListener('click', onLogActivate);
@@ -199,6 +255,24 @@ function askCompact(count: number): void {
   yes.focus();
 }
 
+/** Deleting is for good: asked in the panel first, like compaction. */
+function askDelete(s: SessionListItem): void {
+  toggleSessions(false);
+  confirmBar.hidden = false;
+  confirmBar.replaceChildren(
+    el('span', 'text', `Delete the session "${s.title}"? Its whole conversation is removed from the session store; this cannot be undone.`),
+  );
+  const yes = button('Delete', 'primary', () => {
+    confirmBar.hidden = true;
+    post({ type: 'deleteSession', id: s.id, title: s.title });
+  });
+  const no = button('Cancel', 'secondary', () => {
+    confirmBar.hidden = true;
+  });
+  confirmBar.append(yes, no);
+  no.focus();
+}
+
 // --- queue, pending context, approvals -----------------------------------------------------------
 
 function renderQueue(items: QueuedPrompt[]): void {
@@ -240,7 +314,7 @@ function renderApprovalCard(view: ApprovalView): void {
   const card = renderApproval(view, {
     diff: () => post({ type: 'showDiff', id: view.id }),
     accept: () => post({ type: 'approve', id: view.id, accept: true }),
-    reject: () => post({ type: 'approve', id: view.id, accept: false }),
+    reject: (reason) => post({ type: 'approve', id: view.id, accept: false, ...(reason.trim() !== '' ? { reason } : {}) }),
   });
   const existing = byIdOrNull(card.id);
   if (existing !== null) existing.replaceWith(card);
@@ -262,9 +336,22 @@ function toggleSessions(open: boolean): void {
   }
 }
 
+let sessionQuery = '';
+
 function renderSessions(sessions: SessionListItem[]): void {
   sessionList.replaceChildren();
+  // Search: filters the titles as one types (the list holds the folder's sessions already).
+  const searchRow = el('li', 'search');
+  searchRow.setAttribute('role', 'presentation');
+  const search = el('input', 'session-search');
+  search.type = 'search';
+  search.placeholder = 'Search sessions';
+  search.setAttribute('aria-label', 'Search the sessions of this folder by title');
+  search.value = sessionQuery;
+  searchRow.append(search);
+  sessionList.append(searchRow);
   if (sessions.length === 0) sessionList.append(el('li', 'muted', 'No sessions yet.'));
+  const rows: { li: HTMLElement; title: string }[] = [];
   sessions.forEach((s, i) => {
     const li = el('li', s.current ? 'current' : '');
     li.id = `session-option-${i}`;
@@ -272,12 +359,59 @@ function renderSessions(sessions: SessionListItem[]): void {
     li.setAttribute('aria-selected', String(s.current));
     li.tabIndex = -1;
     li.dataset['id'] = s.id;
-    li.append(el('span', 'title', s.title), el('span', 'age', s.age));
+    const title = el('span', 'title', s.title);
+    const rename = el('button', 'secondary row-action rename', 'Rename');
+    rename.type = 'button';
+    rename.setAttribute('aria-label', `Rename ${s.title}`);
+    rename.addEventListener('click', (e) => {
+      e.stopPropagation();
+      editTitle(li, title, s);
+    });
+    const remove = el('button', 'secondary row-action delete', 'Delete');
+    remove.type = 'button';
+    remove.setAttribute('aria-label', `Delete ${s.title}`);
+    remove.addEventListener('click', (e) => {
+      e.stopPropagation();
+      askDelete(s);
+    });
+    li.append(title, el('span', 'age', s.age), rename, remove);
     li.addEventListener('click', () => pickSession(s));
     sessionList.append(li);
+    rows.push({ li, title: s.title.toLowerCase() });
   });
+  const filter = (): void => {
+    sessionQuery = search.value;
+    const needle = search.value.trim().toLowerCase();
+    for (const row of rows) row.li.hidden = needle !== '' && !row.title.includes(needle);
+  };
+  search.addEventListener('input', filter);
+  filter();
   const first = sessionList.querySelector<HTMLElement>('li.current') ?? sessionList.querySelector<HTMLElement>('li[role=option]');
-  first?.focus();
+  if (sessionQuery !== '') search.focus();
+  else first?.focus();
+}
+
+/** Rename in place: the title becomes a text box; Enter saves, Esc cancels. */
+function editTitle(li: HTMLElement, title: HTMLElement, s: SessionListItem): void {
+  const input = el('input', 'rename-input');
+  input.type = 'text';
+  input.value = s.title;
+  input.setAttribute('aria-label', `New title for ${s.title}`);
+  title.replaceWith(input);
+  input.focus();
+  input.select();
+  input.addEventListener('click', (e) => e.stopPropagation());
+  input.addEventListener('keydown', (e) => {
+    e.stopPropagation();
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      post({ type: 'renameSession', id: s.id, title: input.value });
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      input.replaceWith(title);
+      li.focus();
+    }
+  });
 }
 
 function pickSession(s: SessionListItem): void {

@@ -20,3 +20,17 @@ export function button(label: string, className: string, onClick: () => void, ar
   b.addEventListener('click', onClick);
   return b;
 }
+
+/**
+ * A name (a path, or a heading naming paths) that may wrap after each path separator: the text
+ * with a <wbr> after every "/" or "\\", so a long path breaks between its parts, not mid-name.
+ */
+export function pathText(className: string, text: string): HTMLSpanElement {
+  const span = el('span', className);
+  for (const part of text.split(/(?<=[/\\])/)) {
+    span.append(part);
+    if (/[/\\]$/.test(part)) span.append(document.createElement('wbr'));
+  }
+  span.title = text;
+  return span;
+}

@@ -1,4 +1,5 @@
 /** The context inspector's page script: renders the state the extension computes. */
+import { pathText } from './dom';
 import type { FromInspector, InspectorContextItem, InspectorState, PendingItemView, ToInspector } from './messages';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromInspector): void };
@@ -45,12 +46,12 @@ function pendingList(sessionId: string, items: PendingItemView[], canDrop: boole
     const details = el('details', 'context-item');
     details.dataset['messageId'] = item.messageId;
     const summary = el('summary');
-    summary.append(el('span', 'title', item.title), el('span', 'bytes', formatBytes(item.bytes)));
+    summary.append(pathText('title', item.title), el('span', 'bytes', formatBytes(item.bytes)));
     if (canDrop) summary.append(dropButton(`Drop ${item.title}`, { type: 'discard', sessionId, messageId: item.messageId }));
     details.append(summary);
     for (const change of canDrop ? item.changes : []) {
       const row = el('div', 'change');
-      row.append(el('span', '', change.label));
+      row.append(pathText('label', change.label));
       row.append(dropButton(`Drop only ${change.label}`, { type: 'discard', sessionId, messageId: item.messageId, scopes: [change.scope] }));
       details.append(row);
     }
@@ -111,7 +112,9 @@ function render(state: InspectorState): void {
     chain.append(el('p', 'muted', state.chainNote ?? ''));
   } else {
     const c = state.chain;
-    chain.append(el('p', 'meta', `for ${c.file}`));
+    const about = el('p', 'meta');
+    about.append('for ', pathText('path', c.file));
+    chain.append(about);
     if (c.files.length === 0) {
       chain.append(el('p', 'muted', 'No instruction files apply to this file.'));
     } else {
@@ -122,7 +125,7 @@ function render(state: InspectorState): void {
       for (const f of c.files) {
         const row = el('tr', `state-${f.state}`);
         const file = el('td', 'file');
-        file.append(el('span', 'path', f.displayPath), el('span', 'scope', `scope ${f.scope}`));
+        file.append(pathText('path', f.displayPath), pathText('scope', `scope ${f.scope}`));
         const stateCell = el('td', 'state', f.state);
         if (f.reason !== undefined) stateCell.title = f.reason;
         row.append(file, stateCell, el('td', 'bytes', fileSize(f.bytes, f.includedBytes, f.state)), el('td', 'active', f.active ?? '—'));
@@ -133,7 +136,7 @@ function render(state: InspectorState): void {
   }
   parts.push(chain);
 
-  const footer = el('p', 'footer muted', `Updated ${new Date(state.updatedAt).toLocaleTimeString()}`);
+  const footer = el('p', 'footer', `Updated ${new Date(state.updatedAt).toLocaleTimeString()}`);
   const refresh = el('button', 'link', 'Refresh');
   refresh.addEventListener('click', () => vscode.postMessage({ type: 'refresh' }));
   const chat = el('button', 'link', 'Open chat');

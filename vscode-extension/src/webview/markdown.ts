@@ -1,11 +1,12 @@
 /**
  * Model text → HTML for the chat webview: markdown-it with raw HTML off, links limited to http(s)
  * and workspace files, images off, and fenced code highlighted by highlight.js inside a block with
- * Copy and Insert buttons (handled by delegation in chat.ts: the CSP allows no inline handlers).
+ * Copy, Apply and Insert into New File buttons (handled by delegation in chat.ts: the CSP allows no inline handlers).
  *
  * No DOM here, so the unit tests render with it in Node.
  */
 import hljs from 'highlight.js/lib/common';
+import { namedFile } from '../chat/placement';
 import MarkdownIt from 'markdown-it';
 
 /** Past this size a block is shown unhighlighted: highlighting would stall the stream. */
@@ -50,11 +51,15 @@ export function createMarkdown(): MarkdownIt.MarkdownIt {
     const lang = token.info.trim().split(/\s+/)[0] ?? '';
     const { html, language } = highlight(token.content, lang.toLowerCase());
     const label = lang !== '' ? lang : language;
+    const file = namedFile(token.info, token.content);
+    const target = file !== undefined ? ` data-file="${escapeHtml(file)}"` : '';
+    const applyLabel = file !== undefined ? `Apply to ${file} (shows the change first)` : 'Apply to a file (shows the change first)';
     return (
-      `<div class="code-block">` +
+      `<div class="code-block" data-lang="${escapeHtml(lang)}"${target}>` +
       `<div class="code-header"><span class="code-lang">${escapeHtml(label)}</span>` +
       `<button type="button" class="code-action" data-action="copy" aria-label="Copy code">Copy</button>` +
-      `<button type="button" class="code-action" data-action="insert" aria-label="Insert code at the cursor">Insert</button>` +
+      `<button type="button" class="code-action" data-action="apply" aria-label="${escapeHtml(applyLabel)}">Apply</button>` +
+      `<button type="button" class="code-action" data-action="new-file" aria-label="Insert code into a new file">Insert into New File</button>` +
       `</div><pre class="hljs"><code${language !== '' ? ` class="language-${escapeHtml(language)}"` : ''}>${html}</code></pre></div>\n`
     );
   };

@@ -16,7 +16,17 @@ export interface ChatItem {
   isError?: boolean;
   /** An answer the user stopped: what the model had said so far. */
   stopped?: boolean;
+  /** Tool calls and results: the call they belong to (a result fills its call's card). */
+  callId?: string;
+  /** Tool calls: the tool and the file it works on (relative, as the model gave it). */
+  tool?: string;
+  file?: string;
+  /** Tool results: how the call ended. */
+  status?: ToolStatus;
 }
+
+/** `held`: an edit kept back until the model has read the instructions that govern its file. */
+export type ToolStatus = 'done' | 'failed' | 'rejected' | 'held';
 
 export interface CandidateView {
   label: string;
@@ -36,6 +46,8 @@ export interface ApprovalView {
   path: string;
   isNewFile: boolean;
   state: ApprovalState;
+  /** A code block the user applied from the chat (not a change the agent asked for). */
+  byUser?: boolean;
 }
 
 export interface SessionView {
@@ -98,11 +110,21 @@ export type FromChat =
   | { type: 'openLink'; href: string }
   | { type: 'copy'; text: string }
   | { type: 'insert'; text: string }
-  | { type: 'approve'; id: string; accept: boolean }
+  /** A code block proposed as a change (a reviewed diff) to the file it names or one picked. */
+  | { type: 'apply'; text: string; file?: string }
+  | { type: 'newFile'; text: string; language: string }
+  /** `reason`: why the user rejected it (optional); the model reads it in the tool result. */
+  | { type: 'approve'; id: string; accept: boolean; reason?: string }
   | { type: 'showDiff'; id: string }
   | { type: 'unqueue'; id: number }
   | { type: 'listSessions' }
   | { type: 'switchSession'; id: string }
+  /** Retry the last answer / send the edited last prompt (the old attempt is discarded first). */
+  | { type: 'retryLast' }
+  | { type: 'editLast'; text: string }
+  | { type: 'renameSession'; id: string; title: string }
+  /** Sent once the user confirmed in the panel. */
+  | { type: 'deleteSession'; id: string; title: string }
   | { type: 'discard'; messageId: string; scopes?: string[] }
   | { type: 'action'; action: NoticeAction };
 

@@ -120,9 +120,10 @@ async function main() {
     found.clipboard = await call('clipboard');
     await answer.locator('a:has-text("the app")').click();
     await page.waitForSelector('.tab.active:has-text("app.py")', { timeout: 15000 });
-    await answer.locator('.code-block button:has-text("Insert")').click();
-    await chat.waitForSelector('#status:has-text("Inserted into src/app.py.")', { timeout: 10000 });
-    found.inserted = await call('documentText', { path: APP });
+    await answer.locator('.code-block button:has-text("Insert into New File")').click();
+    await chat.waitForSelector('#status:has-text("Inserted into a new, unsaved file.")', { timeout: 10000 });
+    found.inserted = await call('activeDocument');
+    await call('command', { command: 'workbench.action.revertAndCloseActiveEditor' });
     found.appOnDiskAfterInsert = fs.readFileSync(APP, 'utf8');
     found.reverted = await call('revert', { path: APP });
     say('copy, link and insert work');
@@ -150,7 +151,9 @@ async function main() {
     await chat.waitForSelector('.approval.pending:has-text("src/app.py")', { timeout: 30000 });
     await page.waitForSelector('.tab:has-text("app.py (edit proposed by the agent)")', { timeout: 15000 });
     await page.waitForSelector('.monaco-diff-editor', { state: 'visible', timeout: 15000 });
-    found.diffLines = await page.locator('.monaco-diff-editor .editor.modified').first().innerText();
+    // The diff's text is laid out a moment after the editor shows.
+    await page.waitForFunction(() => [...document.querySelectorAll('.monaco-diff-editor .editor.modified')].some((e) => (e.textContent || '').includes('good')), undefined, { timeout: 15000 });
+    found.diffLines = await page.locator('.monaco-diff-editor .editor.modified:has-text("good")').first().innerText();
     found.beforeAccept = fs.readFileSync(APP, 'utf8');
     await page.screenshot({ path: path.join(dir, `chat-diff-${themeKind}.png`) });
     await chat.locator('.approval.pending button:has-text("Accept")').click();

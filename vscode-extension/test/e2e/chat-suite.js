@@ -46,6 +46,15 @@ async function answer(api, folder, call) {
       const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse('vscode://defaultsettings/keybindings.json'));
       return doc.getText();
     }
+    case 'openFile': {
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(call.path));
+      await vscode.window.showTextDocument(doc);
+      return null;
+    }
+    case 'activeDocument': {
+      const doc = vscode.window.activeTextEditor && vscode.window.activeTextEditor.document;
+      return doc ? { text: doc.getText(), dirty: doc.isDirty, untitled: doc.isUntitled, languageId: doc.languageId } : null;
+    }
     case 'clipboard':
       return vscode.env.clipboard.readText();
     case 'documentText': {

@@ -11,7 +11,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const { env, say, launch, findFrame, runCommand } = require('./lib');
+const { env, say, launch, findFrame, runCommand, openFromExplorer } = require('./lib');
 
 const csUrl = env('CS_URL');
 const workspace = env('WORKSPACE');
@@ -68,11 +68,8 @@ async function main() {
 
     // Open the nested file from the explorer (as a person would) so the status bar and the
     // inspector's chain describe it.
-    const row = (name) => page.locator('.explorer-folders-view').getByRole('treeitem', { name, exact: true });
-    await row('pkg').click();
-    await row('src').click();
-    await row('x.txt').click();
-    await page.waitForSelector('.tab.active:has-text("x.txt")', { timeout: 15000 });
+    // (The chat view holds the side bar now: the Explorer is brought up first.)
+    await openFromExplorer(page, 'pkg', 'src', 'x.txt');
     // Beside the chat, so the screenshot shows both.
     await runCommand(page, 'View: Move Editor into Right Group');
     await page.waitForFunction(() => document.querySelectorAll('.editor-group-container').length >= 2, undefined, { timeout: 10000 })

@@ -12,6 +12,7 @@ M.SESSION_SURFACE = 'dsh/session/surface'
 M.SESSION_EVENTS = 'dsh/session/events'
 M.SESSION_APPEND = 'dsh/session/append'
 M.SESSION_COMPACT = 'dsh/session/compact'
+M.SESSION_DELETE = 'dsh/session/delete'
 M.STEP_PREPARE = 'dsh/step/prepare'
 M.STEP_END = 'dsh/step/end'
 M.TURN_END = 'dsh/turn/end'
@@ -34,6 +35,7 @@ M.REQUESTS = {
   M.SESSION_EVENTS,
   M.SESSION_APPEND,
   M.SESSION_COMPACT,
+  M.SESSION_DELETE,
   M.STEP_PREPARE,
   M.STEP_END,
   M.TURN_END,

@@ -26,6 +26,7 @@ of its own.
 
 from __future__ import annotations
 
+import functools
 import re
 
 FRAME_NAME = "system-reminder"
@@ -86,27 +87,33 @@ def _name_pattern() -> str:
 
 
 _GAP = rf"[\s{IGNORABLE}]*"
+
+
 # Linear on any text (docs/protocol.md, "Repository text in linear time"): a match can only
 # start at a "<" form; after it, each part's characters (gap, slash, each letter's forms, the
 # invisibles between letters) share none with the part that follows, so at every character
 # at most one way forward exists and a failed attempt gives back at most the run it just
 # read; and no part matches a "<", so the attempts from two "<" never scan the same text.
 # tests/unit/test_linear_parsers.py times it on runs of each kind.
-FRAME_TAG = re.compile(
-    rf"[{LESS_THAN}]{_GAP}(?P<slash>[{SLASH}]{_GAP})?{_name_pattern()}", re.IGNORECASE
-)
+@functools.cache
+def frame_tag() -> re.Pattern[str]:
+    """The frame-tag pattern, compiled on first use: its case-insensitive Unicode classes take
+    milliseconds to compile, which a hook process whose text holds no ``<`` never needs."""
+    return re.compile(
+        rf"[{LESS_THAN}]{_GAP}(?P<slash>[{SLASH}]{_GAP})?{_name_pattern()}", re.IGNORECASE
+    )
 
 
 def escape_frame_tags(text: str) -> str:
     """``text`` with a backslash after the ``<`` of every frame tag, opening or closing."""
     if "<" not in text and "\ufe64" not in text and "\uff1c" not in text:
         return text  # the common case: no tag can start
-    return FRAME_TAG.sub(lambda m: m[0][0] + "\\" + m[0][1:], text)
+    return frame_tag().sub(lambda m: m[0][0] + "\\" + m[0][1:], text)
 
 
 def frame_tags(text: str) -> list[re.Match[str]]:
     """Every frame tag of ``text``; ``m["slash"]`` is set for a closing one."""
-    return list(FRAME_TAG.finditer(text))
+    return list(frame_tag().finditer(text))
 
 
 # Every character Python's str.splitlines() breaks on, which covers what a model, a terminal

@@ -16,20 +16,24 @@ import copy
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import attrs
-import pathspec
 
 from dsh_sidecar.config import InstructionSettings, os_home
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState
 
 from .git_excludes import GitExcludes, GitUser
-from .ignore_patterns import linear_spec
 from .paths import is_within, relative_path
+
+if TYPE_CHECKING:
+    # pathspec and the linear patterns built on it load with the first pattern actually parsed
+    # (a .gitignore met, an exclude setting): a hook process in a directory without one never
+    # pays for them.
+    import pathspec
 
 EXCLUDE_SOURCE = "settings: dsh.instructions.exclude"
 
@@ -181,7 +185,7 @@ class IgnoreMatcher:
         self._git_excludes = GitExcludes(project_root, fs, git_user or _process_git_user())
         self.fs = fs
         self._parsed = parsed
-        self._exclude = linear_spec(settings.exclude, skip_bad=True) if settings.exclude else None
+        self._exclude = _linear_spec(settings.exclude) if settings.exclude else None
         # Inside ``one_pass``: .gitignore path -> spec (or None), rel dir -> its chain state,
         # abs dir -> check_directory's answer.
         self._pass_specs: dict[str, _Spec | None] | None = None
@@ -396,7 +400,13 @@ def _parse_gitignore(text: str) -> pathspec.GitIgnoreSpec:
     backslash) instead of rejecting the file, so one such line must not disable the rest or
     raise out of discovery. Each pattern matches in time linear in the path
     (``ignore_patterns``), so a hostile pattern cannot stall the process."""
-    return linear_spec(_gitignore_lines(text), skip_bad=True)
+    return _linear_spec(_gitignore_lines(text))
+
+
+def _linear_spec(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
+    from .ignore_patterns import linear_spec
+
+    return linear_spec(lines, skip_bad=True)
 
 
 def _gitignore_lines(text: str) -> list[str]:

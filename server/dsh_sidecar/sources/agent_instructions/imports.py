@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -27,7 +28,9 @@ from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState, ReadFailure
 from dsh_sidecar.jsutil import utf8_len
 
 from .escaping import one_line
-from .import_syntax import ImportSpan, import_spans
+
+if TYPE_CHECKING:
+    from .import_syntax import ImportSpan
 
 MAX_HOPS = 5
 MAX_IMPORTED_FILES = 64
@@ -110,6 +113,10 @@ class _Run:
         )
 
     def visit(self, importer: str, text: str, depth: int) -> None:
+        if "@" not in text:
+            return  # no import can start: the parser (and its module) is not needed
+        from .import_syntax import import_spans
+
         policy = self.policy
         for span in _first_of_each(import_spans(text, os.path.dirname(importer), policy.home)):
             path = span.path
