@@ -46,10 +46,10 @@ from dsh_sidecar.sources.agent_instructions.state import (
 )
 
 from .complement import native_paths
+from .config import HookConfig
 from .event import HookEvent
 from .mapping import open_session
 from .output import CAPPED_INSTRUCTION_BYTES, CAPS, Shaped, shape
-from .runtime import HookConfig
 
 if TYPE_CHECKING:
     from dsh_sidecar.sources.tmux_context import TmuxLocation
