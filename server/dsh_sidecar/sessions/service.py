@@ -143,6 +143,7 @@ class SessionService:
 
     def _changed(self) -> None:
         self._snapshot = None
+        self.touches.roots_changed()
 
     def update_settings(self, settings: Settings) -> None:
         """New settings apply from the next step; accelerators built on the old ones are dropped
@@ -184,6 +185,7 @@ class SessionService:
         if live is not None:
             # Re-opening a live session resumes it like a new process would: caches start empty.
             live.forget_caches()
+            self.touches.roots_changed()
             return live.header, True
         snapshot = self.snapshot()
         markers = snapshot.settings.instructions.project_root_markers
@@ -290,7 +292,7 @@ class SessionService:
         live = self.live.get(session_id)
         if live is None:
             return await self.workers.store(work)
-        async with live.lock:
+        async with live.projections.waiting(), live.lock:
             try:
                 return await self.workers.store(work)
             finally:
@@ -317,7 +319,7 @@ class SessionService:
         live = self.live.get(session_id)
         if live is None:
             return (await self.workers.store(work))[0]
-        async with live.lock:
+        async with live.projections.waiting(), live.lock:
             seq, visible, effective = await self.workers.store(work)
             live.visible_gen += 1
             live.visible = (live.visible_gen, visible)
@@ -335,7 +337,7 @@ class SessionService:
         await self.touches.settled()
         await live.projections.drain()
         cancelled = threading.Event()
-        async with live.lock:
+        async with live.projections.waiting(), live.lock:
             job = self._step_job(live, turn, step, prompt_message, cancelled)
             work = asyncio.ensure_future(self.workers.store(lambda: prepare_step(self.store, job)))
             try:
@@ -398,7 +400,7 @@ class SessionService:
     async def end_step(self, session_id: str, turn: int, step: int) -> None:
         live = await self.require_live(session_id)
         draft = EventDraft(STEP_END, {"turn": turn, "step": step})
-        async with live.lock:
+        async with live.projections.waiting(), live.lock:
             await self.workers.store(lambda: self.store.append(live.header.id, [draft]))
             live.open_step = None
         self.touches.release(live)
@@ -406,7 +408,7 @@ class SessionService:
     async def end_turn(self, session_id: str, turn: int, reason: str) -> None:
         live = await self.require_live(session_id)
         draft = EventDraft(TURN_END, {"turn": turn, "reason": reason})
-        async with live.lock:
+        async with live.projections.waiting(), live.lock:
             await self.workers.store(lambda: self.store.append(live.header.id, [draft]))
             # Upstream quirk kept: turn/end closes the step without releasing staged touches.
             live.open_step = None
@@ -463,7 +465,7 @@ class SessionService:
         live = await self.require_live(session_id)
         await self.touches.settled()
         await live.projections.drain()
-        async with live.lock:
+        async with live.projections.waiting(), live.lock:
             job = DiscardJob(
                 session_id=live.header.id, env=self.host.compose_env(live.header),
                 instructions=live.instructions, dismissed=live.dismissed, message_id=message_id,

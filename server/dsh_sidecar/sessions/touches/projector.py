@@ -33,7 +33,11 @@ class Projector:
                     visible_gen=live.visible_gen, memo=live.projection_memo,
                     project_root=live.project_root,
                 )  # fmt: skip
-                result = await host.workers.store(lambda: project_touches(host.store, job))
+                # Background work, unless somebody waits for this session's queue: then it is
+                # their request's own work and runs at once (workers.py).
+                result = await host.workers.background(
+                    lambda: project_touches(host.store, job), live.projections.hurry
+                )
                 live.inbox = result.inbox
         except Exception as exc:
             log.exception("projection of %d touched path(s) failed", len(batch))

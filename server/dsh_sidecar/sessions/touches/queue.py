@@ -48,6 +48,11 @@ class ProjectionQueue:
         self._waiters = 0
         self._hurry = asyncio.Event()  # set while somebody waits (binds to a loop on first use)
 
+    @property
+    def hurry(self) -> asyncio.Event:
+        """Set while somebody waits for this queue (a step, ``pending``, a discard)."""
+        return self._hurry
+
     def add(self, touched: Touched, projector: Projector[S], session: S) -> None:
         """Queue ``touched``; ``projector.project(session, batch)`` runs when its turn comes."""
         now = asyncio.get_running_loop().time()
@@ -84,18 +89,21 @@ class ProjectionQueue:
 
     async def drain(self) -> None:
         """Wait until every projection queued so far has run (they start without a pause)."""
-        async with self._waiting():
+        async with self.waiting():
             while self.tail is not None and not self.tail.done():
                 await asyncio.shield(self.tail)
 
     async def settle(self) -> None:
         """``drain``, swallowing the failures (already reported) of queued projections."""
-        async with self._waiting():
+        async with self.waiting():
             if self.tail is not None:
                 await asyncio.gather(self.tail, return_exceptions=True)
 
     @contextlib.asynccontextmanager
-    async def _waiting(self) -> AsyncIterator[None]:
+    async def waiting(self) -> AsyncIterator[None]:
+        """While inside, this session's projections are somebody's own work: they start without
+        a pause and run at once (``hurry``), never behind other sessions' backlog. A command
+        holds it while it waits for the session lock, which a projection may be holding."""
         self._waiters += 1
         self._hurry.set()
         try:

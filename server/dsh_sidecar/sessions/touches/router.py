@@ -4,17 +4,18 @@ Loop only. An agent's tool result reaches its own session through the gate (``ga
 editor's path reaches every live session whose project root holds it. A session with an open
 step stages the touch until ``dsh/step/end`` releases it; otherwise it joins the session's
 ``ProjectionQueue``. The cost of a touch is the sessions it reaches: a path is checked against
-each session's root (a string prefix) and queued only where it lands.
+an index of the live sessions by project root, one look-up per ancestor directory of the path,
+so it costs the depth of the path and the sessions it reaches, never a pass over every session.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping, Sequence
 from functools import partial
 
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
-from dsh_sidecar.sources.agent_instructions.paths import is_within
 
 from ..host import Host, not_open
 from ..live import LiveSession
@@ -35,6 +36,28 @@ class TouchRouter:
         self._batch: list[_Unresolved] | None = None
         self._task: asyncio.Future[None] | None = None
         self._unsettled: set[asyncio.Future[None]] = set()
+        self._index: dict[str, list[LiveSession]] | None = None  # project root -> sessions
+
+    def roots_changed(self) -> None:
+        """Sessions opened or closed, or a root found or forgotten: index them again."""
+        self._index = None
+
+    def reached(self, path: str) -> list[LiveSession]:
+        """The live sessions whose project root holds ``path`` (as spelled)."""
+        index = self._index
+        if index is None:
+            index = self._index = {}
+            for live in self.live.values():
+                if live.project_root is not None:
+                    index.setdefault(os.path.normpath(live.project_root), []).append(live)
+        out: list[LiveSession] = []
+        directory = os.path.normpath(path)
+        while True:
+            out.extend(index.get(directory, ()))
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                return out
+            directory = parent
 
     def tool_result(
         self,
@@ -81,11 +104,9 @@ class TouchRouter:
         for raw in paths:
             path = touch_path(raw)
             queued = set()
-            for live in self.live.values():
-                root = live.project_root
-                if root is not None and is_within(path, root):
-                    self.touch(live, Touched(path, editor=True))
-                    queued.add(live.header.id)
+            for live in self.reached(path):
+                self.touch(live, Touched(path, editor=True))
+                queued.add(live.header.id)
             if len(queued) < len(self.live):
                 unresolved.append((path, frozenset(queued)))
         if not unresolved:
@@ -108,15 +129,14 @@ class TouchRouter:
         fs = host.fs
         real = await host.workers.fs(lambda: [real_path(fs, p) for p, _ in batch])
         markers = host.settings.instructions.project_root_markers
-        for live in list(self.live.values()):
-            root = live.project_root
-            if root is None:
-                root = await host.workers.fs(
-                    partial(find_project_root, live.header.cwd, markers, fs)
-                )
-                live.project_root = root
-            for path, (_, queued) in zip(real, batch, strict=True):
-                if live.header.id not in queued and is_within(path, root):
+        for live in [live for live in self.live.values() if live.project_root is None]:
+            live.project_root = await host.workers.fs(
+                partial(find_project_root, live.header.cwd, markers, fs)
+            )
+            self.roots_changed()
+        for path, (_, queued) in zip(real, batch, strict=True):
+            for live in self.reached(path):
+                if live.header.id not in queued and live.header.id in self.live:
                     self.touch(live, Touched(path))
 
     async def settled(self) -> None:
