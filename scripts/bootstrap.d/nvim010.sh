@@ -22,9 +22,21 @@ fi
 
 rm -rf "$dir"
 mkdir -p "$dir"/apt/{lists/partial,cache/archives/partial,etc/preferences.d} "$dir"/debs "$dir"/root "$dir"/bin
+# The Debian archive this machine's apt already uses (the main archive, not -security), so the
+# private state asks the same mirror for trixie's packages.
+mirror=$(
+  { grep -hE '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}'
+    grep -hE '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null \
+      | sed -E 's/\[[^]]*\] //' | awk '{print $2}'
+  } | grep -E '/debian/?$' | head -n1 || true
+)
+if [ -z "$mirror" ]; then
+  echo "nvim010.sh: no Debian archive found in this machine's apt sources" >&2
+  exit 1
+fi
 cat >"$dir/apt/etc/sources.list" <<EOF
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie main
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm main
 EOF
 apt_opts=(
   -o "Dir::Etc::sourcelist=$dir/apt/etc/sources.list" -o Dir::Etc::sourceparts=/dev/null
