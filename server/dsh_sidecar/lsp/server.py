@@ -6,6 +6,7 @@ protocol. ``main.py`` starts the transports that build these.
 from __future__ import annotations
 
 import os
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from lsprotocol import types
@@ -15,7 +16,7 @@ from pygls.lsp.server import LanguageServer
 import dsh_sidecar
 from dsh_sidecar import errors
 from dsh_sidecar.config import SettingProblem, Settings
-from dsh_sidecar.protocol import methods
+from dsh_sidecar.protocol import methods, requests
 from dsh_sidecar.protocol import types as wt
 from dsh_sidecar.queries.desk import Queries
 from dsh_sidecar.sessions.service import SessionService
@@ -43,6 +44,7 @@ class DshServer(LanguageServer):
         self._service: SessionService | None = None
         self._queries: Queries | None = None
         self.diagnostics = Diagnostics(self)
+        self.registered: dict[str, Callable[..., Awaitable[Any]]] = {}
 
     @property
     def started(self) -> bool:
@@ -134,4 +136,6 @@ def build_server() -> DshServer:
     for area in (lifecycle, sessions, loop, context, hover, links):
         area.register(server)
     documents.register(server, server.diagnostics)
+    missing = [r.name for r in requests.ALL if r.name not in server.registered]
+    assert not missing, f"requests without a handler: {missing}"
     return server

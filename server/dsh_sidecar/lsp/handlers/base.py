@@ -17,12 +17,14 @@ from pygls.workspace import Workspace
 
 from dsh_sidecar.config import SettingProblem, Settings
 from dsh_sidecar.errors import DshError
+from dsh_sidecar.protocol.requests import Request
 from dsh_sidecar.queries.desk import Queries
 from dsh_sidecar.sessions.service import SessionService
 
 from ..rpc.error_mapping import to_jsonrpc
 
 P = TypeVar("P")
+R = TypeVar("R")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -30,6 +32,8 @@ class Server(Protocol):
     settings: Settings
     # The keys refused by the last settings read; reported until a read finds none.
     setting_problems: tuple[SettingProblem, ...]
+    # Each request's handler by method name, as ``request`` registered it.
+    registered: dict[str, Callable[..., Awaitable[Any]]]
 
     @property
     def started(self) -> bool:
@@ -76,20 +80,23 @@ class Server(Protocol):
     ) -> Sequence[Any | None]: ...
 
 
-def request(
-    server: Server, method: str, kind: type[P], handler: Callable[[P], Awaitable[Any]]
-) -> None:
-    """Register ``handler`` for ``method``, its params structured as ``kind``."""
+def request(server: Server, method: Request[P, R], handler: Callable[[P], Awaitable[R]]) -> None:
+    """Register ``handler`` for ``method``: params structured as its params type, and an answer
+    of its result type (``mypy`` checks the handler's; a wrong one at run time is a fault)."""
 
-    async def run(ls: Server, raw: Any) -> Any:
-        params = ls.structure(raw, kind)
+    async def run(ls: Server, raw: Any) -> R:
+        params = ls.structure(raw, method.params)
         try:
-            return await handler(params)
+            result = await handler(params)
         except DshError as exc:
             raise to_jsonrpc(exc) from exc
+        if not isinstance(result, method.result):
+            raise TypeError(f"{method.name} answered {type(result).__name__}")
+        return result
 
-    run.__name__ = method.replace("/", "_")
-    server.feature(method)(run)
+    run.__name__ = method.name.replace("/", "_")
+    server.registered[method.name] = handler
+    server.feature(method.name)(run)
 
 
 class Background:

@@ -4,7 +4,7 @@ candidates: commands go to the session service, the read-only ones to ``queries/
 from __future__ import annotations
 
 from dsh_sidecar.protocol import mapping as wire
-from dsh_sidecar.protocol import methods
+from dsh_sidecar.protocol import requests
 from dsh_sidecar.protocol import types as wt
 
 from .base import Server, request
@@ -35,9 +35,9 @@ def register(server: Server) -> None:
         found = await server.queries.candidates(p.session_id, p.query)
         return wt.CandidatesResult([wire.candidate(c) for c in found])
 
-    request(server, methods.CONTEXT_PENDING, wt.SessionIdParams, pending)
-    request(server, methods.CONTEXT_DISCARD, wt.ContextDiscardParams, discard)
-    request(server, methods.CONTEXT_PREVIEW, wt.ContextPreviewParams, preview)
-    request(server, methods.SCOPES, wt.ScopesParams, scopes)
-    request(server, methods.EXPLAIN, wt.ExplainParams, explain_)
-    request(server, methods.SESSION_REFERENCE_CANDIDATES, wt.CandidatesParams, candidates)
+    request(server, requests.CONTEXT_PENDING, pending)
+    request(server, requests.CONTEXT_DISCARD, discard)
+    request(server, requests.CONTEXT_PREVIEW, preview)
+    request(server, requests.SCOPES, scopes)
+    request(server, requests.EXPLAIN, explain_)
+    request(server, requests.SESSION_REFERENCE_CANDIDATES, candidates)

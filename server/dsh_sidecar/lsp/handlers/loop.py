@@ -8,7 +8,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcException
 
 from dsh_sidecar.errors import DshError
-from dsh_sidecar.protocol import methods
+from dsh_sidecar.protocol import methods, requests
 from dsh_sidecar.protocol import types as wt
 from dsh_sidecar.sessions.service import Prompt
 
@@ -29,9 +29,9 @@ def register(server: Server) -> None:
     async def end_turn(p: wt.TurnEndParams) -> None:
         await server.service.end_turn(p.session_id, p.turn, p.reason)
 
-    request(server, methods.STEP_PREPARE, wt.StepPrepareParams, prepare)
-    request(server, methods.STEP_END, wt.StepEndParams, end_step)
-    request(server, methods.TURN_END, wt.TurnEndParams, end_turn)
+    request(server, requests.STEP_PREPARE, prepare)
+    request(server, requests.STEP_END, end_step)
+    request(server, requests.TURN_END, end_turn)
 
     @server.feature(methods.TOOL_RESULT)
     def tool_result(ls: Server, raw: Any) -> None:

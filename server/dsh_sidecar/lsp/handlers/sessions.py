@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dsh_sidecar.protocol import mapping as wire
-from dsh_sidecar.protocol import methods
+from dsh_sidecar.protocol import requests
 from dsh_sidecar.protocol import types as wt
 
 from .base import Server, request
@@ -38,15 +38,15 @@ def register(server: Server) -> None:
         seq = await server.service.compact(p.session_id, p.start, p.end, p.summary, p.compaction_id)
         return wt.CompactResult(seq)
 
-    request(server, methods.SESSION_OPEN, wt.SessionOpenParams, open_)
-    request(server, methods.SESSION_CLOSE, wt.SessionIdParams, close)
-    request(server, methods.SESSION_LIST, wt.SessionListParams, list_)
-    request(server, methods.SESSION_SURFACE, wt.SessionIdParams, surface)
-    request(server, methods.SESSION_EVENTS, wt.SessionEventsParams, events)
-    request(server, methods.SESSION_APPEND, wt.SessionAppendParams, append)
-    request(server, methods.SESSION_COMPACT, wt.SessionCompactParams, compact)
+    request(server, requests.SESSION_OPEN, open_)
+    request(server, requests.SESSION_CLOSE, close)
+    request(server, requests.SESSION_LIST, list_)
+    request(server, requests.SESSION_SURFACE, surface)
+    request(server, requests.SESSION_EVENTS, events)
+    request(server, requests.SESSION_APPEND, append)
+    request(server, requests.SESSION_COMPACT, compact)
 
     async def delete(p: wt.SessionIdParams) -> None:
         await server.service.delete_session(p.session_id)
 
-    request(server, methods.SESSION_DELETE, wt.SessionIdParams, delete)
+    request(server, requests.SESSION_DELETE, delete)
