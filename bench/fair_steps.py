@@ -10,7 +10,7 @@ touches (they are part of its answer) and for nothing else. Printed: the slowest
 step, the whole burst's time to settle, and how long the burst's 1,000 ``editor_touch`` calls
 took on the loop. Runs in-process over ``SessionService`` (no transport), so what it measures is
 the service's scheduling; the code measured is whichever ``dsh_sidecar`` is importable
-(``PYTHONPATH=/path/to/other/checkout/server`` measures another one).
+(``PYTHONPATH=<another checkout>/server`` measures another one).
 
     .venv/bin/python bench/fair_steps.py [--sessions 100] [--files 1000] [--shared]
 """

@@ -8,15 +8,11 @@ import os
 
 from dsh_sidecar.explain import Explanation
 from dsh_sidecar.explain.hover import code, hover_section
+from dsh_sidecar.rule_sets import RULE_SETS
 from dsh_sidecar.sources.agent_instructions.baseline import ChainEntry
 from dsh_sidecar.sources.agent_instructions.imports import IMPORTED, ImportRecord
 from dsh_sidecar.sources.agent_instructions.paths import USER_GLOBAL, split_scope
-from dsh_sidecar.sources.agent_instructions.rules import (
-    MAX_RULE_FILES,
-    RULE_SETS,
-    Rule,
-    is_rule_scope,
-)
+from dsh_sidecar.sources.agent_instructions.rules import MAX_RULE_FILES, Rule, is_rule_scope
 from dsh_sidecar.sources.agent_instructions.usage import OffConvention
 
 from .scopes import ScopesReport

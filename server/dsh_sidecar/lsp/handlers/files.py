@@ -8,7 +8,7 @@ import os
 from pygls.uris import to_fs_path
 
 from dsh_sidecar.config import OVERRIDE_NAME
-from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS
+from dsh_sidecar.rule_sets import RULE_SETS
 
 from .base import Server
 

@@ -43,6 +43,7 @@ from dsh_sidecar.fs import (
     ReadFailure,
     version_of,
 )
+from dsh_sidecar.rule_sets import RULE_SETS, RuleSet
 
 from .frontmatter import FrontValue, read_frontmatter
 from .globs import (
@@ -61,41 +62,6 @@ MAX_DEPTH = 12
 FRONTMATTER_LINES = 200
 
 Mode = Literal["always", "globs", "manual", "invalid"]
-
-
-@attrs.frozen
-class RuleSet:
-    """One convention: where its files live and how their frontmatter says what they apply to."""
-
-    name: str
-    folder: str
-    suffix: str
-    glob_field: str
-    glob_list: bool  # whether the globs may be a YAML list
-    without_globs: Literal["always", "manual"]
-    always_field: str | None = None
-    repository_files: tuple[str, ...] = ()  # always-on files of this convention
-    agent: str = ""
-    # How its globs match (globs.py): "root" from the project root, "vscode" as VS Code
-    # matches applyTo, "claude" as Claude Code matches paths.
-    glob_dialect: Literal["root", "vscode", "claude"] = "root"
-
-
-RULE_SETS: dict[str, RuleSet] = {
-    "copilot": RuleSet(
-        "copilot", ".github/instructions", ".instructions.md", "applyTo", False, "manual",
-        repository_files=(".github/copilot-instructions.md",), agent="GitHub Copilot",
-        glob_dialect="vscode",
-    ),
-    "claude": RuleSet(
-        "claude", ".claude/rules", ".md", "paths", True, "always", agent="Claude Code",
-        glob_dialect="claude",
-    ),
-    "cursor": RuleSet(
-        "cursor", ".cursor/rules", ".mdc", "globs", True, "manual", always_field="alwaysApply",
-        agent="Cursor",
-    ),
-}  # fmt: skip
 
 
 def scope_key(rule_set: str, rel_path: str) -> str:
