@@ -93,14 +93,9 @@ class SessionService:
             workers or Workers(), clock, on_inbox_changed, on_warning,
         )  # fmt: skip
         # Never replaced: the host's surroundings, named here for the commands and the LSP layer.
-        self.env, self.store, self.fs, self.workers = (
-            frozen_env,
-            self.host.store,
-            fs,
-            self.host.workers,
-        )
-        self.clock = clock
-        self.tmux_pid = tmux_pid
+        self.env, self.fs = frozen_env, fs
+        self.store, self.workers = self.host.store, self.host.workers
+        self.clock, self.tmux_pid = clock, tmux_pid
         self.live: dict[str, LiveSession] = {}
         # Which live sessions a touch reaches, and the projections it queues (touches/).
         self.touches = TouchRouter(self.host, self.live, Projector(self.host))
