@@ -76,7 +76,9 @@ class Flood:
     """``tcp_flooder.py`` running, as ``nobody`` or as this user; stopped by closing stdin."""
 
     def __init__(self, port: int, count: int, body: int, *, as_nobody: bool) -> None:
-        argv = [FLOODER, str(port), str(count), str(body)]
+        # The source goes on the command line: nobody may not be able to read this checkout
+        # (CI clones it under a 0700 directory).
+        argv = ["-c", Path(FLOODER).read_text(), str(port), str(count), str(body)]
         if as_nobody:
             argv = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", NOBODY_PYTHON, *argv]  # fmt: skip
         else:
