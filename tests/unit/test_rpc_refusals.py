@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcServerNotInitialized
 
-from dsh_sidecar.lsp.rpc_protocol import DshProtocol
+from dsh_sidecar.lsp.rpc.protocol import DshProtocol
 from dsh_sidecar.lsp.server import DshServer
 
 

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from lsprotocol import types
 
 from dsh_sidecar.fs import LocalFileSystem, ReadFailure
-from dsh_sidecar.sessions.service import ScopesReport
+from dsh_sidecar.queries.hover_text import rule_limit_message
+from dsh_sidecar.queries.scopes import ScopesReport
 from dsh_sidecar.sources.agent_instructions.baseline import ChainEntry
 from dsh_sidecar.sources.agent_instructions.escaping import frame_tags, one_line
 from dsh_sidecar.sources.agent_instructions.import_syntax import import_spans
@@ -26,7 +27,7 @@ from dsh_sidecar.sources.agent_instructions.imports import (
     ImportRecord,
 )
 from dsh_sidecar.sources.agent_instructions.paths import is_within
-from dsh_sidecar.sources.agent_instructions.rules import MAX_RULE_FILES, Rule
+from dsh_sidecar.sources.agent_instructions.rules import Rule
 from dsh_sidecar.sources.agent_instructions.usage import IMPORTS
 
 SOURCE = "dsh-sidecar"
@@ -145,13 +146,6 @@ def instruction_diagnostics(
     return out
 
 
-def rule_limit_message() -> str:
-    return (
-        f"Not read: the project has more than {MAX_RULE_FILES} rule files "
-        "(instructions.ruleSets reads the first ones, by rule set and path)"
-    )
-
-
 def _rule_diagnostics(rule: Rule, entry: ChainEntry | None) -> list[types.Diagnostic]:
     """A rule file's own troubles: it cannot be read, or its frontmatter is wrong."""
     out = []
@@ -221,11 +215,15 @@ def _convention_diagnostics(
                 if span.raw not in unfollowed:
                     continue
                 where = types.Range(start=locate(span.start), end=locate(span.end))
-                out.append(_diag(
-                    where, types.DiagnosticSeverity.Information, CONVENTION_OFF,
-                    f"@{span.raw} is not followed: {convention.enable} to import it "
-                    f"({convention.agent}'s convention)",
-                ))  # fmt: skip
+                out.append(
+                    _diag(
+                        where,
+                        types.DiagnosticSeverity.Information,
+                        CONVENTION_OFF,
+                        f"@{span.raw} is not followed: {convention.enable} to import it "
+                        f"({convention.agent}'s convention)",
+                    )
+                )
             continue
         out.append(_diag(_TOP, types.DiagnosticSeverity.Information, CONVENTION_OFF, message))
     return out
@@ -249,11 +247,14 @@ def _frame_tags(text: str, encoding: str) -> list[types.Diagnostic]:
             code, effect = "closing-tag-escaped", "close the instruction frame"
         else:
             code, effect = "opening-tag-escaped", "open a frame inside the instructions"
-        out.append(_diag(
-            types.Range(start=locate(tag.start()), end=locate(end)),
-            types.DiagnosticSeverity.Information, code,
-            f"Escaped as {shown} when loaded, so it cannot {effect}",
-        ))  # fmt: skip
+        out.append(
+            _diag(
+                types.Range(start=locate(tag.start()), end=locate(end)),
+                types.DiagnosticSeverity.Information,
+                code,
+                f"Escaped as {shown} when loaded, so it cannot {effect}",
+            )
+        )
     return out
 
 

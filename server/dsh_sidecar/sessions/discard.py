@@ -17,8 +17,6 @@ from dsh_sidecar import errors
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.model import INBOX_DISCARDED, Message
 from dsh_sidecar.sources.agent_instructions.compose import (
-    ComposeEnv,
-    SessionInstructionState,
     compose,
     sync_inbox,
 )
@@ -35,19 +33,15 @@ from dsh_sidecar.sources.agent_instructions.state import (
 
 from .inbox import splice_draft
 from .instruction_log import visible_instructions
+from .job import SessionJob
 from .snapshot import frozen_changes
 from .store import EventDraft, Store
 
 
-@attrs.frozen
-class DiscardJob:
-    session_id: str
+@attrs.frozen(kw_only=True)
+class DiscardJob(SessionJob):
     message_id: str
     scopes: tuple[str, ...] | None
-    env: ComposeEnv
-    # Owned by this job: the session lock is held while it runs, and the loop only replaces it.
-    instructions: SessionInstructionState
-    dismissed: Mapping[str, Change]
 
 
 @attrs.frozen
@@ -123,9 +117,15 @@ def _recompose(
     touched = [scope_abs_path(c.scope, root, env.dsh_home) for c in kept if c.scope not in rules]
     visible = visible_instructions(store, job.session_id)
     desired = compose(
-        env, job.instructions, visible=visible, claimed=(), pending=(),
-        touched=[os.path.normpath(p) for p in touched], dismissed=dismissed, scopes=rules,
-    )  # fmt: skip
+        env,
+        job.instructions,
+        visible=visible,
+        claimed=(),
+        pending=(),
+        touched=[os.path.normpath(p) for p in touched],
+        dismissed=dismissed,
+        scopes=rules,
+    )
     return desired, visible
 
 

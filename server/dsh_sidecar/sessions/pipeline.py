@@ -72,19 +72,28 @@ def run_pre_step(inputs: StepInputs, settings: Settings, hooks: SourceHooks) -> 
         from dsh_sidecar.sources import tmux_context
 
         reading = tmux_context.tmux_reading(
-            events=inputs.tmux_events, turn=inputs.turn, step=inputs.step, now_ms=inputs.now_ms,
-            settings=settings.tmux_context, query=hooks.tmux_query, warn=hooks.warn,
-        )  # fmt: skip
+            events=inputs.tmux_events,
+            turn=inputs.turn,
+            step=inputs.step,
+            now_ms=inputs.now_ms,
+            settings=settings.tmux_context,
+            query=hooks.tmux_query,
+            warn=hooks.warn,
+        )
         if reading is not None:
             batch.insert(0, reading)
     if settings.time_context.enabled:
         from dsh_sidecar.sources import time_context
 
         reading = time_context.time_reading(
-            events=inputs.time_events, batch=batch, turn=inputs.turn, step=inputs.step,
-            now_ms=inputs.now_ms, settings=settings.time_context,
+            events=inputs.time_events,
+            batch=batch,
+            turn=inputs.turn,
+            step=inputs.step,
+            now_ms=inputs.now_ms,
+            settings=settings.time_context,
             fallback_zone=hooks.fallback_zone(),
-        )  # fmt: skip
+        )
         if reading is not None:
             batch.append(reading)
     batch, inbox = _agent_instructions(inputs, batch, hooks)
@@ -92,9 +101,11 @@ def run_pre_step(inputs: StepInputs, settings: Settings, hooks: SourceHooks) -> 
         from dsh_sidecar.sources.session_reference import resolver
 
         batch = resolver.apply_to_batch(
-            target_id=inputs.session_id, batch=batch, read_surface=hooks.read_surface,
+            target_id=inputs.session_id,
+            batch=batch,
+            read_surface=hooks.read_surface,
             settings=settings.session_reference,
-        )  # fmt: skip
+        )
     return StepOutcome(tuple(batch), tuple(inbox))
 
 

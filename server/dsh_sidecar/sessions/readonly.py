@@ -94,8 +94,11 @@ def open_reader(path: str) -> StoreReader | None:
 def _header(row: sqlite3.Row) -> SessionHeader:
     keys = row.keys()
     return SessionHeader(
-        id=row["id"], created_at=row["created_at"], cwd=row["cwd"], title=row["title"],
+        id=row["id"],
+        created_at=row["created_at"],
+        cwd=row["cwd"],
+        title=row["title"],
         agent=row["agent"] if "agent" in keys else None,
         agent_session=row["agent_session"] if "agent_session" in keys else None,
         parent_id=row["parent_id"] if "parent_id" in keys else None,
-    )  # fmt: skip
+    )

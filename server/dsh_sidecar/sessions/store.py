@@ -260,9 +260,14 @@ def _row_to_event(row: sqlite3.Row) -> Event:
 
 def _row_to_header(row: sqlite3.Row) -> SessionHeader:
     return SessionHeader(
-        id=row["id"], created_at=row["created_at"], cwd=row["cwd"], title=row["title"],
-        agent=row["agent"], agent_session=row["agent_session"], parent_id=row["parent_id"],
-    )  # fmt: skip
+        id=row["id"],
+        created_at=row["created_at"],
+        cwd=row["cwd"],
+        title=row["title"],
+        agent=row["agent"],
+        agent_session=row["agent_session"],
+        parent_id=row["parent_id"],
+    )
 
 
 def now_ms() -> int:
@@ -438,10 +443,15 @@ class Store:
             "INSERT OR IGNORE INTO sessions (id, created_at, cwd, title, agent, agent_session,"
             " parent_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
-                header.id, header.created_at, header.cwd, header.title, header.agent,
-                header.agent_session, header.parent_id,
+                header.id,
+                header.created_at,
+                header.cwd,
+                header.title,
+                header.agent,
+                header.agent_session,
+                header.parent_id,
             ),
-        )  # fmt: skip
+        )
         return cur.rowcount == 1
 
     def open_or_create(self, header: SessionHeader) -> tuple[SessionHeader, bool]:
@@ -530,12 +540,20 @@ class Store:
                 "INSERT INTO events (session_id, seq, type, time, data, surface_op,"
                 " source_event_seqs, source_kind, source_plugin, turn) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
-                    session_id, seq, draft.type, stamp, _dumps(draft.data),
+                    session_id,
+                    seq,
+                    draft.type,
+                    stamp,
+                    _dumps(draft.data),
                     _dumps(draft.surface_op) if draft.surface_op is not None else None,
-                    _dumps(list(draft.source_event_seqs)) if draft.source_event_seqs is not None else None,
-                    kind, plugin, _turn_of(draft),
+                    _dumps(list(draft.source_event_seqs))
+                    if draft.source_event_seqs is not None
+                    else None,
+                    kind,
+                    plugin,
+                    _turn_of(draft),
                 ),
-            )  # fmt: skip
+            )
             if draft.type == SESSION_TITLE and isinstance(draft.data.get("title"), str):
                 db.execute(
                     "UPDATE sessions SET title = ? WHERE id = ?", (draft.data["title"], session_id)
@@ -609,9 +627,11 @@ class Store:
                     f"compact range {start}..{end} is outside the surface of {len(nodes)} nodes"
                 )
             draft = EventDraft(
-                USER_MESSAGE, checkpoint.to_json(), {"op": "replace", "start": start, "end": end},
+                USER_MESSAGE,
+                checkpoint.to_json(),
+                {"op": "replace", "start": start, "end": end},
                 tuple(nodes[start : end + 1]),
-            )  # fmt: skip
+            )
             return self._append_in(db, session_id, [draft], None)[0]
 
     def pragma(self, name: str) -> Any:

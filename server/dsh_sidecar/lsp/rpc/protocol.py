@@ -162,20 +162,22 @@ class DshProtocol(LanguageServerProtocol):
         if not self._initialize_received and method != types.INITIALIZE:
             if is_request:
                 self._send_error(
-                    message.id, SERVER_NOT_INITIALIZED,
+                    message.id,
+                    SERVER_NOT_INITIALIZED,
                     f"{method}: the server is not initialized (send initialize first)",
                     CODE_NOT_INITIALIZED,
-                )  # fmt: skip
+                )
             elif method is not None:
                 log.info("dropped %s: it came before initialize", method)
             return
         if self._shutdown:
             if is_request:
                 self._send_error(
-                    message.id, incoming.INVALID_REQUEST,
+                    message.id,
+                    incoming.INVALID_REQUEST,
                     f"{method}: the server is shutting down (only exit is accepted)",
                     CODE_SHUTTING_DOWN,
-                )  # fmt: skip
+                )
             elif method is not None:
                 log.info("dropped %s: it came after shutdown", method)
             return

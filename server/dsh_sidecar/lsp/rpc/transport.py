@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from lsprotocol import types
 
@@ -33,10 +33,7 @@ from dsh_sidecar import errors
 from . import framing, incoming
 from .converter import describe_structure_error
 from .framing import Body, FrameParser, FramingError
-from .rpc_protocol import DshProtocol
-
-if TYPE_CHECKING:
-    from .server import DshServer
+from .protocol import DshProtocol
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +197,7 @@ class Connection:
         on_refused: Callable[[str], object] | None = None,
     ) -> None:
         self._make_server = make_server
-        self.server: DshServer | None = None
+        self.server: ServedServer | None = None
         self._protocol: DshProtocol | None = None
         self.stream = stream
         self.limits = limits
@@ -246,7 +243,7 @@ class Connection:
             self._writer.close()
             if self.server is not None:
                 await self.protocol.release()
-                self.server.shutdown()  # type: ignore[no-untyped-call]  # pygls' thread pool
+                self.server.shutdown()  # pygls' thread pool
             await self.stream.close()
             log.debug("%s: closed", self.label)
         return self.protocol.exit_code if self._exited else None
@@ -261,7 +258,7 @@ class Connection:
                     remaining = deadline - asyncio.get_running_loop().time()
                     data = await asyncio.wait_for(self.stream.read(), max(remaining, 0))
                 except TimeoutError:
-                    reason = f"no initialize with the token within {self.limits.auth_timeout_seconds:g} s"  # fmt: skip
+                    reason = f"no initialize with the token within {self.limits.auth_timeout_seconds:g} s"
                     self._refuse(None, reason)
                     break
             if not data:
@@ -325,7 +322,10 @@ class Connection:
         assert self._auth is not None
         reply_id = item.id if isinstance(item, incoming.Request) else None
         if not isinstance(item, incoming.Request) or item.method != types.INITIALIZE:
-            self._refuse(reply_id, "the first message must be initialize with initializationOptions.authToken")  # fmt: skip
+            self._refuse(
+                reply_id,
+                "the first message must be initialize with initializationOptions.authToken",
+            )
         elif self._auth.accepts(_auth_token(item.message)):
             self._auth = None
             self._parser.max_body_bytes = self.limits.max_body_bytes
@@ -372,7 +372,12 @@ class Connection:
         if item.method == types.INITIALIZE:
             message = _without_auth_token(message)
         if is_request and self.protocol.is_notification_method(item.method):
-            self._answer_error(item, incoming.INVALID_REQUEST, f"Invalid request: {item.method} is a notification and takes no id", incoming.CODE_INVALID_REQUEST)  # fmt: skip
+            self._answer_error(
+                item,
+                incoming.INVALID_REQUEST,
+                f"Invalid request: {item.method} is a notification and takes no id",
+                incoming.CODE_INVALID_REQUEST,
+            )
             return
         if not is_request and self.protocol.is_request_method(item.method):
             self._report_dropped(f"{item.method} is a request and needs an id")
@@ -382,7 +387,9 @@ class Connection:
         except Exception as exc:
             reason = f"{item.method}: invalid params: {describe_structure_error(exc)}"
             if is_request:
-                self._answer_error(item, incoming.INVALID_PARAMS, reason, incoming.CODE_INVALID_PARAMS)  # fmt: skip
+                self._answer_error(
+                    item, incoming.INVALID_PARAMS, reason, incoming.CODE_INVALID_PARAMS
+                )
             else:
                 self._report_dropped(reason)
             return
@@ -391,7 +398,9 @@ class Connection:
         except Exception:
             log.exception("%s: handling %s failed", self.label, item.method)
             if is_request:
-                self._answer_error(item, -32603, f"Internal error handling {item.method}", errors.INTERNAL_ERROR)  # fmt: skip
+                self._answer_error(
+                    item, -32603, f"Internal error handling {item.method}", errors.INTERNAL_ERROR
+                )
 
     def _answer_error(
         self, item: incoming.Request | incoming.Notification, code: int, message: str, data: str
@@ -429,4 +438,14 @@ def _without_auth_token(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "params": {**params, "initializationOptions": stripped}}
 
 
-ServerFactory = Callable[[], "DshServer"]
+class ServedServer(Protocol):
+    """What a connection needs of the server it serves (``lsp/server.py``'s ``DshServer``): the
+    protocol it feeds, and a shutdown of its thread pool once the connection has ended."""
+
+    @property
+    def protocol(self) -> Any: ...
+
+    def shutdown(self) -> None: ...
+
+
+ServerFactory = Callable[[], ServedServer]

@@ -77,7 +77,11 @@ class RefusalLog:
     def add(self, reason: str) -> bool:
         """Count one refusal; True if it is the first of a quiet spell (and was logged)."""
         if self._window is None:
-            log.warning("TCP: refused a connection: %s (more are summed up every %g s)", reason, self._interval)  # fmt: skip
+            log.warning(
+                "TCP: refused a connection: %s (more are summed up every %g s)",
+                reason,
+                self._interval,
+            )
             self._open_window()
             return True
         self._counts[reason] += 1
@@ -220,8 +224,14 @@ class Door:
             key, (since, oldest) = next(iter(self._waiting.items()))
             if self._loop.time() - since < EVICT_AFTER_SECONDS:
                 # Everyone waiting came just now and may be about to authenticate.
-                quiet = self.refusals.add(f"turned away (over {MAX_WAITING} waiting to authenticate)")  # fmt: skip
-                _turn_away(conn, f"over {MAX_WAITING} connections are waiting to authenticate", reset=not quiet)  # fmt: skip
+                quiet = self.refusals.add(
+                    f"turned away (over {MAX_WAITING} waiting to authenticate)"
+                )
+                _turn_away(
+                    conn,
+                    f"over {MAX_WAITING} connections are waiting to authenticate",
+                    reset=not quiet,
+                )
                 return
             del self._waiting[key]
             oldest.cancel()

@@ -178,7 +178,9 @@ class SockDiag:
             + _SOCKID.pack(sport, dport, src, dst)
             + _SOCKID_TAIL.pack(0, _NO_COOKIE, _NO_COOKIE)
         )
-        header = _NLMSG.pack(_NLMSG.size + len(body), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST, self._seq, 0)  # fmt: skip
+        header = _NLMSG.pack(
+            _NLMSG.size + len(body), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST, self._seq, 0
+        )
         self._sock.send(header + body)
         while True:
             reply = self._sock.recv(8192)

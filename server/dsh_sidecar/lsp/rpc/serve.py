@@ -28,6 +28,8 @@ from typing import Any
 from dsh_sidecar.config import resolve_dsh_home
 
 from . import framing, incoming
+from .auth import ServeError, TokenFile
+from .tcp import Door
 from .transport import (
     CODE_UNAUTHORIZED,
     Connection,
@@ -36,9 +38,7 @@ from .transport import (
     SocketStream,
     StdioStream,
 )
-from .transport_auth import ServeError, TokenFile
-from .transport_tcp import Door
-from .transport_unix import UnixListenerSocket, peer_uid
+from .unix import UnixListenerSocket, peer_uid
 
 log = logging.getLogger(__name__)
 
@@ -168,12 +168,19 @@ async def serve_tcp(make_server: ServerFactory, port: int, limits: Limits) -> in
     clients = _Clients()
     door: Door | None = None
 
-    async def serve_one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, label: str) -> None:  # fmt: skip
+    async def serve_one(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, label: str
+    ) -> None:
         assert door is not None
         connection = Connection(
-            make_server, SocketStream(reader, writer), limits, auth=token, label=label,
-            on_authenticated=authenticated.get(writer), on_refused=door.refusals.add,
-        )  # fmt: skip
+            make_server,
+            SocketStream(reader, writer),
+            limits,
+            auth=token,
+            label=label,
+            on_authenticated=authenticated.get(writer),
+            on_refused=door.refusals.add,
+        )
         await connection.run()
 
     # The door's callback for each waiting connection, found again by its writer.
@@ -196,7 +203,9 @@ async def serve_tcp(make_server: ServerFactory, port: int, limits: Limits) -> in
         door = Door(sock, admitted)
         door.open()
         if not door.uid_checked:
-            log.warning("TCP: the peers' uids cannot be learnt here (no sock_diag, no /proc/net/tcp); only the token keeps other users out")  # fmt: skip
+            log.warning(
+                "TCP: the peers' uids cannot be learnt here (no sock_diag, no /proc/net/tcp); only the token keeps other users out"
+            )
         _announce({"transport": "tcp", "host": LOOPBACK, "port": port, "tokenFile": token.path})
         await asyncio.get_running_loop().create_future()  # until the serving task is cancelled
         return 0
@@ -218,7 +227,11 @@ def _bind_tcp(port: int) -> socket.socket:
         sock.bind((LOOPBACK, port))
     except OSError as exc:
         sock.close()
-        reason = "address already in use" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))  # fmt: skip
+        reason = (
+            "address already in use"
+            if exc.errno == errno.EADDRINUSE
+            else (exc.strerror or str(exc))
+        )
         raise ServeError(f"cannot listen on {LOOPBACK}:{port}: {reason}") from exc
     return sock
 
@@ -229,15 +242,19 @@ async def serve_unix(make_server: ServerFactory, path: str, limits: Limits) -> i
     clients = _Clients()
     own_uid = os.geteuid()
 
-    async def serve_one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, label: str) -> None:  # fmt: skip
+    async def serve_one(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, label: str
+    ) -> None:
         uid = peer_uid(writer.get_extra_info("socket"))
         if uid != own_uid:
             log.warning("%s: refused: peer uid %d is not %d", label, uid, own_uid)
             stream = SocketStream(reader, writer)
             refusal = incoming.error_response(
-                None, incoming.INVALID_REQUEST,
-                f"Unauthorized: this socket serves uid {own_uid} only", CODE_UNAUTHORIZED,
-            )  # fmt: skip
+                None,
+                incoming.INVALID_REQUEST,
+                f"Unauthorized: this socket serves uid {own_uid} only",
+                CODE_UNAUTHORIZED,
+            )
             stream.write(framing.encode_frame(json.dumps(refusal).encode("ascii")))
             await stream.drain()
             await stream.close()

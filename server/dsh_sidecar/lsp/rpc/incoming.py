@@ -125,7 +125,11 @@ def decode(body: bytes) -> Incoming:
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return Refusal(PARSE_ERROR, f"Parse error: the body is not UTF-8 ({exc.reason} at byte {exc.start})", CODE_PARSE_ERROR)  # fmt: skip
+        return Refusal(
+            PARSE_ERROR,
+            f"Parse error: the body is not UTF-8 ({exc.reason} at byte {exc.start})",
+            CODE_PARSE_ERROR,
+        )
     try:
         document = json.loads(
             text,
@@ -134,7 +138,11 @@ def decode(body: bytes) -> Incoming:
             parse_constant=_refuse_constant,
         )
     except RecursionError:
-        return Refusal(INVALID_REQUEST, f"Invalid request: nested deeper than {MAX_NESTING_DEPTH} levels", CODE_TOO_DEEP)  # fmt: skip
+        return Refusal(
+            INVALID_REQUEST,
+            f"Invalid request: nested deeper than {MAX_NESTING_DEPTH} levels",
+            CODE_TOO_DEEP,
+        )
     except ValueError as exc:  # JSONDecodeError, and the refused constants
         return Refusal(PARSE_ERROR, f"Parse error: {exc}", CODE_PARSE_ERROR)
     return classify(document)
@@ -151,7 +159,7 @@ def classify(document: Any) -> Incoming:
             if isinstance(document, list)
             else "a message must be a JSON object"
         )
-        return Refusal(INVALID_REQUEST, f"Invalid request: {what}", CODE_INVALID_REQUEST)  # fmt: skip
+        return Refusal(INVALID_REQUEST, f"Invalid request: {what}", CODE_INVALID_REQUEST)
     raw_id = document.get("id")
     readable_id = raw_id if _valid_id(raw_id) and not _has_problem(raw_id) else None
     is_call = "method" in document
@@ -160,7 +168,13 @@ def classify(document: Any) -> Incoming:
     def refuse(code: int, data_code: str, reason: str) -> Refusal:
         if not is_call:
             # A response is never answered; the request it answers (if any) is failed instead.
-            return Refusal(code, f"Invalid response: {reason}", data_code, answer=False, response_to=readable_id)  # fmt: skip
+            return Refusal(
+                code,
+                f"Invalid response: {reason}",
+                data_code,
+                answer=False,
+                response_to=readable_id,
+            )
         kind = "params" if code == INVALID_PARAMS else "request"
         return Refusal(code, f"Invalid {kind}: {reason}", data_code, readable_id, answer)
 
@@ -180,14 +194,20 @@ def classify(document: Any) -> Incoming:
             return invalid('"params" must be an object or an array')
     else:
         if "id" not in document:
-            return invalid('a message needs "method" (a request or notification) or "id" (a response)')  # fmt: skip
+            return invalid(
+                'a message needs "method" (a request or notification) or "id" (a response)'
+            )
         if ("result" in document) == ("error" in document):
             return invalid('a response has exactly one of "result" and "error"')
     problem = _first_problem(document)
     if problem is not None:
         path, reason, too_deep = problem
         if too_deep:
-            return refuse(INVALID_REQUEST, CODE_TOO_DEEP, f"{path}: nested deeper than {MAX_NESTING_DEPTH} levels")  # fmt: skip
+            return refuse(
+                INVALID_REQUEST,
+                CODE_TOO_DEEP,
+                f"{path}: nested deeper than {MAX_NESTING_DEPTH} levels",
+            )
         if is_call and re.match(r"params\b", path):
             return refuse(INVALID_PARAMS, CODE_INVALID_PARAMS, f"{path}: {reason}")
         return invalid(f"{path}: {reason}")
@@ -219,7 +239,7 @@ def _first_problem(document: dict[str, Any]) -> tuple[str, str, bool] | None:
                 return _path(link), "", True
             for key in value:
                 if _SURROGATE.search(key):
-                    return _path((link, key)), "the key holds a lone surrogate (not Unicode)", False  # fmt: skip
+                    return _path((link, key)), "the key holds a lone surrogate (not Unicode)", False
             stack.extend((v, (link, k), depth + 1) for k, v in reversed(value.items()))
         elif isinstance(value, list):
             if depth > MAX_NESTING_DEPTH:
@@ -228,10 +248,18 @@ def _first_problem(document: dict[str, Any]) -> tuple[str, str, bool] | None:
         elif isinstance(value, str):
             found = _SURROGATE.search(value)
             if found is not None:
-                return _path(link), f"lone surrogate \\u{ord(found.group()):04x} at character {found.start()} is not Unicode", False  # fmt: skip
+                return (
+                    _path(link),
+                    f"lone surrogate \\u{ord(found.group()):04x} at character {found.start()} is not Unicode",
+                    False,
+                )
         elif isinstance(value, _OutOfRange):
             shown = value.text if len(value.text) <= 40 else value.text[:37] + "..."
-            return _path(link), f"the number {shown} is beyond 2^53-1 in magnitude, where JSON clients lose precision", False  # fmt: skip
+            return (
+                _path(link),
+                f"the number {shown} is beyond 2^53-1 in magnitude, where JSON clients lose precision",
+                False,
+            )
     return None
 
 
