@@ -69,7 +69,7 @@ async function launch() {
     args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
       '--disable-domain-reliability', '--disable-breakpad', '--metrics-recording-only',
-      '--no-default-browser-check', '--disable-features=OptimizationHints,MediaRouter,Translate',
+      '--no-default-browser-check',
       '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost'],
   });
   // Every runner makes its contexts here, so each one gets both guards below.
