@@ -32,7 +32,8 @@ HOP = "bench/hop"
 
 
 def product_server() -> Any:
-    from dsh_sidecar.lsp.server import build_server, configure_logging
+    from dsh_sidecar.lsp.main import configure_logging
+    from dsh_sidecar.lsp.server import build_server
 
     configure_logging(None, False)
     server = build_server()
@@ -72,16 +73,16 @@ def noop_server() -> Any:
 def restore_pygls_bookkeeping() -> None:
     from pygls.protocol.json_rpc import JsonRPCProtocol
 
-    from dsh_sidecar.lsp.rpc_protocol import DshProtocol
+    from dsh_sidecar.lsp.rpc.protocol import DshProtocol
 
     DshProtocol._execute_handler = JsonRPCProtocol._execute_handler  # type: ignore[method-assign]
     DshProtocol._send_handler_result = JsonRPCProtocol._send_handler_result  # type: ignore[method-assign]
 
 
 def serve_product(server: Any) -> None:
-    from dsh_sidecar.lsp.framing import DEFAULT_MAX_BODY_BYTES
-    from dsh_sidecar.lsp.transport import Limits
-    from dsh_sidecar.lsp.transport_serve import run, serve_stdio
+    from dsh_sidecar.lsp.rpc.framing import DEFAULT_MAX_BODY_BYTES
+    from dsh_sidecar.lsp.rpc.serve import run, serve_stdio
+    from dsh_sidecar.lsp.rpc.transport import Limits
 
     run(serve_stdio(lambda: server, Limits(DEFAULT_MAX_BODY_BYTES)))
 

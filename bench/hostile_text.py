@@ -51,7 +51,8 @@ def gitignore(n: int) -> None:
 
 
 def huge_rule(n: int) -> None:
-    from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS, applicability
+    from dsh_sidecar.rule_sets import RULE_SETS
+    from dsh_sidecar.sources.agent_instructions.rules import applicability
 
     globs = ", ".join(f"lib{i}/**/*.py" for i in range(n))
     applies = applicability(RULE_SETS["copilot"], f'---\napplyTo: "{globs}"\n---\nHuge.\n')

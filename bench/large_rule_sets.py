@@ -29,7 +29,8 @@ from _common import ms, report
 from dsh_sidecar.config import Settings
 from dsh_sidecar.explain import explain_file
 from dsh_sidecar.fs import LOCAL_FS
-from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS, applicability
+from dsh_sidecar.rule_sets import RULE_SETS
+from dsh_sidecar.sources.agent_instructions.rules import applicability
 
 
 def build(base: str, rules: int) -> str:

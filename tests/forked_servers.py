@@ -84,7 +84,7 @@ def _serve(socket_path: str) -> None:
     # Everything a server needs, imported once; nothing started (no thread, no event loop),
     # so that a fork is a clean copy.
     import dsh_sidecar.cli
-    import dsh_sidecar.lsp.server
+    import dsh_sidecar.lsp.main
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)

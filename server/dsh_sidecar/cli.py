@@ -51,7 +51,7 @@ EXIT_OK = 0
 EXIT_UNHEALTHY = 1
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 1  # what Python's own SIGPIPE recipe returns
-# Kept equal to dsh_sidecar.lsp.framing.DEFAULT_MAX_BODY_BYTES (a test checks); not imported so
+# Kept equal to dsh_sidecar.lsp.rpc.framing.DEFAULT_MAX_BODY_BYTES (a test checks); not imported so
 # that parsing the command line does not load the server.
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MIN_MAX_MESSAGE_BYTES = 1024
@@ -501,8 +501,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             raise UsageError(f"--log-file {args.log_file}: {exc.strerror or exc}") from exc
     try:
         # Imported here: pygls is only needed to serve, and preview/doctor must work without it.
-        from dsh_sidecar.lsp.server import serve
-        from dsh_sidecar.lsp.transport_serve import ServeError, StoppedBySignal
+        from dsh_sidecar.lsp.main import serve
+        from dsh_sidecar.lsp.rpc.serve import ServeError, StoppedBySignal
 
         try:
             return serve(

@@ -18,6 +18,7 @@ import attrs
 from dsh_sidecar import errors
 from dsh_sidecar.errors import ConfigError, DshError
 from dsh_sidecar.jsutil import js_trim
+from dsh_sidecar.rule_sets import RULE_SET_NAMES
 
 DEFAULT_BASE_CANDIDATES = ("AGENTS.md", "CLAUDE.md")
 DEFAULT_LOCAL_CANDIDATES = ("AGENTS.local.md", "CLAUDE.local.md")
@@ -28,7 +29,6 @@ DEFAULT_HOME_DIRNAME = ".dsh"
 # Codex's override: in a directory where it exists it replaces that directory's AGENTS.md.
 OVERRIDE_NAME = "AGENTS.override.md"
 OVERRIDDEN_NAME = "AGENTS.md"
-RULE_SET_NAMES = ("copilot", "claude", "cursor")
 
 
 def filter_candidates(names: tuple[str, ...]) -> tuple[str, ...]:

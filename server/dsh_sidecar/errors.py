@@ -29,8 +29,8 @@ SESSION_REFERENCE_CANCELLED = "SESSION_REFERENCE_CANCELLED"
 
 INVARIANT = "INVARIANT"
 
-# The transport and the LSP lifecycle (lsp/framing.py, lsp/incoming.py, lsp/rpc_protocol.py,
-# lsp/transport.py). Their JSON-RPC codes differ; docs/protocol.md, Errors, lists each.
+# The transport and the LSP lifecycle (lsp/rpc/framing.py, lsp/rpc/incoming.py, lsp/rpc/protocol.py,
+# lsp/rpc/transport.py). Their JSON-RPC codes differ; docs/protocol.md, Errors, lists each.
 INVALID_HEADER = "invalid-header"
 MESSAGE_TOO_LARGE = "message-too-large"
 PARSE_ERROR = "parse-error"

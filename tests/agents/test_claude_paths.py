@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS, applicability
+from dsh_sidecar.rule_sets import RULE_SETS
+from dsh_sidecar.sources.agent_instructions.rules import applicability
 from tests.support.agent_cli import run_agent
 from tests.support.recorded import count_in
 from tests.support.steps import ReadFile, Text

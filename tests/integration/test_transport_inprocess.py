@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from dsh_sidecar.lsp.rpc_protocol import DshProtocol
+from dsh_sidecar.lsp.rpc.auth import TokenFile
+from dsh_sidecar.lsp.rpc.protocol import DshProtocol
+from dsh_sidecar.lsp.rpc.transport import Connection, Limits, SocketStream
 from dsh_sidecar.lsp.server import DshServer, build_server
-from dsh_sidecar.lsp.transport import Connection, Limits, SocketStream
-from dsh_sidecar.lsp.transport_auth import TokenFile
 
 HANG_GUARD = 120.0  # seconds; only against a hang, never a speed assertion
 

@@ -48,7 +48,7 @@ SLOW_SERVER_COMMAND = [
     f"""
 import asyncio
 import time
-import dsh_sidecar.sessions.projection_queue as projection_queue
+import dsh_sidecar.sessions.touches.queue as projection_queue
 import dsh_sidecar.sessions.store as store
 import dsh_sidecar.sources.session_reference.resolver as resolver
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dsh_sidecar.lsp.converter import describe_structure_error, make_converter
+from dsh_sidecar.lsp.rpc.converter import describe_structure_error, make_converter
 from dsh_sidecar.protocol import types as wt
 
 CONVERTER = make_converter()

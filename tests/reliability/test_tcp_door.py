@@ -19,7 +19,7 @@ from reliability_rpc import HANG_GUARD
 _DOOR = textwrap.dedent(
     """
     import asyncio, concurrent.futures.thread, json, logging, os, resource, socket, sys
-    from dsh_sidecar.lsp.transport_tcp import Door
+    from dsh_sidecar.lsp.rpc.tcp import Door
 
     lines = []
     class Keep(logging.Handler):

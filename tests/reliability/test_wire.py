@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from reliability_rpc import HANG_GUARD, SERVE, RpcError, Server, server_env
 
-from dsh_sidecar.lsp.incoming import MAX_NESTING_DEPTH
+from dsh_sidecar.lsp.rpc.incoming import MAX_NESTING_DEPTH
 from dsh_sidecar.sessions.validation import MAX_EVENT_DEPTH
 
 

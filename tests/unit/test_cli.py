@@ -707,9 +707,9 @@ def test_doctor_tmux_missing_is_a_problem_only_when_enabled(
 
 @pytest.fixture
 def fake_server(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """Stands in for dsh_sidecar.lsp.server, which would take over stdio if really started."""
+    """Stands in for dsh_sidecar.lsp.main, which would take over stdio if really started."""
     calls: list[dict[str, Any]] = []
-    module = types.ModuleType("dsh_sidecar.lsp.server")
+    module = types.ModuleType("dsh_sidecar.lsp.main")
 
     def serve(
         tcp: bool,
@@ -724,7 +724,7 @@ def fake_server(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         return 0
 
     module.serve = serve  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "dsh_sidecar.lsp.server", module)
+    monkeypatch.setitem(sys.modules, "dsh_sidecar.lsp.main", module)
     return calls
 
 
@@ -739,7 +739,7 @@ def test_serve_defaults_to_stdio(fake_server: list[dict[str, Any]], capsysbinary
 
 def test_serve_default_message_limit_is_the_framing_default() -> None:
     from dsh_sidecar.cli import DEFAULT_MAX_MESSAGE_BYTES
-    from dsh_sidecar.lsp.framing import DEFAULT_MAX_BODY_BYTES
+    from dsh_sidecar.lsp.rpc.framing import DEFAULT_MAX_BODY_BYTES
 
     assert DEFAULT_MAX_MESSAGE_BYTES == DEFAULT_MAX_BODY_BYTES == MIB64
 

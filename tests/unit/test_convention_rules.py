@@ -27,9 +27,9 @@ from sessionkit import (
 from dsh_sidecar.config import Settings
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem, Probe, ReadResult
+from dsh_sidecar.rule_sets import RULE_SETS
 from dsh_sidecar.sources.agent_instructions.baseline import load_document_chain
 from dsh_sidecar.sources.agent_instructions.rules import (
-    RULE_SETS,
     RuleProblem,
     applicability,
     body_of,

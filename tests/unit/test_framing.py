@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from dsh_sidecar.lsp.framing import (
+from dsh_sidecar.lsp.rpc.framing import (
     INVALID_HEADER,
     MAX_HEADER_LINE_BYTES,
     MAX_HEADER_LINES,

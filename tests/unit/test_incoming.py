@@ -1,4 +1,4 @@
-"""Checking one body against JSON-RPC 2.0 before pygls sees it (lsp/incoming.py).
+"""Checking one body against JSON-RPC 2.0 before pygls sees it (lsp/rpc/incoming.py).
 
 The live server gets the same cases over stdio in tests/reliability/test_wire.py; this file pins
 the exact classification and field paths.
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dsh_sidecar.lsp.incoming import (
+from dsh_sidecar.lsp.rpc.incoming import (
     CODE_INVALID_PARAMS,
     CODE_INVALID_REQUEST,
     CODE_PARSE_ERROR,

@@ -9,7 +9,17 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "server" / "dsh_sidecar"
-BOTTOM = {"fs", "config", "errors", "jsutil", "model", "zones", "private_paths", "__init__"}
+BOTTOM = {
+    "fs",
+    "config",
+    "errors",
+    "jsutil",
+    "model",
+    "zones",
+    "private_paths",
+    "rule_sets",
+    "__init__",
+}
 # What each layer may import from inside the package (by top-level module name).
 ALLOWED = {
     "bottom": BOTTOM,
@@ -20,11 +30,15 @@ ALLOWED = {
     "explain": BOTTOM | {"sources", "agents", "explain"},
     # The wire types and the one mapping from domain objects to them (for the LSP and the CLI).
     "protocol": BOTTOM | {"sources", "protocol"},
-    "lsp": BOTTOM | {"sources", "invariants", "sessions", "agents", "explain", "protocol", "lsp"},
+    # The read-only requests over snapshots, between lsp/ and sessions/ + explain/.
+    "queries": BOTTOM | {"sources", "sessions", "agents", "explain", "protocol", "queries"},
+    "lsp": BOTTOM
+    | {"sources", "invariants", "sessions", "agents", "explain", "protocol", "queries", "lsp"},
     # Agent hooks drive sessions/ as the LSP handlers do, beside lsp/ and without it.
     "hooks": BOTTOM | {"sources", "sessions", "agents", "explain", "hooks"},
     "cli": BOTTOM
-    | {"sources", "sessions", "agents", "explain", "protocol", "lsp", "hooks", "cli", "launch"},
+    | {"sources", "sessions", "agents", "explain", "protocol", "queries", "lsp", "hooks", "cli"}
+    | {"launch"},
 }
 # Wire libraries and the layers that may use them (protocol/ may describe types with lsprotocol).
 WIRE_LIBRARIES = {

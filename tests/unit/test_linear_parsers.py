@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.property_budget import examples
 
+from dsh_sidecar.rule_sets import RULE_SETS
 from dsh_sidecar.sources.agent_instructions import globs
 from dsh_sidecar.sources.agent_instructions.escaping import escape_frame_tags
 from dsh_sidecar.sources.agent_instructions.frontmatter import read_frontmatter
@@ -35,7 +36,7 @@ from dsh_sidecar.sources.agent_instructions.ignore_patterns import (
 )
 from dsh_sidecar.sources.agent_instructions.import_syntax import import_paths, import_spans
 from dsh_sidecar.sources.agent_instructions.markdown_code import Steps, blank_code
-from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS, applicability, body_start
+from dsh_sidecar.sources.agent_instructions.rules import applicability, body_start
 
 SIZES = (1_000, 2_000, 4_000, 8_000, 16_000)
 

@@ -1,5 +1,5 @@
 """A projection that changed nothing is kept and a warm touch only re-checks it
-(``sessions/projection.py``, ``ProjectionMemo``); anything it rested on changing makes the next
+(``sessions/touches/projection.py``, ``ProjectionMemo``); anything it rested on changing makes the next
 touch project afresh, with the answer a session without kept projections gives.
 
 The racy-timestamp window is closed (these files are written a moment before they are looked

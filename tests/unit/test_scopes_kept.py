@@ -1,5 +1,5 @@
 """``dsh/scopes``, hover and ``dsh/explain`` keep their answers per directory (per file for
-explain) while the files they saw are unchanged (``sessions/scopes.py``, ``sources/observed.py``).
+explain) while the files they saw are unchanged (``queries/scopes.py``, ``sources/observed.py``).
 
 Every test first shows the answer is kept (a second request computes nothing), then changes the
 tree as an editor, a checkout or a hostile repository would and checks the next answer is the
@@ -19,9 +19,9 @@ import pytest
 from sessionkit import Kit, opened, start
 
 from dsh_sidecar.explain import Explanation
-from dsh_sidecar.lsp.explain import explain_work
-from dsh_sidecar.protocol.types import ExplainParams
-from dsh_sidecar.sessions.service import ScopesReport, SessionService
+from dsh_sidecar.queries.desk import Queries
+from dsh_sidecar.queries.scopes import ScopesReport
+from dsh_sidecar.sessions.service import SessionService
 from dsh_sidecar.sources import observed
 
 
@@ -45,19 +45,30 @@ def states(report: ScopesReport) -> dict[str, tuple[str, int | None]]:
     return {e.candidate.display_path: (e.state, e.bytes) for e in report.load.entries}
 
 
+_QUERIES: dict[int, Queries] = {}
+
+
+def ask(svc: SessionService) -> Queries:
+    """The one ``Queries`` of ``svc`` (its caches are what the tests count)."""
+    found = _QUERIES.get(id(svc))
+    if found is None or found.service is not svc:
+        found = _QUERIES[id(svc)] = Queries(svc)
+    return found
+
+
 def builds(svc: SessionService) -> int:
-    return svc._chains.chains.built
+    return ask(svc).ask().caches.chains.chains.built
 
 
 async def fresh(kit: Kit, uri: str) -> ScopesReport:
     """What a service that never kept anything says."""
-    return await kit.service().scopes(uri)
+    return await ask(kit.service()).scopes(uri)
 
 
 async def kept_then(kit: Kit, uri: str) -> tuple[SessionService, ScopesReport]:
     svc = kit.service()
-    first = await svc.scopes(uri)
-    again = await svc.scopes(uri)
+    first = await ask(svc).scopes(uri)
+    again = await ask(svc).scopes(uri)
     assert states(again) == states(first)
     assert builds(svc) == 1, "the second report should have been the kept one"
     return svc, first
@@ -70,7 +81,7 @@ def doc(kit: Kit) -> str:
 async def test_an_edit_is_seen(kit: Kit) -> None:
     svc, _ = await kept_then(kit, doc(kit))
     kit.write("pkg/AGENTS.md", "pkg rule, now longer\n")
-    after = await svc.scopes(doc(kit))
+    after = await ask(svc).scopes(doc(kit))
     assert states(after)["pkg/AGENTS.md"] == ("included", len("pkg rule, now longer\n"))
     assert states(after) == states(await fresh(kit, doc(kit)))
     assert builds(svc) == 2
@@ -79,7 +90,7 @@ async def test_an_edit_is_seen(kit: Kit) -> None:
 async def test_a_delete_is_seen(kit: Kit) -> None:
     svc, _ = await kept_then(kit, doc(kit))
     kit.remove("pkg/AGENTS.md")
-    after = await svc.scopes(doc(kit))
+    after = await ask(svc).scopes(doc(kit))
     assert "pkg/AGENTS.md" not in states(after)
     assert states(after) == states(await fresh(kit, doc(kit)))
 
@@ -88,7 +99,7 @@ async def test_a_new_file_is_seen(kit: Kit) -> None:
     svc, first = await kept_then(kit, doc(kit))
     assert "pkg/src/CLAUDE.md" not in states(first)
     kit.write("pkg/src/CLAUDE.md", "src rule\n")
-    after = await svc.scopes(doc(kit))
+    after = await ask(svc).scopes(doc(kit))
     assert states(after)["pkg/src/CLAUDE.md"] == ("included", len("src rule\n"))
 
 
@@ -96,7 +107,7 @@ async def test_a_new_project_marker_moves_the_root(kit: Kit) -> None:
     svc, first = await kept_then(kit, doc(kit))
     assert first.project_root == os.path.realpath(kit.root)
     (kit.path("pkg/.git")).mkdir()
-    after = await svc.scopes(doc(kit))
+    after = await ask(svc).scopes(doc(kit))
     assert after.project_root == os.path.realpath(kit.path("pkg"))
     assert states(after) == states(await fresh(kit, doc(kit)))
 
@@ -105,15 +116,15 @@ async def test_gitignore_changes_are_seen_both_ways(kit: Kit) -> None:
     svc, first = await kept_then(kit, doc(kit))
     assert states(first)["pkg/AGENTS.md"][0] == "included"
     kit.write(".gitignore", "pkg/\n")
-    ignored = await svc.scopes(doc(kit))
+    ignored = await ask(svc).scopes(doc(kit))
     assert states(ignored)["pkg/AGENTS.md"][0] == "ignored"
-    again = await svc.scopes(doc(kit))
+    again = await ask(svc).scopes(doc(kit))
     assert builds(svc) == 2 and states(again) == states(ignored)
     kit.write(".gitignore", "build/\n")
-    assert states(await svc.scopes(doc(kit)))["pkg/AGENTS.md"][0] == "included"
+    assert states(await ask(svc).scopes(doc(kit)))["pkg/AGENTS.md"][0] == "included"
     kit.remove(".gitignore")
     kit.write("pkg/.gitignore", "src/\n")
-    assert states(await svc.scopes(doc(kit))) == states(await fresh(kit, doc(kit)))
+    assert states(await ask(svc).scopes(doc(kit))) == states(await fresh(kit, doc(kit)))
 
 
 async def test_a_link_re_pointed_outside_is_never_served_stale(kit: Kit) -> None:
@@ -127,12 +138,12 @@ async def test_a_link_re_pointed_outside_is_never_served_stale(kit: Kit) -> None
     assert states(first)["pkg/CLAUDE.md"][0] == "included"
     link.unlink()
     link.symlink_to(outside / "secret.md")
-    after = await svc.scopes(doc(kit))
+    after = await ask(svc).scopes(doc(kit))
     assert states(after)["pkg/CLAUDE.md"][0] == "outside-project"
     # ... and back inside again.
     link.unlink()
     link.symlink_to("../shared/rules.md")
-    assert states(await svc.scopes(doc(kit)))["pkg/CLAUDE.md"][0] == "included"
+    assert states(await ask(svc).scopes(doc(kit)))["pkg/CLAUDE.md"][0] == "included"
 
 
 async def test_a_directory_swapped_for_a_link_outside_is_never_served_stale(kit: Kit) -> None:
@@ -145,7 +156,7 @@ async def test_a_directory_swapped_for_a_link_outside_is_never_served_stale(kit:
     assert states(first)["pkg/AGENTS.md"][0] == "included"
     kit.path("pkg").rename(kit.path("moved"))
     kit.path("pkg").symlink_to(elsewhere)
-    after = await svc.scopes(uri)
+    after = await ask(svc).scopes(uri)
     assert states(after) == states(await fresh(kit, uri))
     assert after.directory == os.path.realpath(elsewhere)
 
@@ -163,7 +174,7 @@ async def test_a_directory_moved_out_of_the_project_and_linked_back_is_outside(k
     assert states(first)["pkg/AGENTS.md"][0] == "included"
     kit.path("pkg").rename(outside / "pkg")
     kit.path("pkg").symlink_to(outside / "pkg")
-    after = await svc.scopes(doc(kit))
+    after = await ask(svc).scopes(doc(kit))
     assert states(after) == states(await fresh(kit, doc(kit)))
     assert after.directory == os.path.realpath(outside / "pkg/src")
 
@@ -173,7 +184,7 @@ async def test_the_user_global_file_is_seen(kit: Kit) -> None:
     assert "~/.dsh/AGENTS.md" not in states(first) and "$DSH_HOME/AGENTS.md" not in states(first)
     kit.home.mkdir(parents=True, exist_ok=True)
     (kit.home / "AGENTS.md").write_text("everywhere\n")
-    after = await svc.scopes(doc(kit))
+    after = await ask(svc).scopes(doc(kit))
     assert states(after) == states(await fresh(kit, doc(kit)))
     assert len(states(after)) == len(states(first)) + 1
 
@@ -183,7 +194,7 @@ async def test_settings_changes_drop_what_was_kept(kit: Kit) -> None:
     svc, first = await kept_then(kit, doc(kit))
     assert "pkg/NOTES.md" not in states(first)
     svc.update_settings(kit.settings(instructionFileCandidates=["AGENTS.md", "NOTES.md"]))
-    after = await svc.scopes(doc(kit))
+    after = await ask(svc).scopes(doc(kit))
     assert states(after)["pkg/NOTES.md"] == ("included", len("notes\n"))
 
 
@@ -192,7 +203,7 @@ async def test_what_sessions_have_active_is_never_kept(kit: Kit) -> None:
     assert first.active == {}
     sid = await opened(kit, svc)
     await start(svc, sid)
-    after = await svc.scopes(doc(kit))
+    after = await ask(svc).scopes(doc(kit))
     assert builds(svc) == 1  # the chain is the kept one; who has it active is not
     assert [c.path for c in after.active[sid]] == ["AGENTS.md"]
 
@@ -201,8 +212,7 @@ async def test_what_sessions_have_active_is_never_kept(kit: Kit) -> None:
 
 
 async def explained(svc: SessionService, path: Path) -> Explanation:
-    work = explain_work(svc, ExplainParams(str(path)))
-    return await svc.workers.fs(lambda: work(None))
+    return await ask(svc).explain(str(path))
 
 
 def loaded_by(explanation: Explanation, agent: str) -> list[tuple[str, int | None]]:
@@ -214,7 +224,7 @@ async def test_explain_is_kept_and_sees_edits_and_new_files(kit: Kit) -> None:
     target = kit.path("pkg/src/main.py")
     first = await explained(svc, target)
     assert (await explained(svc, target)).to_json() == first.to_json()
-    assert svc.explained.built == 1
+    assert ask(svc).ask().caches.explained.built == 1
     kit.write("pkg/CLAUDE.md", "claude rule for pkg\n")
     after = await explained(svc, target)
     assert ("pkg/CLAUDE.md", len("claude rule for pkg\n")) in loaded_by(after, "claude-code")
@@ -231,7 +241,7 @@ async def test_explain_sees_a_new_rule_file_in_a_listed_folder(kit: Kit) -> None
     kit.write(".cursor/rules/style.mdc", "---\nalwaysApply: true\n---\nstyle\n")
     first = await explained(svc, target)
     await explained(svc, target)
-    assert svc.explained.built == 1
+    assert ask(svc).ask().caches.explained.built == 1
     kit.write(".cursor/rules/more.mdc", "---\nalwaysApply: true\n---\nmore\n")
     after = await explained(svc, target)
     assert after.to_json() == (await explained(kit.service(), target)).to_json()
@@ -260,7 +270,7 @@ async def test_a_rule_file_edited_in_place_is_seen(tmp_path: Path) -> None:
         assert ".cursor/rules/py.mdc" not in states(first)
         # Its folder does not change: only the file's own stat tells the edit.
         kit.write(".cursor/rules/py.mdc", "---\nglobs: **/*.py\n---\npython rules\n")
-        after = await svc.scopes(doc(kit))
+        after = await ask(svc).scopes(doc(kit))
         assert states(after)[".cursor/rules/py.mdc"][0] == "included"
         assert states(after) == states(await fresh(kit, doc(kit)))
     finally:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from dsh_sidecar.lsp.tcp_peers import Endpoint, PeerUids, SockDiag, TableSnapshot, endpoints
+from dsh_sidecar.lsp.rpc.tcp_peers import Endpoint, PeerUids, SockDiag, TableSnapshot, endpoints
 
 
 @pytest.fixture

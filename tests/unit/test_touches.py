@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dsh_sidecar.sessions.touches import ExecutionTouches, own_touch
+from dsh_sidecar.sessions.touches.gate import ExecutionTouches, own_touch
 
 OK: dict[str, Any] = {
     "name": "edit",

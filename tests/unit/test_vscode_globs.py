@@ -14,7 +14,8 @@ from instrkit import write_tree
 
 from dsh_sidecar.explain.globs import compile_vscode_glob
 from dsh_sidecar.fs import LOCAL_FS
-from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS, RuleIndex, applicability
+from dsh_sidecar.rule_sets import RULE_SETS
+from dsh_sidecar.sources.agent_instructions.rules import RuleIndex, applicability
 
 ROOT = "/home/u/proj"
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from dsh_sidecar.agents.rules import AgentRules
 from dsh_sidecar.config import Settings, settings_to_json
+from dsh_sidecar.rule_sets import RULE_SETS
 from dsh_sidecar.sources.agent_instructions.paths import SCOPE_SEPARATOR
 from dsh_sidecar.sources.agent_instructions.paths import USER_GLOBAL as SIDECAR_USER_GLOBAL
 
@@ -21,11 +22,9 @@ from .simulate import IMPORT, RULE, USER_GLOBAL
 
 USER_GLOBAL_SCOPE = SIDECAR_USER_GLOBAL + SCOPE_SEPARATOR
 
-_RULE_SET_OF_FOLDER = {
-    ".github/instructions": "copilot",
-    ".copilot/instructions": "copilot",
-    ".claude/rules": "claude",
-    ".cursor/rules": "cursor",
+# Each convention's own folder, and Copilot's user-profile one (not a repository rule set).
+_RULE_SET_OF_FOLDER = {rs.folder: rs.name for rs in RULE_SETS.values()} | {
+    ".copilot/instructions": "copilot"
 }
 
 

@@ -29,8 +29,8 @@ from dsh_sidecar.model import (
 from dsh_sidecar.sessions.discard import dismissed_of
 from dsh_sidecar.sessions.inbox import splice_draft
 from dsh_sidecar.sessions.instruction_log import effective_state, visible_instructions
-from dsh_sidecar.sessions.projection import ProjectionJob, Touched, project_touches
 from dsh_sidecar.sessions.store import EventDraft, Store
+from dsh_sidecar.sessions.touches.projection import ProjectionJob, Touched, project_touches
 from dsh_sidecar.sources.agent_instructions.baseline import load_baseline
 from dsh_sidecar.sources.agent_instructions.compose import ComposeEnv, SessionInstructionState
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
@@ -46,10 +46,10 @@ from dsh_sidecar.sources.agent_instructions.state import (
 )
 
 from .complement import native_paths
+from .config import HookConfig
 from .event import HookEvent
 from .mapping import open_session
 from .output import CAPPED_INSTRUCTION_BYTES, CAPS, Shaped, shape
-from .runtime import HookConfig
 
 if TYPE_CHECKING:
     from dsh_sidecar.sources.tmux_context import TmuxLocation
@@ -314,9 +314,9 @@ class EventRun:
 
     def _project_once(self, touched: Sequence[str]) -> None:
         job = ProjectionJob(
-            self.sid, self.env, self.state, tuple(Touched(p) for p in touched),
-            dismissed_of(self.store, self.sid), project_root=self.root,
-            visible=(*self._visible(), *self.forced),
+            session_id=self.sid, env=self.env, instructions=self.state,
+            touched=tuple(Touched(p) for p in touched), dismissed=dismissed_of(self.store, self.sid),
+            project_root=self.root, visible=(*self._visible(), *self.forced),
         )  # fmt: skip
         project_touches(self.store, job)
 

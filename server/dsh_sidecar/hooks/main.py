@@ -119,9 +119,10 @@ def run(
     from dsh_sidecar.errors import StoreBusy
     from dsh_sidecar.sessions.store import Store
 
+    from .config import HookConfig
     from .failopen import log_line
     from .mapping import session_id_of
-    from .runtime import HookConfig, handle
+    from .runtime import handle
 
     config = HookConfig(settings, env, mode)  # type: ignore[arg-type]
     try:

@@ -11,43 +11,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import attrs
+from dsh_sidecar.sessions.store import Store
 
-from dsh_sidecar.config import Settings, os_home
-from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
-from dsh_sidecar.sessions.store import Store, now_ms
-
+from .config import HookConfig
 from .event import HookEvent
 from .mapping import session_id_of
-from .spool import Spool
 
 if TYPE_CHECKING:
     from .output import Shaped
-
-Mode = Literal["complement", "all"]
-
-
-@attrs.frozen
-class HookConfig:
-    settings: Settings
-    env: Mapping[str, str]
-    mode: Mode = "complement"
-    fs: LocalFileSystem = LOCAL_FS
-    clock: Callable[[], int] = now_ms
-
-    @property
-    def dsh_home(self) -> str:
-        return self.settings.instructions.home(self.env)
-
-    @property
-    def os_home(self) -> str:
-        return self.env.get("HOME") or os_home()
-
-    def spool(self) -> Spool:
-        return Spool(os.path.join(self.dsh_home, "hooks", "spool"))
 
 
 def handle(

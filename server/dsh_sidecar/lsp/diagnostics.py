@@ -11,7 +11,8 @@ from collections.abc import Callable
 from lsprotocol import types
 
 from dsh_sidecar.fs import LocalFileSystem, ReadFailure
-from dsh_sidecar.sessions.service import ScopesReport
+from dsh_sidecar.queries.hover_text import rule_limit_message
+from dsh_sidecar.queries.scopes import ScopesReport
 from dsh_sidecar.sources.agent_instructions.baseline import ChainEntry
 from dsh_sidecar.sources.agent_instructions.escaping import frame_tags, one_line
 from dsh_sidecar.sources.agent_instructions.import_syntax import import_spans
@@ -26,7 +27,7 @@ from dsh_sidecar.sources.agent_instructions.imports import (
     ImportRecord,
 )
 from dsh_sidecar.sources.agent_instructions.paths import is_within
-from dsh_sidecar.sources.agent_instructions.rules import MAX_RULE_FILES, Rule
+from dsh_sidecar.sources.agent_instructions.rules import Rule
 from dsh_sidecar.sources.agent_instructions.usage import IMPORTS
 
 SOURCE = "dsh-sidecar"
@@ -143,13 +144,6 @@ def instruction_diagnostics(
         out.extend(_import_diagnostics(path, entry.imports, locate))
     out.extend(_convention_diagnostics(report, path, locate))
     return out
-
-
-def rule_limit_message() -> str:
-    return (
-        f"Not read: the project has more than {MAX_RULE_FILES} rule files "
-        "(instructions.ruleSets reads the first ones, by rule set and path)"
-    )
 
 
 def _rule_diagnostics(rule: Rule, entry: ChainEntry | None) -> list[types.Diagnostic]:

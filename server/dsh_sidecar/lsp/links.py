@@ -1,5 +1,6 @@
 """``@path`` imports as editor links (instructions.imports): ``textDocument/documentLink`` and
-``textDocument/definition`` in instruction files.
+``textDocument/definition`` in instruction files: where the links are (``handlers/links.py``
+asks for them and answers).
 
 The text is the editor's buffer when the document is open (what the user sees, unsaved edits
 included), else the file on disk read in a worker. Each ``@path`` outside code whose target is an
@@ -10,7 +11,6 @@ negotiated position encoding. Nothing here runs a filesystem call on the event l
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 import attrs
 from lsprotocol import types
@@ -20,9 +20,6 @@ from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.sources.agent_instructions.import_syntax import ImportSpan, import_spans
 
 from .diagnostics import _Locator
-
-if TYPE_CHECKING:
-    from .documents import DocumentTracker
 
 MAX_LINK_TEXT_BYTES = 1024 * 1024
 
@@ -75,32 +72,6 @@ def read_document(fs: LocalFileSystem, path: str) -> str | None:
     if not probe.present:
         return None
     return fs.read_text(probe, MAX_LINK_TEXT_BYTES).text
-
-
-async def document_links(
-    tracker: DocumentTracker, uri: str, path: str, position: types.Position | None = None
-) -> list[Link]:
-    """The links of the document; with ``position``, only the one under it (if any)."""
-    server = tracker.server
-    if not server.settings.instructions.imports or not tracker.is_instruction_file(path):
-        return []
-    service = server.service
-    buffer = server.workspace.text_documents.get(uri)
-    text = buffer.source if buffer is not None else None
-    encoding = server.workspace.position_encoding or types.PositionEncodingKind.Utf16
-    home, fs = service.os_home, service.fs
-
-    def work() -> list[Link]:
-        source = text if text is not None else read_document(fs, path)
-        if source is None:
-            return []
-        links = links_in(source, path, home, fs, encoding)
-        if position is None:
-            return links
-        offset = offset_of(source, position, encoding)
-        return [link for link in links if link.span.start <= offset <= link.span.end][:1]
-
-    return await service.workers.fs(work)
 
 
 def to_document_link(link: Link, tooltip: bool) -> types.DocumentLink:

@@ -17,8 +17,6 @@ from dsh_sidecar import errors
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.model import INBOX_DISCARDED, Message
 from dsh_sidecar.sources.agent_instructions.compose import (
-    ComposeEnv,
-    SessionInstructionState,
     compose,
     sync_inbox,
 )
@@ -35,19 +33,15 @@ from dsh_sidecar.sources.agent_instructions.state import (
 
 from .inbox import splice_draft
 from .instruction_log import visible_instructions
+from .job import SessionJob
 from .snapshot import frozen_changes
 from .store import EventDraft, Store
 
 
-@attrs.frozen
-class DiscardJob:
-    session_id: str
+@attrs.frozen(kw_only=True)
+class DiscardJob(SessionJob):
     message_id: str
     scopes: tuple[str, ...] | None
-    env: ComposeEnv
-    # Owned by this job: the session lock is held while it runs, and the loop only replaces it.
-    instructions: SessionInstructionState
-    dismissed: Mapping[str, Change]
 
 
 @attrs.frozen

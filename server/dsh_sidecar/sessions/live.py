@@ -17,10 +17,10 @@ from dsh_sidecar.model import Message, SessionHeader
 from dsh_sidecar.sources.agent_instructions.compose import SessionInstructionState
 from dsh_sidecar.sources.agent_instructions.state import Change
 
-from .projection import ProjectionMemo, Touched
-from .projection_queue import ProjectionQueue
 from .snapshot import NO_CHANGES, LiveView
-from .touches import ExecutionTouches
+from .touches.gate import ExecutionTouches
+from .touches.projection import ProjectionMemo, Touched
+from .touches.queue import ProjectionQueue
 
 
 @attrs.define(eq=False)

@@ -27,11 +27,11 @@ from dsh_sidecar.model import (
     SurfaceSnapshot,
 )
 from dsh_sidecar.sources import tmux_context
-from dsh_sidecar.sources.agent_instructions.compose import ComposeEnv, SessionInstructionState
 from dsh_sidecar.sources.agent_instructions.state import Change, is_instructions_message
 
 from .inbox import splice_draft
 from .instruction_log import effective_state, visible_instructions
+from .job import SessionJob
 from .pipeline import SourceHooks, StepInputs, run_pre_step
 from .store import EventDraft, Store
 
@@ -42,25 +42,18 @@ class PreparedStep:
     seqs: tuple[int, ...]
 
 
-@attrs.frozen
-class StepJob:
-    session_id: str
+@attrs.frozen(kw_only=True)
+class StepJob(SessionJob):
     turn: int
     step: int
     prompt: Message | None
     settings: Settings
-    compose_env: ComposeEnv
-    # Owned by this job: the session lock is held while it runs, and the loop only replaces it.
-    instructions: SessionInstructionState
     now_ms: int
     cancelled: threading.Event
     read_surface: Callable[[str], SurfaceSnapshot]
     tmux_query: Callable[[], tmux_context.TmuxLocation | None]
     fallback_zone: Callable[[], str]
     warn: Callable[[str], None]
-    dismissed: Mapping[str, Change]
-    # The session's visible instruction messages when the loop knows them (None: read the log).
-    visible: tuple[Message, ...] | None = None
 
 
 @attrs.frozen
@@ -89,7 +82,7 @@ def prepare_step(store: Store, job: StepJob) -> StepCommit | None:
         now_ms=job.now_ms,
     )  # fmt: skip
     hooks = SourceHooks(
-        compose_env=job.compose_env, instruction_state=job.instructions,
+        compose_env=job.env, instruction_state=job.instructions,
         read_surface=job.read_surface, tmux_query=job.tmux_query,
         fallback_zone=job.fallback_zone, warn=job.warn, dismissed=job.dismissed,
     )  # fmt: skip

@@ -88,6 +88,9 @@ def compose(
     if not touched and pending:
         return pending[0]  # upstream returns a queued context as-is, without revalidating it
     fs = env.fs
+    # The session's kept rule index and ignore matcher, asking this call's filesystem (a
+    # projection's recording one): what they consult is seen, and they stay as they were.
+    rules = state.rules.seen_through(fs) if state.rules is not None else None
     root = find_project_root(env.cwd, settings.project_root_markers, fs)
     cwd = fs.resolve(env.cwd)
     identity = _baseline_identity(root, cwd, settings)
@@ -105,7 +108,7 @@ def compose(
         load = load_baseline(
             env.cwd, settings, fs, dsh_home=env.dsh_home,
             replace_previous=previous is not None and not keep, os_home=env.os_home,
-            rules=state.rules,
+            rules=rules,
         )  # fmt: skip
         excluded = load.excluded_scopes
         next_preparation = Preparation(identity, excluded)
@@ -143,8 +146,9 @@ def compose(
     if state.ignore is None or state.ignore.project_root != root:
         state.ignore = IgnoreMatcher(root, settings, fs, git_user=env.git_user)
     ctx = ReconcileContext(
-        root, cwd, settings, env.dsh_home, fs, env.os_home, state.ignore, state.plans, state.rules
-    )
+        root, cwd, settings, env.dsh_home, fs, env.os_home, state.ignore.seen_through(fs),
+        state.plans, rules,
+    )  # fmt: skip
     update = reconcile(
         ctx,
         effective=effective_changes(visible, authority),
@@ -156,7 +160,8 @@ def compose(
         dismissed=dismissed,
         scopes=scopes,
     )
-    state.rules = ctx.rules
+    if ctx.rules is not rules:  # built by this pass: kept for the next ones
+        state.rules = ctx.rules
     if next_preparation is not None:
         # Saved only once the whole compose has run (as upstream does): a cancelled or failed
         # compose must not leave a preparation that skips the next baseline load.

@@ -17,13 +17,14 @@ import attrs
 
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LocalFileSystem
+from dsh_sidecar.rule_sets import RULE_SETS
 
 from .confinement import Confinement, confinement_for
 from .digests import sha1_hex, trimmed_digest
 from .discovery import ancestor_chain, directory_candidates, home_display, user_global_candidates
 from .imports import ImportPolicy, ImportRecord, expand
 from .paths import USER_GLOBAL, is_within, split_scope
-from .rules import RULE_SETS, Applicability, applicability, is_rule_scope, rule_scope_parts
+from .rules import Applicability, applicability, is_rule_scope, rule_scope_parts
 
 IMPORTING_RULE_SETS = frozenset({"claude"})  # Claude Code's rule files are memory files too
 

@@ -20,6 +20,7 @@ derived by the version of the files it came from, so nothing is parsed twice.
 
 from __future__ import annotations
 
+import copy
 import os
 import stat
 from collections.abc import Callable, Mapping
@@ -77,6 +78,12 @@ class GitExcludes:
         self.fs = fs
         self.user = user
         self._texts: dict[str, tuple[str, str | None]] = {}  # path -> (version, text)
+
+    def seen_through(self, fs: LocalFileSystem) -> GitExcludes:
+        """These excludes asking ``fs`` (the texts kept are shared)."""
+        view = copy.copy(self)
+        view.fs = fs
+        return view
 
     def files(self, probe: Prober) -> tuple[str, ...]:
         """The exclude files in rising precedence (global first), whether or not they exist.

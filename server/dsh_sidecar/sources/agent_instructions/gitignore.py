@@ -12,6 +12,7 @@ filtered; callers only ask about touch-discovered scopes.
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections import OrderedDict
@@ -195,16 +196,15 @@ class IgnoreMatcher:
         self._pass_seen: dict[str, tuple[ProbeState, str | None]] | None = None
         self._pass_stable = True
 
-    @property
-    def fs(self) -> LocalFileSystem:
-        return self._fs
-
-    @fs.setter
-    def fs(self, fs: LocalFileSystem) -> None:
-        # A kept matcher looks through the eyes of whoever uses it now (a projection records
-        # what it saw), git's exclude files included.
-        self._fs = fs
-        self._git_excludes.fs = fs
+    def seen_through(self, fs: LocalFileSystem) -> IgnoreMatcher:
+        """This matcher asking ``fs``, git's exclude files included. What it keeps (the exclude
+        files' texts, the parsed ``.gitignore`` files) is shared; a pass's memory is the view's
+        own. A kept matcher is lent this way to whoever uses it now (a projection records what
+        it saw) without being changed."""
+        view = copy.copy(self)
+        view.fs = fs
+        view._git_excludes = self._git_excludes.seen_through(fs)
+        return view
 
     @contextmanager
     def one_pass(self) -> Iterator[None]:

@@ -26,6 +26,7 @@ and parses by file version, so a warm touch re-lists nothing.
 
 from __future__ import annotations
 
+import copy
 import os
 import stat
 from collections.abc import Callable, Iterable
@@ -42,6 +43,7 @@ from dsh_sidecar.fs import (
     ReadFailure,
     version_of,
 )
+from dsh_sidecar.rule_sets import RULE_SETS, RuleSet
 
 from .frontmatter import FrontValue, read_frontmatter
 from .globs import (
@@ -60,41 +62,6 @@ MAX_DEPTH = 12
 FRONTMATTER_LINES = 200
 
 Mode = Literal["always", "globs", "manual", "invalid"]
-
-
-@attrs.frozen
-class RuleSet:
-    """One convention: where its files live and how their frontmatter says what they apply to."""
-
-    name: str
-    folder: str
-    suffix: str
-    glob_field: str
-    glob_list: bool  # whether the globs may be a YAML list
-    without_globs: Literal["always", "manual"]
-    always_field: str | None = None
-    repository_files: tuple[str, ...] = ()  # always-on files of this convention
-    agent: str = ""
-    # How its globs match (globs.py): "root" from the project root, "vscode" as VS Code
-    # matches applyTo, "claude" as Claude Code matches paths.
-    glob_dialect: Literal["root", "vscode", "claude"] = "root"
-
-
-RULE_SETS: dict[str, RuleSet] = {
-    "copilot": RuleSet(
-        "copilot", ".github/instructions", ".instructions.md", "applyTo", False, "manual",
-        repository_files=(".github/copilot-instructions.md",), agent="GitHub Copilot",
-        glob_dialect="vscode",
-    ),
-    "claude": RuleSet(
-        "claude", ".claude/rules", ".md", "paths", True, "always", agent="Claude Code",
-        glob_dialect="claude",
-    ),
-    "cursor": RuleSet(
-        "cursor", ".cursor/rules", ".mdc", "globs", True, "manual", always_field="alwaysApply",
-        agent="Cursor",
-    ),
-}  # fmt: skip
 
 
 def scope_key(rule_set: str, rel_path: str) -> str:
@@ -301,6 +268,14 @@ def _patterns(value: FrontValue, rule_set: RuleSet) -> list[str] | None:
 Reader = Callable[[Probe], tuple[str | None, ReadFailure | None, str | None]]
 
 
+@attrs.define
+class _LastListing:
+    """What the last ``rules()`` met, shared by an index and every view of it."""
+
+    over_limit: bool = False
+    listed: frozenset[str] = frozenset()
+
+
 class RuleIndex:
     """The rule files of one project root for the enabled rule sets, kept between passes.
 
@@ -317,10 +292,20 @@ class RuleIndex:
         self._read = read
         self._dirs: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
         self._rules: dict[str, Rule] = {}
-        # Whether the last listing met more rule files than MAX_RULE_FILES: the rest are not
-        # read, which hover, diagnostics and explain say (never a silent cut).
-        self.over_limit = False
-        self._listed: frozenset[str] = frozenset()
+        self._last = _LastListing()
+
+    def seen_through(self, fs: LocalFileSystem) -> RuleIndex:
+        """This index (what it keeps is shared) asking ``fs``: a projection lends a kept index
+        its own recording filesystem this way, without changing the index."""
+        view = copy.copy(self)
+        view.fs = fs
+        return view
+
+    @property
+    def over_limit(self) -> bool:
+        """Whether the last listing met more rule files than MAX_RULE_FILES: the rest are not
+        read, which hover, diagnostics and explain say (never a silent cut)."""
+        return self._last.over_limit
 
     def rules(self) -> tuple[Rule, ...]:
         """Every rule file now, in rule-set order, then by path; re-read only what changed."""
@@ -342,14 +327,14 @@ class RuleIndex:
                     seen.add(rule.abs_path)
         for stale in set(self._rules) - seen:
             del self._rules[stale]
-        self.over_limit = budget[0] < 0
-        self._listed = frozenset(seen)
+        self._last.over_limit = budget[0] < 0
+        self._last.listed = frozenset(seen)
         return tuple(out)
 
     def beyond_limit(self, path: str) -> bool:
         """After ``rules()``: whether ``path`` is a rule file of an enabled set that was not
         read because the project has more than ``MAX_RULE_FILES`` of them."""
-        if not self.over_limit or path in self._listed:
+        if not self.over_limit or path in self._last.listed:
             return False
         rule_set = rule_set_of_path(self.project_root, path)
         return rule_set is not None and rule_set in self.rule_sets

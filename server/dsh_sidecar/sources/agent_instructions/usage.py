@@ -17,12 +17,13 @@ import attrs
 
 from dsh_sidecar.config import OVERRIDDEN_NAME, OVERRIDE_NAME, InstructionSettings
 from dsh_sidecar.fs import LocalFileSystem, Probe, ProbeState, ReadFailure
+from dsh_sidecar.rule_sets import RULE_SETS, RuleSet
 
 from .confinement import Confinement
 from .discovery import ancestor_chain, directory_candidates, home_display
 from .import_syntax import ImportSpan, import_spans
 from .paths import is_within
-from .rules import RULE_SETS, RuleIndex, RuleSet, rule_set_of_path
+from .rules import RuleIndex, rule_set_of_path
 
 IMPORTS = "instructions.imports"
 OVERRIDES = "instructions.overrideFiles"

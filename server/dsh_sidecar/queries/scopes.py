@@ -18,6 +18,8 @@ import attrs
 
 from dsh_sidecar.config import InstructionSettings, os_home_or_default
 from dsh_sidecar.fs import LocalFileSystem
+from dsh_sidecar.sessions.locations import document_directory
+from dsh_sidecar.sessions.snapshot import Snapshot
 from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, load_document_chain
 from dsh_sidecar.sources.agent_instructions.confinement import confinement_once
 from dsh_sidecar.sources.agent_instructions.document import DocumentFacts, document_facts
@@ -27,9 +29,6 @@ from dsh_sidecar.sources.agent_instructions.rules import RuleIndex
 from dsh_sidecar.sources.agent_instructions.state import Change
 from dsh_sidecar.sources.agent_instructions.usage import OffConvention, project_conventions
 from dsh_sidecar.sources.observed import ObservedCache, OneLook
-
-from .locations import document_directory
-from .snapshot import Snapshot
 
 REPORTS_KEPT = 256
 

@@ -1,15 +1,49 @@
 """Hover text: for an instruction file, its place and state in the chain; for any other file,
-the instructions an agent would be told about when it touches it."""
+the instructions an agent would be told about when it touches it. Pure formatting of a scopes
+report and an explanation (``queries/hover.py`` computes both in one worker call)."""
 
 from __future__ import annotations
 
-from dsh_sidecar.explain.hover import code
-from dsh_sidecar.sessions.service import ScopesReport
+import os
+
+from dsh_sidecar.explain import Explanation
+from dsh_sidecar.explain.hover import code, hover_section
+from dsh_sidecar.rule_sets import RULE_SETS
 from dsh_sidecar.sources.agent_instructions.baseline import ChainEntry
 from dsh_sidecar.sources.agent_instructions.imports import IMPORTED, ImportRecord
 from dsh_sidecar.sources.agent_instructions.paths import USER_GLOBAL, split_scope
-from dsh_sidecar.sources.agent_instructions.rules import RULE_SETS, Rule, is_rule_scope
+from dsh_sidecar.sources.agent_instructions.rules import MAX_RULE_FILES, Rule, is_rule_scope
 from dsh_sidecar.sources.agent_instructions.usage import OffConvention
+
+from .scopes import ScopesReport
+
+
+def hover_text(
+    report: ScopesReport,
+    explanation: Explanation,
+    path: str,
+    instruction_file: bool,
+    max_bytes: float,
+) -> str:
+    """The whole hover of ``path``: our own answer, then what the other agents would load."""
+    text = instruction_file_hover(report, path, max_bytes) if instruction_file else None
+    rule = report.facts.rule
+    if text is None and rule is not None and rule.abs_path == path:
+        text = rule_file_hover(report, rule, max_bytes)
+    if text is None and report.facts.beyond_rule_limit:
+        text = f"**{os.path.basename(path)}** — {rule_limit_message()}"
+    if text is None and instruction_file:
+        text = conventions_hover(report, path)
+    if text is None:
+        text = chain_hover(report, max_bytes)
+    return text + "\n\n---\n\n" + hover_section(explanation)
+
+
+def rule_limit_message() -> str:
+    return (
+        f"Not read: the project has more than {MAX_RULE_FILES} rule files "
+        "(instructions.ruleSets reads the first ones, by rule set and path)"
+    )
 
 
 def _bytes(n: int | None) -> str:

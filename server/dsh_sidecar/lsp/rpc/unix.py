@@ -16,7 +16,7 @@ import struct
 
 from dsh_sidecar.private_paths import identity, remove_if_same
 
-from .transport_auth import ServeError, check_parent_not_shared, make_missing_directories
+from .auth import ServeError, check_parent_not_shared, make_missing_directories
 
 _PEERCRED = struct.Struct("3i")  # pid, uid, gid
 

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from typing import Protocol, TypeVar
 
 from .projection import Touched
+
+S = TypeVar("S", contravariant=True)
+
+
+class Projector(Protocol[S]):
+    """Projects one gathered batch of a session's touches (``projector.py``)."""
+
+    async def project(self, session: S, batch: list[Touched]) -> None: ...
+
 
 # A projection starts once no touch has joined it for QUIET_SECONDS, or once it has gathered
 # touches for GATHER_SECONDS, or at once when someone waits for the queue (pending, a step).
@@ -38,8 +48,13 @@ class ProjectionQueue:
         self._waiters = 0
         self._hurry = asyncio.Event()  # set while somebody waits (binds to a loop on first use)
 
-    def add(self, touched: Touched, run: Callable[[list[Touched]], Awaitable[None]]) -> None:
-        """Queue ``touched``; ``run(batch)`` is awaited when its batch's turn comes."""
+    @property
+    def hurry(self) -> asyncio.Event:
+        """Set while somebody waits for this queue (a step, ``pending``, a discard)."""
+        return self._hurry
+
+    def add(self, touched: Touched, projector: Projector[S], session: S) -> None:
+        """Queue ``touched``; ``projector.project(session, batch)`` runs when its turn comes."""
         now = asyncio.get_running_loop().time()
         self._joined_at = now
         if self._batch is not None:
@@ -55,7 +70,7 @@ class ProjectionQueue:
                 await self._gather(now)
                 if self._batch is batch:
                     self._batch = None  # from here on, touches queue a projection of their own
-                await run(list(batch))
+                await projector.project(session, list(batch))
             finally:
                 if self._batch is batch:  # cancelled before it started: let touches queue anew
                     self._batch = None
@@ -74,18 +89,21 @@ class ProjectionQueue:
 
     async def drain(self) -> None:
         """Wait until every projection queued so far has run (they start without a pause)."""
-        async with self._waiting():
+        async with self.waiting():
             while self.tail is not None and not self.tail.done():
                 await asyncio.shield(self.tail)
 
     async def settle(self) -> None:
         """``drain``, swallowing the failures (already reported) of queued projections."""
-        async with self._waiting():
+        async with self.waiting():
             if self.tail is not None:
                 await asyncio.gather(self.tail, return_exceptions=True)
 
     @contextlib.asynccontextmanager
-    async def _waiting(self) -> AsyncIterator[None]:
+    async def waiting(self) -> AsyncIterator[None]:
+        """While inside, this session's projections are somebody's own work: they start without
+        a pause and run at once (``hurry``), never behind other sessions' backlog. A command
+        holds it while it waits for the session lock, which a projection may be holding."""
         self._waiters += 1
         self._hurry.set()
         try:

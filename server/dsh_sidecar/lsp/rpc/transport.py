@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from lsprotocol import types
 
@@ -33,10 +33,7 @@ from dsh_sidecar import errors
 from . import framing, incoming
 from .converter import describe_structure_error
 from .framing import Body, FrameParser, FramingError
-from .rpc_protocol import DshProtocol
-
-if TYPE_CHECKING:
-    from .server import DshServer
+from .protocol import DshProtocol
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +197,7 @@ class Connection:
         on_refused: Callable[[str], object] | None = None,
     ) -> None:
         self._make_server = make_server
-        self.server: DshServer | None = None
+        self.server: ServedServer | None = None
         self._protocol: DshProtocol | None = None
         self.stream = stream
         self.limits = limits
@@ -246,7 +243,7 @@ class Connection:
             self._writer.close()
             if self.server is not None:
                 await self.protocol.release()
-                self.server.shutdown()  # type: ignore[no-untyped-call]  # pygls' thread pool
+                self.server.shutdown()  # pygls' thread pool
             await self.stream.close()
             log.debug("%s: closed", self.label)
         return self.protocol.exit_code if self._exited else None
@@ -429,4 +426,14 @@ def _without_auth_token(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "params": {**params, "initializationOptions": stripped}}
 
 
-ServerFactory = Callable[[], "DshServer"]
+class ServedServer(Protocol):
+    """What a connection needs of the server it serves (``lsp/server.py``'s ``DshServer``): the
+    protocol it feeds, and a shutdown of its thread pool once the connection has ended."""
+
+    @property
+    def protocol(self) -> Any: ...
+
+    def shutdown(self) -> None: ...
+
+
+ServerFactory = Callable[[], ServedServer]

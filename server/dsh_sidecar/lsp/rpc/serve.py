@@ -28,6 +28,8 @@ from typing import Any
 from dsh_sidecar.config import resolve_dsh_home
 
 from . import framing, incoming
+from .auth import ServeError, TokenFile
+from .tcp import Door
 from .transport import (
     CODE_UNAUTHORIZED,
     Connection,
@@ -36,9 +38,7 @@ from .transport import (
     SocketStream,
     StdioStream,
 )
-from .transport_auth import ServeError, TokenFile
-from .transport_tcp import Door
-from .transport_unix import UnixListenerSocket, peer_uid
+from .unix import UnixListenerSocket, peer_uid
 
 log = logging.getLogger(__name__)
 

@@ -1,35 +1,29 @@
 """Touch projection: reconcile touched paths against what the model has seen, queue the result.
 
 ``project_touches`` is the blocking part, run in a store worker while the session lock is held
-(or by ``dsh-sidecar hook`` in its one process); ``projection_queue.ProjectionQueue`` lives on the
-event loop (one per live session) and orders projections. The queue is a module of its own so
-that the hook path never loads asyncio.
+(or by ``dsh-sidecar hook`` in its one process); ``queue.ProjectionQueue`` lives on the event
+loop (one per live session) and orders projections, calling ``projector.Projector``. Those are
+modules of their own so that the hook path never loads asyncio.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
 
 import attrs
 
 from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.model import Message
-from dsh_sidecar.sources.agent_instructions.compose import (
-    ComposeEnv,
-    SessionInstructionState,
-    compose,
-    sync_inbox,
-)
+from dsh_sidecar.sessions.inbox import same_inbox, splice_draft
+from dsh_sidecar.sessions.instruction_log import visible_instructions
+from dsh_sidecar.sessions.job import SessionJob
+from dsh_sidecar.sessions.store import Store
+from dsh_sidecar.sources.agent_instructions.compose import compose, sync_inbox
 from dsh_sidecar.sources.agent_instructions.paths import is_within
 from dsh_sidecar.sources.agent_instructions.reconcile import PlanCache
-from dsh_sidecar.sources.agent_instructions.state import SOURCE_KIND, Change
+from dsh_sidecar.sources.agent_instructions.state import SOURCE_KIND
 from dsh_sidecar.sources.observed import Observations, ObservingFileSystem
-
-from .inbox import same_inbox, splice_draft
-from .instruction_log import visible_instructions
-from .store import Store
 
 
 @attrs.frozen
@@ -83,19 +77,13 @@ class ProjectionMemo:
         self.key, self.same, self.observations = None, (), None
 
 
-@attrs.frozen
-class ProjectionJob:
-    session_id: str
-    env: ComposeEnv
-    # Owned by this job: the session lock is held while it runs, and the loop only replaces it.
-    instructions: SessionInstructionState
+@attrs.frozen(kw_only=True)
+class ProjectionJob(SessionJob):
     touched: tuple[Touched, ...]
-    dismissed: Mapping[str, Change]
     # The inbox as the loop knows it (None: read it from the store), and the generation of the
     # session's visible instruction messages (it changes whenever they may have).
     inbox: tuple[Message, ...] | None = None
     visible_gen: int = 0
-    visible: tuple[Message, ...] | None = None  # the messages of that generation, when known
     memo: ProjectionMemo = attrs.field(factory=ProjectionMemo)  # lent like ``instructions``
     # An editor touch is the session's only when the file really lies in its project: the loop
     # queued it by its spelling, and the job drops it when its real path leads elsewhere.
@@ -188,20 +176,11 @@ def _project(
     env, sid, state = job.env, job.session_id, job.instructions
     visible = list(job.visible) if job.visible is not None else visible_instructions(store, sid)
     pending = [m for m in inbox if m.source.get("kind") == SOURCE_KIND]
-    # The session's kept ignore matcher and rule index look through this projection's eyes.
-    matcher, rules = state.ignore, state.rules
-    for kept in (matcher, rules):
-        if kept is not None:
-            kept.fs = fs
-    try:
-        desired = compose(
-            attrs.evolve(env, fs=fs), state, visible=visible, claimed=(), pending=pending,
-            touched=touched, dismissed=job.dismissed,
-        )  # fmt: skip
-    finally:
-        for used in (matcher, state.ignore, rules, state.rules):
-            if used is not None:
-                used.fs = env.fs
+    # The session's kept ignore matcher and rule index ask ``fs`` too (compose lends them it).
+    desired = compose(
+        attrs.evolve(env, fs=fs), state, visible=visible, claimed=(), pending=pending,
+        touched=touched, dismissed=job.dismissed,
+    )  # fmt: skip
     new_inbox = sync_inbox(inbox, desired, visible=visible)
     if same_inbox(inbox, new_inbox):
         return ProjectionResult(False, inbox)
