@@ -266,7 +266,6 @@ async function main() {
 
     // --- 4. the inspector: a long pending title wraps at "/" and Drop stays in view -------------
     await call('openFile', { path: path.join(workspace, ...DEEP.split('/'), 'x.txt') });
-    await call('command', { command: 'dsh.inspector.focus' }); // collapsed until asked for
     const inspector = await findFrame(page, '#root', 15000);
     await inspector.waitForSelector('.context-list.pending .context-item', { timeout: 30000 });
     found.inspector = await inspector.evaluate(() => {
