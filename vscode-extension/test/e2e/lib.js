@@ -40,25 +40,6 @@ function recordOutsideRequests(context) {
   });
 }
 
-/**
- * code-server registers its own (PWA) service worker for the whole origin, and in code-server the
- * webviews live on that origin too. A webview frame that loads while that worker controls it waits
- * for its own worker to take over; when that hand-over races the workbench starting several webviews
- * at once, the frame waits forever and the view stays blank (seen under load: the chat view's outer
- * frame up, its content frame never made). Without code-server's worker (it only serves offline
- * use of the page) every webview frame starts uncontrolled and takes its own worker.
- */
-async function withoutCodeServerWorker(context) {
-  await context.addInitScript(() => {
-    const container = navigator.serviceWorker;
-    if (!container) return;
-    const register = container.register.bind(container);
-    container.register = (url, options) => /\/_static\/out\/browser\/serviceWorker\.js/.test(String(url))
-      ? Promise.reject(new Error('code-server\'s service worker is off in these tests'))
-      : register(url, options);
-  });
-}
-
 async function launch() {
   const { chromium } = require(env('PLAYWRIGHT_CORE'));
   const browser = await chromium.launch({
@@ -72,12 +53,11 @@ async function launch() {
       '--no-default-browser-check',
       '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost'],
   });
-  // Every runner makes its contexts here, so each one gets both guards below.
+  // Every runner makes its contexts here, so each one records outside requests.
   const newContext = browser.newContext.bind(browser);
   browser.newContext = async (options) => {
     const context = await newContext(options);
     recordOutsideRequests(context);
-    await withoutCodeServerWorker(context);
     return context;
   };
   return browser;
