@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -44,7 +45,60 @@ QUIET_WORKBENCH = {
     "extensions.autoUpdate": False,
     "update.mode": "none",
     "chat.commandCenter.enabled": False,
+    # Nothing may reach beyond 127.0.0.1: no experiments, recommendations, release notes, schema
+    # downloads, npm lookups, type acquisition or fetches (assert_no_outside_requests checks).
+    "workbench.enableExperiments": False,
+    "workbench.settings.enableNaturalLanguageSearch": False,
+    "extensions.ignoreRecommendations": True,
+    "update.showReleaseNotes": False,
+    "json.schemaDownload.enable": False,
+    "npm.fetchOnlinePackageInfo": False,
+    "typescript.disableAutomaticTypeAcquisition": True,
+    "git.autofetch": False,
 }
+
+# An empty gallery (no serviceUrl) turns code-server's extension marketplace off; by default it
+# queries open-vsx.org on start.
+NO_GALLERY = "{}"
+
+# A request in a log: VS Code's request service logs "#N: URL - ...", others "GET URL".
+_REQUEST = re.compile(
+    r"(?:#\d+:|\b(?:GET|POST|PUT|HEAD|CONNECT))\s+(?:https?|wss?)://([^/\s:'\"\)\]]+)",
+    re.IGNORECASE,
+)
+_LOOPBACK = {"127.0.0.1", "localhost", "[::1]"}
+# Webview resources use this virtual host; the webview's service worker answers them in the page.
+_WEBVIEW_RESOURCE_HOST = re.compile(r"\.vscode-resource\.vscode-cdn\.net$", re.IGNORECASE)
+_LOOKUP_FAILURE = re.compile(r"getaddrinfo|ENOTFOUND|EAI_AGAIN|ERR_NAME_NOT_RESOLVED")
+
+
+def outside_attempts(text: str) -> list[str]:
+    """Lines of a log that show a request to, or a name lookup of, anything but loopback."""
+    found = []
+    for line in text.splitlines():
+        hosts = [
+            h
+            for h in _REQUEST.findall(line)
+            if h.lower() not in _LOOPBACK and not _WEBVIEW_RESOURCE_HOST.search(h)
+        ]
+        if hosts or _LOOKUP_FAILURE.search(line):
+            found.append(line.strip()[:300])
+    return found
+
+
+def assert_no_outside_requests(cs: CodeServer) -> None:
+    """code-server's log, its own log files and the browser's record show nothing non-loopback."""
+    logs = [cs.log, *sorted((cs.home / "data" / "logs").glob("**/*.log"))]
+    problems = [
+        f"{log.name}: {line}"
+        for log in logs
+        if log.is_file()
+        for line in outside_attempts(log.read_text(errors="replace"))
+    ]
+    browser = cs.home / "e2e" / "outside-requests.txt"
+    if browser.exists():
+        problems += [f"browser: {line}" for line in browser.read_text().splitlines()]
+    assert not problems, "a request beyond 127.0.0.1:\n" + "\n".join(problems)
 
 
 def free_port() -> int:
@@ -311,6 +365,7 @@ def code_server(
         DSH_E2E_DIR=str(home / "e2e"),
     )
     full_env.pop("OPENAI_API_KEY", None)
+    full_env["EXTENSIONS_GALLERY"] = NO_GALLERY
     full_env.update(env or {})
     base = [
         str(CODE_SERVER),
@@ -367,10 +422,13 @@ def code_server(
                 f"code-server not up in 30 s:\n{log.read_text()[-3000:]}"
             )
             time.sleep(0.2)
-        yield CodeServer(f"http://127.0.0.1:{port}", proc, log, home, home / "dsh-home")
+        server = CodeServer(f"http://127.0.0.1:{port}", proc, log, home, home / "dsh-home")
+        yield server
     finally:
         kill_group(proc)
         shutil.rmtree(short_tmp, ignore_errors=True)
+    # Reached only when the test passed (a failure is not hidden behind this one).
+    assert_no_outside_requests(server)
 
 
 def kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -72,7 +72,9 @@ exports.run = async function run() {
   const api = await ext.activate();
   await api.ready;
   const folder = vscode.workspace.workspaceFolders && vscode.workspace.workspaceFolders[0];
+  const opening = Date.now();
   await vscode.commands.executeCommand('dsh.chat.open');
+  log(`dsh.chat.open took ${Date.now() - opening} ms`);
   fs.writeFileSync(path.join(dir, 'chat-open'), '{}');
   log('chat open; serving the runner');
   const answered = new Set();

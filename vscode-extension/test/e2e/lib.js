@@ -19,14 +19,48 @@ function say(m) {
   console.log(`[runner +${((Date.now() - started) / 1000).toFixed(1)}s] ${m}`);
 }
 
+/** Hosts a test may reach: loopback only (tests/editors/vscode_harness.py checks the record). */
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+// Webview resources use this virtual host; the webview's service worker answers them in the page.
+const WEBVIEW_RESOURCE_HOST = /\.vscode-resource\.vscode-cdn\.net$/;
+
+/** Appends every page request to a non-loopback host to $DSH_E2E_DIR/outside-requests.txt. */
+function recordOutsideRequests(context) {
+  const file = path.join(env('DSH_E2E_DIR'), 'outside-requests.txt');
+  context.on('request', (request) => {
+    let url;
+    try {
+      url = new URL(request.url());
+    } catch {
+      return;
+    }
+    if (!/^(https?|wss?):$/.test(url.protocol)) return;
+    if (LOOPBACK.has(url.hostname) || WEBVIEW_RESOURCE_HOST.test(url.hostname)) return;
+    fs.appendFileSync(file, `${request.method()} ${request.url()}\n`);
+  });
+}
+
 async function launch() {
   const { chromium } = require(env('PLAYWRIGHT_CORE'));
-  return chromium.launch({
+  const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
+    // No background traffic (updates, components, sync, metrics), and no name but loopback
+    // resolves, so nothing the page does can leave the machine.
     args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+      '--disable-domain-reliability', '--disable-breakpad', '--metrics-recording-only',
+      '--no-default-browser-check',
+      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost'],
   });
+  // Every runner makes its contexts here, so each one records outside requests.
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    recordOutsideRequests(context);
+    return context;
+  };
+  return browser;
 }
 
 /** The frame (any depth: webviews nest an iframe in an iframe) that has `selector`. */
@@ -42,7 +76,39 @@ async function findFrame(page, selector, ms) {
     }
     await page.waitForTimeout(250);
   }
-  throw new Error(`no frame with ${selector} after ${ms} ms`);
+  throw new Error(`no frame with ${selector} after ${ms} ms\n${await describeWorkbench(page)}`);
+}
+
+/** What the page holds (frames, side bar, panes, tabs), for a failure message. */
+async function describeWorkbench(page) {
+  const lines = ['frames:'];
+  for (const frame of page.frames()) {
+    let title = '';
+    try {
+      title = await frame.evaluate(() => `${document.title} | body ${document.body ? document.body.innerHTML.length : -1} chars`);
+    } catch (e) {
+      title = `(unreadable: ${String(e).slice(0, 80)})`;
+    }
+    lines.push(`  ${frame.parentFrame() ? '  ' : ''}${frame.url().slice(0, 160)} ${title}`);
+  }
+  try {
+    const state = await page.evaluate(() => {
+      const texts = (sel) => [...document.querySelectorAll(sel)].map((e) => (e.textContent || '').trim().slice(0, 60));
+      return {
+        sideBarTitle: texts('.part.sidebar .composite.title h2'),
+        sideBarVisible: !!document.querySelector('.part.sidebar:not(.hidden)') && getComputedStyle(document.querySelector('.part.sidebar')).display !== 'none',
+        activityChecked: texts('.activitybar .action-item.checked .action-label[aria-label]').concat([...document.querySelectorAll('.activitybar .action-item.checked .action-label')].map((e) => e.getAttribute('aria-label') || '')),
+        paneHeaders: texts('.pane-header'),
+        tabs: texts('.tabs-container .tab'),
+        webviewContainers: document.querySelectorAll('.webview').length,
+        notifications: texts('.notification-list-item-message'),
+      };
+    });
+    lines.push(`workbench: ${JSON.stringify(state)}`);
+  } catch (e) {
+    lines.push(`workbench: (unreadable: ${String(e).slice(0, 80)})`);
+  }
+  return lines.join('\n');
 }
 
 /** Run a command through the command palette (F1), as a person would. */
@@ -172,6 +238,6 @@ function hardTimeout() {
 }
 
 module.exports = {
-  env, say, launch, findFrame, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout,
+  env, say, launch, findFrame, describeWorkbench, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout,
   recordNotifications, notificationsSeen, contrastFailures,
 };

@@ -47,6 +47,10 @@ async function main() {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'America/New_York' });
     const page = await context.newPage();
     page.on('pageerror', (e) => console.log('[page error]', String(e).slice(0, 300)));
+    // Errors, and the webview host's service-worker messages (a webview stuck there stays blank).
+    page.on('console', (m) => {
+      if (m.type() === 'error' || /service worker|Webview fatal/i.test(m.text())) console.log(`[console ${m.type()}]`, m.text().slice(0, 300));
+    });
     await recordNotifications(page);
     await page.exposeFunction('codeAutomationLog', () => undefined);
     await page.exposeFunction('codeAutomationExit', (c) => say(`suite exit ${c}`));
