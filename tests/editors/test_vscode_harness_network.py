@@ -4,7 +4,7 @@ mentions of a URL through."""
 
 from __future__ import annotations
 
-from vscode_harness import outside_attempts
+from tests.support.vscode_harness import outside_attempts
 
 
 def test_a_gallery_query_that_failed_its_lookup_is_found() -> None:

@@ -63,9 +63,21 @@ async function launch() {
   return browser;
 }
 
-/** The frame (any depth: webviews nest an iframe in an iframe) that has `selector`. */
+/**
+ * The frame (any depth: webviews nest an iframe in an iframe) that has `selector`.
+ *
+ * code-server serves every webview from one origin, so they share one service-worker scope, and
+ * each webview's host frame (`pre/index.html`) waits for its own worker to take control before it
+ * builds its content frame. When two webviews start together one of them can miss that hand-over
+ * and wait for ever, blank (desktop VS Code gives each webview its own origin). A host frame still
+ * without a content frame after STUCK_WEBVIEW_MS is that case, and "Developer: Reload Webviews"
+ * (which builds every webview's frames again) is the user's own remedy: it is run once per call.
+ */
+const STUCK_WEBVIEW_MS = 8000;
 async function findFrame(page, selector, ms) {
   const deadline = Date.now() + ms;
+  const hostSeen = new Map();
+  let reloaded = ms < 2 * STUCK_WEBVIEW_MS; // a short wait is for a frame that is already there
   while (Date.now() < deadline) {
     for (const frame of page.frames()) {
       try {
@@ -74,9 +86,29 @@ async function findFrame(page, selector, ms) {
         // a frame navigating away: try the others
       }
     }
+    if (!reloaded && (await stuckWebview(page, hostSeen))) {
+      say(`a webview host frame has had no content for ${STUCK_WEBVIEW_MS} ms: Developer: Reload Webviews`);
+      await runCommand(page, 'Developer: Reload Webviews');
+      reloaded = true;
+    }
     await page.waitForTimeout(250);
   }
   throw new Error(`no frame with ${selector} after ${ms} ms\n${await describeWorkbench(page)}`);
+}
+
+/** Whether a webview host frame has stood without its content frame for STUCK_WEBVIEW_MS. */
+async function stuckWebview(page, hostSeen) {
+  const now = Date.now();
+  for (const frame of page.frames()) {
+    if (!frame.url().includes('/pre/index.html')) continue;
+    if (frame.childFrames().length > 0) {
+      hostSeen.delete(frame);
+      continue;
+    }
+    if (!hostSeen.has(frame)) hostSeen.set(frame, now);
+    else if (now - hostSeen.get(frame) >= STUCK_WEBVIEW_MS) return true;
+  }
+  return false;
 }
 
 /** What the page holds (frames, side bar, panes, tabs), for a failure message. */
