@@ -94,7 +94,7 @@ export function stableBoundary(text: string): number {
     if (newline < 0) break; // the last line is still being written
     const line = text.slice(lineStart, newline);
     const next = newline + 1;
-    const marker = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
+    const marker = /^ {0,3}(\x60{3,}|~{3,})(.*)$/.exec(line); // \x60: a backtick
     if (fence === undefined) {
       if (marker !== null && !(marker[1]![0] === '`' && marker[2]!.includes('`'))) {
         fence = { char: marker[1]![0]!, length: marker[1]!.length };
