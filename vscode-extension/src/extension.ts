@@ -16,7 +16,7 @@ import { SettingRefusals } from './settingRefusals';
 import { StartupProblems } from './startupProblem';
 import { LastTextEditor } from './lastEditor';
 import { InstructionStatus } from './statusBar';
-import type { InspectorState } from './webview/messages';
+import type { InspectorState } from './shared/inspectorMessages';
 
 /** What `activate` returns: used by the extension-host tests, stable enough for other extensions. */
 export interface DshApi {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveLink } from '../src/chat/links';
 import { describeModel } from '../src/chat/modelInfo';
 import { pendingViews } from '../src/chat/pendingView';
-import { mergeIntoPrompt, PromptQueue } from '../src/chat/queue';
+import { PromptQueue } from '../src/chat/queue';
 import { sessionsOfFolder, UNTITLED } from '../src/chat/sessionList';
 import type { Message } from '../src/protocol';
 import type { ClientSettings } from '../src/settings';
@@ -22,12 +22,6 @@ describe('PromptQueue', () => {
     expect(q.size).toBe(1);
     expect(q.drain()).toEqual(['second']);
     expect(q.size).toBe(0);
-  });
-
-  it('merges returned prompts after what is in the box', () => {
-    expect(mergeIntoPrompt('', ['a', 'b'])).toBe('a\n\nb');
-    expect(mergeIntoPrompt('typing', ['a'])).toBe('typing\n\na');
-    expect(mergeIntoPrompt('  ', [])).toBe('');
   });
 });
 

@@ -8,7 +8,7 @@ import {
   moveSelection,
   pruneMentions,
   type TrackedMention,
-} from '../src/chat/mentions';
+} from '../src/webview/mentions';
 
 describe('findMentionQuery', () => {
   it.each([

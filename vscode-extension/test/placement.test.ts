@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { namedFile, placeBlock } from '../src/chat/placement';
+import { placeBlock } from '../src/chat/placement';
 
 const FILE = [
   'import os',
@@ -51,16 +51,5 @@ describe('placeBlock', () => {
     const ts = 'function a() {\n  return 1;\n}\n\nfunction b() {\n  return 2;\n}\n';
     const placed = placeBlock(ts, 'function a() {\n  return 10;\n}\n');
     expect(placed.text).toBe('function a() {\n  return 10;\n}\n\nfunction b() {\n  return 2;\n}\n');
-  });
-});
-
-describe('namedFile', () => {
-  it('reads the file from the fence info or a first-line comment', () => {
-    expect(namedFile('python src/app.py', 'x')).toBe('src/app.py');
-    expect(namedFile('ts title="src/a.ts"', 'x')).toBe('src/a.ts');
-    expect(namedFile('python', '# src/app.py\ndef f(): pass')).toBe('src/app.py');
-    expect(namedFile('ts', '// file: lib/x.ts\nconst a = 1;')).toBe('lib/x.ts');
-    expect(namedFile('python', 'def f(): pass')).toBeUndefined();
-    expect(namedFile('', '# just a comment here')).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkBaseUrl } from '../src/model/configure';
-import { formatAge, plural, titleFromPrompt } from '../src/text';
+import { formatAge, mergeIntoPrompt, plural, titleFromPrompt } from '../src/shared/text';
 
 describe('plural', () => {
   it('agrees with the count', () => {
@@ -48,5 +48,13 @@ describe('checkBaseUrl', () => {
     expect(checkBaseUrl('not a url')).toBe('Not a URL');
     expect(checkBaseUrl('https://api.openai.com/v1/chat/completions')).toBe('Leave out /chat/completions: the part before it');
     expect(checkBaseUrl('')).toMatch(/^The base URL/);
+  });
+});
+
+describe('mergeIntoPrompt', () => {
+  it('merges returned prompts after what is in the box', () => {
+    expect(mergeIntoPrompt('', ['a', 'b'])).toBe('a\n\nb');
+    expect(mergeIntoPrompt('typing', ['a'])).toBe('typing\n\na');
+    expect(mergeIntoPrompt('  ', [])).toBe('');
   });
 });

@@ -11,9 +11,7 @@ import type {
   ToolCallBlock,
 } from '../protocol';
 import type { ToolCall } from '../toolTypes';
-import type { ChatItem } from '../webview/messages';
-
-export type { ChatItem };
+import type { ChatItem } from '../shared/chatMessages';
 
 export const SURFACE_MESSAGE_EVENTS = new Set(['user/message', 'assistant/message', 'tool/result']);
 

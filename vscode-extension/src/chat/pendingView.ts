@@ -1,26 +1,10 @@
 /**
- * The pending context (dsh/context/pending) as the panel and the inspector list it, each message
- * droppable as a whole and, for workspace instructions, change by change (dsh/context/discard).
- * Pure: no vscode.
+ * The pending context (dsh/context/pending) as the panel and the inspector list it
+ * (shapes in shared/pendingItems.ts). Pure: no vscode.
  */
 import type { Change, Message } from '../protocol';
+import type { PendingItemView } from '../shared/pendingItems';
 import { describeContext } from './convert';
-
-export interface PendingChangeView {
-  /** The scope key sent as `scopes: [scope]` to drop just this change. */
-  scope: string;
-  /** "set pkg/AGENTS.md". */
-  label: string;
-}
-
-export interface PendingItemView {
-  messageId: string;
-  title: string;
-  text: string;
-  bytes: number;
-  /** Changes that can be dropped one by one (only when there are several). */
-  changes: PendingChangeView[];
-}
 
 const encoder = new TextEncoder();
 

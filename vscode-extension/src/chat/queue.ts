@@ -2,12 +2,10 @@
  * Prompts typed while the agent works. Enter during a turn queues the message (it does not steer
  * the running turn); the queue is sent, one prompt per turn, when the turn completes. A turn that
  * is stopped or fails sends nothing more: the queued text goes back into the prompt box, so the
- * user decides again with what just happened in view.
+ * user decides again with what just happened in view (the webview merges it with
+ * `mergeIntoPrompt`, shared/text.ts).
  */
-export interface QueuedPrompt {
-  id: number;
-  text: string;
-}
+import type { QueuedPrompt } from '../shared/chatMessages';
 
 export class PromptQueue {
   private items: QueuedPrompt[] = [];
@@ -44,9 +42,4 @@ export class PromptQueue {
     this.items = [];
     return texts;
   }
-}
-
-/** Text to put back into the prompt box: what is there now, then each returned prompt. */
-export function mergeIntoPrompt(current: string, returned: readonly string[]): string {
-  return [current, ...returned].filter((t) => t.trim() !== '').join('\n\n');
 }

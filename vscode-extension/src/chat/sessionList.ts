@@ -1,15 +1,7 @@
 /** The folder's earlier sessions for the panel's session list (pure: no vscode, no I/O). */
 import type { SessionHeader } from '../protocol';
-import { formatAge } from '../text';
-
-export interface SessionListItem {
-  id: string;
-  title: string;
-  /** "3 h ago". */
-  age: string;
-  createdAt: number;
-  current: boolean;
-}
+import type { SessionListItem } from '../shared/chatMessages';
+import { formatAge } from '../shared/text';
 
 export const UNTITLED = 'Untitled session';
 

@@ -9,7 +9,8 @@ import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
 import { SESSION_APPEND, SESSION_CLOSE, SESSION_DELETE, SESSION_EVENTS, SESSION_LIST, SESSION_OPEN, SESSION_SURFACE } from '../methods';
 import type { SessionHeader, SessionOpenParams, SurfaceResult } from '../protocol';
-import { sessionsOfFolder, type SessionListItem } from './sessionList';
+import type { SessionListItem } from '../shared/chatMessages';
+import { sessionsOfFolder } from './sessionList';
 
 export interface LiveSession {
   header: SessionHeader;

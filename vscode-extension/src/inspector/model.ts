@@ -2,7 +2,7 @@
 import { describeContext, isMessage, SURFACE_MESSAGE_EVENTS } from '../chat/convert';
 import { pendingViews } from '../chat/pendingView';
 import type { Change, DshEvent, Message, ScopesResult, SessionHeader } from '../protocol';
-import type { InspectorContextItem, InspectorFileRow, InspectorState } from '../webview/messages';
+import type { InspectorContextItem, InspectorFileRow, InspectorState } from '../shared/inspectorMessages';
 
 const encoder = new TextEncoder();
 

@@ -8,7 +8,7 @@ import type { Sidecar } from '../client';
 import { SCOPES } from '../methods';
 import type { ScopeFile, ScopesResult } from '../protocol';
 import { appliesText } from '../statusBar';
-import { plural } from '../text';
+import { plural } from '../shared/text';
 import { applyingFiles } from './activeScopes';
 import { scopeDirectory } from './model';
 

@@ -8,7 +8,7 @@ import type { Sidecar } from '../client';
 import type { ChatSessions, LiveSession } from '../chat/sessions';
 import { discardPending } from '../chat/discard';
 import { CONTEXT_DISCARD, CONTEXT_PENDING, SESSION_LIST } from '../methods';
-import type { FromInspector, InspectorState, ToInspector } from '../webview/messages';
+import type { FromInspector, InspectorState, ToInspector } from '../shared/inspectorMessages';
 import { webviewHtml, webviewRoots } from '../webviewHtml';
 import type { ActiveScopes } from './activeScopes';
 import { agentSessionsIn, buildInspectorState, type InspectorInputs } from './model';

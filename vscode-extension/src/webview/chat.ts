@@ -3,22 +3,21 @@
  * Markdown, proposed edits, pending context, sessions) and sends the user's actions back. It
  * holds no conversation state of its own beyond the prompt box: the extension is the source.
  */
-import { mergeIntoPrompt } from '../chat/queue';
-import { plural } from '../text';
-import { button, byId, el } from './dom';
-import { fillToolCard, renderApproval, renderItem, sourceTextOf } from './items';
 import type {
   ApprovalView,
   ChatItem,
   FromChat,
   ModelView,
   NoticeAction,
-  PendingItemView,
   QueuedPrompt,
   SessionListItem,
   SessionView,
   ToChat,
-} from './messages';
+} from '../shared/chatMessages';
+import type { PendingItemView } from '../shared/pendingItems';
+import { mergeIntoPrompt, plural } from '../shared/text';
+import { button, byId, el } from './dom';
+import { fillToolCard, renderApproval, renderItem, sourceTextOf } from './items';
 import { PromptBox } from './promptBox';
 import { StreamView } from './streamView';
 

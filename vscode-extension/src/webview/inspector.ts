@@ -1,6 +1,7 @@
 /** The context inspector's page script: renders the state the extension computes. */
+import type { FromInspector, InspectorContextItem, InspectorState, ToInspector } from '../shared/inspectorMessages';
+import type { PendingItemView } from '../shared/pendingItems';
 import { pathText } from './dom';
-import type { FromInspector, InspectorContextItem, InspectorState, PendingItemView, ToInspector } from './messages';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromInspector): void };
 

@@ -1,7 +1,7 @@
 /** One chat item → its element. Model text is rendered by markdown-it (raw HTML off). */
+import type { ApprovalView, ChatItem } from '../shared/chatMessages';
 import { el } from './dom';
 import { renderMarkdown } from './markdown';
-import type { ApprovalView, ChatItem } from './messages';
 
 const SPEAKERS: Record<ChatItem['kind'], string> = {
   user: 'You',

@@ -6,8 +6,8 @@
  * No DOM here, so the unit tests render with it in Node.
  */
 import hljs from 'highlight.js/lib/common';
-import { namedFile } from '../chat/placement';
 import MarkdownIt from 'markdown-it';
+import { namedFile } from './namedFile';
 
 /** Past this size a block is shown unhighlighted: highlighting would stall the stream. */
 const MAX_HIGHLIGHT_CHARS = 100_000;

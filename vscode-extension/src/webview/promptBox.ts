@@ -7,6 +7,8 @@
  * drawn by a backdrop element behind it that mirrors its text, and the mention markup is put back
  * in place of each chip's `@label` when the prompt is sent.
  */
+import type { CandidateView } from '../shared/chatMessages';
+import { byId, el } from './dom';
 import {
   applyMention,
   expandMentions,
@@ -17,9 +19,7 @@ import {
   moveSelection,
   pruneMentions,
   type TrackedMention,
-} from '../chat/mentions';
-import { byId, el } from './dom';
-import type { CandidateView } from './messages';
+} from './mentions';
 
 export interface PromptBoxEvents {
   submit(text: string): void;

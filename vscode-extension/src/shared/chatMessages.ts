@@ -1,9 +1,5 @@
-/** Messages between the extension and its two webviews (types only, shared by both sides). */
-import type { PendingItemView } from '../chat/pendingView';
-import type { QueuedPrompt } from '../chat/queue';
-import type { SessionListItem } from '../chat/sessionList';
-
-export type { PendingItemView, QueuedPrompt, SessionListItem };
+/** Messages between the extension and the chat webview (types only, shared by both sides). */
+import type { PendingItemView } from './pendingItems';
 
 export type ChatItemKind = 'user' | 'assistant' | 'tool-call' | 'tool-result' | 'context';
 
@@ -48,6 +44,22 @@ export interface ApprovalView {
   state: ApprovalState;
   /** A code block the user applied from the chat (not a change the agent asked for). */
   byUser?: boolean;
+}
+
+/** A prompt typed while the agent works, waiting for its turn (`PromptQueue` on the host). */
+export interface QueuedPrompt {
+  id: number;
+  text: string;
+}
+
+/** One of the folder's sessions in the panel's session list. */
+export interface SessionListItem {
+  id: string;
+  title: string;
+  /** "3 h ago". */
+  age: string;
+  createdAt: number;
+  current: boolean;
 }
 
 export interface SessionView {
@@ -127,66 +139,3 @@ export type FromChat =
   | { type: 'deleteSession'; id: string; title: string }
   | { type: 'discard'; messageId: string; scopes?: string[] }
   | { type: 'action'; action: NoticeAction };
-
-export interface InspectorContextItem {
-  title: string;
-  text: string;
-  bytes: number;
-}
-
-export interface InspectorFileRow {
-  displayPath: string;
-  scope: string;
-  state: string;
-  bytes: number | null;
-  includedBytes?: number;
-  reason?: string;
-  /** What the live session currently has active for this file (e.g. "set"), if anything. */
-  active?: string;
-}
-
-export interface InspectorAgentSession {
-  id: string;
-  agent: string;
-  cwd: string;
-  createdAt: number;
-  pending: InspectorContextItem[];
-}
-
-export interface InspectorState {
-  session:
-    | {
-        id: string;
-        folder: string;
-        /** The baseline the session's model saw, and later instruction updates, in order. */
-        visible: InspectorContextItem[];
-        pending: PendingItemView[];
-        pendingCount: number;
-        /** The sidecar implements dsh/context/discard: pending items get Drop buttons. */
-        canDrop: boolean;
-      }
-    | undefined;
-  /** Why there is no session section (e.g. "No chat session is open for this folder"). */
-  sessionNote?: string;
-  /** Sessions that agents' hooks drive in the open folders (`dsh-sidecar hooks install`), newest
-   *  first, each with what its next hook event delivers. */
-  agents?: InspectorAgentSession[];
-  chain:
-    | {
-        file: string;
-        projectRoot: string;
-        directory: string;
-        files: InspectorFileRow[];
-      }
-    | undefined;
-  chainNote?: string;
-  error?: string;
-  updatedAt: number;
-}
-
-export type ToInspector = { type: 'state'; state: InspectorState };
-export type FromInspector =
-  | { type: 'ready' }
-  | { type: 'refresh' }
-  | { type: 'openChat' }
-  | { type: 'discard'; sessionId: string; messageId: string; scopes?: string[] };

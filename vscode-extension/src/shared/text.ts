@@ -36,3 +36,8 @@ export function titleFromPrompt(prompt: string, max = 60): string {
   const space = cut.lastIndexOf(' ');
   return `${(space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,.;:!?-]+$/, '')}…`;
 }
+
+/** Text to put back into the prompt box: what is there now, then each returned prompt. */
+export function mergeIntoPrompt(current: string, returned: readonly string[]): string {
+  return [current, ...returned].filter((t) => t.trim() !== '').join('\n\n');
+}
