@@ -9,7 +9,7 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
-const { env, say, launch, findFrame, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout } = require('./lib');
+const { env, say, launch, findFrame, findReadyFrame, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout } = require('./lib');
 
 const csUrl = env('CS_URL');
 const workspace = env('WORKSPACE');
@@ -54,8 +54,7 @@ async function main() {
     await page.goto(`${csUrl}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`);
     await page.waitForSelector('.monaco-workbench', { timeout: 30000 });
     await waitForFile('chat-open', 60000);
-    const chat = await findFrame(page, '#prompt', 30000);
-    await chat.waitForSelector('#session:has-text("session ")', { timeout: 20000 });
+    const chat = await findReadyFrame(page, '#prompt', '#session:has-text("session ")', 30000);
     say('chat open');
 
     // --- the empty panel names the model; the theme reaches the webview ------------------------

@@ -96,6 +96,32 @@ async function findFrame(page, selector, ms) {
   throw new Error(`no frame with ${selector} after ${ms} ms\n${await describeWorkbench(page)}`);
 }
 
+/**
+ * The frame with `selector` once it also shows `ready` (content the host sends, such as the chat's
+ * session label). The same shared service-worker scope can leave a webview whose page loaded but
+ * whose first exchange with the extension host never arrives; the console then shows "Found
+ * unexpected service worker controller". So a frame that has not shown `ready` after
+ * UNANSWERED_WEBVIEW_MS gets "Developer: Reload Webviews" once (the page asks the host again),
+ * and what it showed is printed, so a host that truly never answers still fails, with its text.
+ */
+const UNANSWERED_WEBVIEW_MS = 12000;
+async function findReadyFrame(page, selector, ready, ms) {
+  const frame = await findFrame(page, selector, ms);
+  try {
+    await frame.waitForSelector(ready, { timeout: UNANSWERED_WEBVIEW_MS });
+    return frame;
+  } catch {
+    const shown = await frame.evaluate(() => document.body.innerText.slice(0, 200)).catch(() => '(unreadable)');
+    say(`${ready} not shown after ${UNANSWERED_WEBVIEW_MS} ms (the page shows ${JSON.stringify(shown)}): Developer: Reload Webviews`);
+  }
+  await runCommand(page, 'Developer: Reload Webviews');
+  const detached = Date.now() + 10000;
+  while (!frame.isDetached() && Date.now() < detached) await page.waitForTimeout(100);
+  const again = await findFrame(page, selector, ms);
+  await again.waitForSelector(ready, { timeout: 20000 });
+  return again;
+}
+
 /** Whether a webview host frame has stood without its content frame for STUCK_WEBVIEW_MS. */
 async function stuckWebview(page, hostSeen) {
   const now = Date.now();
@@ -270,6 +296,6 @@ function hardTimeout() {
 }
 
 module.exports = {
-  env, say, launch, findFrame, describeWorkbench, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout,
+  env, say, launch, findFrame, findReadyFrame, describeWorkbench, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout,
   recordNotifications, notificationsSeen, contrastFailures,
 };

@@ -11,7 +11,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const { env, say, launch, findFrame, runCommand, openFromExplorer } = require('./lib');
+const { env, say, launch, findFrame, findReadyFrame, runCommand, openFromExplorer } = require('./lib');
 
 const csUrl = env('CS_URL');
 const workspace = env('WORKSPACE');
@@ -55,9 +55,8 @@ async function main() {
     say('workbench up');
 
     await waitForFile('chat-open', 60000);
-    const chat = await findFrame(page, '#prompt', 30000);
+    const chat = await findReadyFrame(page, '#prompt', '#session:has-text("session ")', 30000);
     say('chat webview found');
-    await chat.waitForSelector('#session:has-text("session ")', { timeout: 20000 });
     await chat.fill('#prompt', PROMPT);
     await chat.press('#prompt', 'Enter');
     say('prompt sent');
