@@ -9,13 +9,12 @@ import attrs
 
 from dsh_sidecar.errors import DshError
 
+from .keys import KEYS
 from .parse import parse_settings
 from .settings import Settings
 
 # Forms to name for keys whose refusal message does not already say what is expected.
-_EXPECTED_FORMS = {
-    "timeContext.timeZone": 'an IANA time zone name such as "Europe/Paris", or null',
-}
+_EXPECTED_FORMS = {k.wire: k.expected for k in KEYS if k.expected is not None}
 
 
 @attrs.frozen
