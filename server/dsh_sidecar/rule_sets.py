@@ -1,6 +1,6 @@
 """The rule-file conventions of other agents (GitHub Copilot, Claude Code, Cursor), as one table.
 
-Every other place derives from it: the names ``instructions.ruleSets`` accepts (``config.py``),
+Every other place derives from it: the names ``instructions.ruleSets`` accepts (``config/checks.py``),
 where each convention's files live and how their frontmatter reads (``sources/…/rules.py``), the
 folders ``explain`` attributes to a convention. Pure data, at the bottom of the package.
 """

@@ -12,6 +12,8 @@ import json
 import re
 from pathlib import Path
 
+from dsh_sidecar.config.keys import KEYS
+
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "editors" / "vscode.md"
 HARNESS = REPO / "tests" / "support" / "vscode_harness.py"
@@ -47,3 +49,13 @@ def test_no_unpublished_package_is_named() -> None:
         r"--install-extension\s+dsh-sidecar\.dsh-sidecar",
     ):
         assert re.search(pattern, text) is None, pattern
+
+
+def test_the_sidecar_settings_block_is_every_contributed_setting_with_its_default() -> None:
+    """The block after "Sidecar settings:" shows each key the extension contributes and sends
+    (config/keys.py, all but the terminal-only ones) with its default, in the table's order."""
+    section = DOC.read_text(encoding="utf-8").split("\nSidecar settings:", 1)[1]
+    block = re.search(r"```jsonc\n(.*?)```", section, re.S)
+    assert block is not None, "no jsonc block after 'Sidecar settings:'"
+    shown = list(json.loads(block.group(1)).items())
+    assert shown == [(f"dsh.{k.wire}", k.default) for k in KEYS if not k.terminal_only]

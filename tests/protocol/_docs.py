@@ -151,7 +151,10 @@ def marked_json(text: str, marker: str) -> Any:
 _TABLE = re.compile(
     r"<!-- settings-table:start -->\n(?P<table>.*?)\n<!-- settings-table:end -->", re.DOTALL
 )
-_ROW = re.compile(r"^\| `(?P<key>[a-zA-Z.]+)` \| (?P<type>[^|]+?) \| `(?P<default>[^`]+)` \|")
+_ROW = re.compile(
+    r"^\| `(?P<key>[a-zA-Z.]+)` \| (?P<type>[^|]+?) \| `(?P<default>[^`]+)` \|"
+    r".*\| (?P<who>[^|]+?) \|\s*$"
+)
 
 
 @attrs.frozen
@@ -159,6 +162,7 @@ class SettingRow:
     key: str
     type: str
     default: Any
+    who: str  # "Who may set it": "user only" or "user or workspace"
 
 
 def settings_table(text: str) -> dict[str, SettingRow]:
@@ -176,7 +180,9 @@ def settings_table(text: str) -> dict[str, SettingRow]:
         key = match["key"]
         if key in rows:
             raise ValueError(f"{key} is in the settings table twice")
-        rows[key] = SettingRow(key, match["type"].strip(), json.loads(match["default"]))
+        rows[key] = SettingRow(
+            key, match["type"].strip(), json.loads(match["default"]), match["who"].strip()
+        )
     return rows
 
 

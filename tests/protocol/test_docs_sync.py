@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -12,6 +13,8 @@ import pytest
 
 from dsh_sidecar import errors
 from dsh_sidecar.config import Settings, settings_to_json
+from dsh_sidecar.config import keys as setting_keys
+from dsh_sidecar.config.keys import BY_WIRE, KEYS, USER_ONLY
 from dsh_sidecar.errors import DshError
 from dsh_sidecar.protocol import methods
 from dsh_sidecar.protocol import types as wire_types
@@ -26,14 +29,8 @@ CANCELLABLE = {methods.STEP_PREPARE, methods.CONTEXT_PENDING, methods.SESSION_RE
 PARTS = ("Method", "Direction", "Params", "Result", "Errors", "Ordering", "Example")
 DEFAULT_SETTINGS = _docs.flatten(settings_to_json(Settings()))
 TABLE = _docs.settings_table(CONFIGURATION)
-SETTING_SECTIONS = (
-    "instructions",
-    "sessionReference",
-    "timeContext",
-    "tmuxContext",
-    "store",
-    "hover",
-)
+SETTING_SECTIONS = tuple(s.name for s in setting_keys.SECTIONS)
+TERMINAL_ONLY = {k.wire for k in KEYS if k.terminal_only}
 
 
 def expected_direction(method: str) -> str:
@@ -163,15 +160,35 @@ def test_diagnostic_codes_are_the_servers() -> None:
 
 
 def test_every_setting_is_documented() -> None:
-    assert set(TABLE) == set(DEFAULT_SETTINGS)
+    """The reference table lists every declared key once, in declaration order."""
+    assert list(TABLE) == [k.wire for k in KEYS]
+    assert set(DEFAULT_SETTINGS) == set(BY_WIRE)
 
 
 def test_documented_defaults_are_the_codes() -> None:
     for key, row in TABLE.items():
-        code = DEFAULT_SETTINGS[key]
+        code = BY_WIRE[key].default
         assert row.default == code and type(row.default) is type(code), (
             f"{key}: documented default {row.default!r}, code default {code!r}"
         )
+        assert DEFAULT_SETTINGS[key] == code, f"{key}: settings_to_json differs from the table"
+
+
+def test_documented_types_are_the_declared_ones() -> None:
+    for key, row in TABLE.items():
+        assert row.type == BY_WIRE[key].type, f"{key}: documented {row.type}"
+
+
+def test_who_may_set_it_is_the_declared_scope() -> None:
+    for key, row in TABLE.items():
+        assert row.who == ("user only" if BY_WIRE[key].user_only else "user or workspace"), key
+
+
+def test_the_settings_a_repository_cannot_set_are_the_user_only_keys() -> None:
+    section = CONFIGURATION.split("\n## Settings a repository cannot set\n", 1)[1].split("\n## ")[0]
+    rows = re.findall(r"^\| (`.+?) \|", section, re.MULTILINE)
+    listed = [name for row in rows for name in re.findall(r"`([a-zA-Z.]+)`", row)]
+    assert sorted(listed) == sorted(USER_ONLY)
 
 
 _TYPE_CHECK = {
@@ -200,20 +217,25 @@ def test_documented_defaults_are_accepted_back() -> None:
 
 
 def test_every_setting_has_its_own_section() -> None:
-    headings = set(re.findall(r"^### `([a-zA-Z.]+)`$", CONFIGURATION, re.MULTILINE))
-    assert headings == set(DEFAULT_SETTINGS)
-    sections = set(re.findall(r"^## `([a-zA-Z]+)`$", CONFIGURATION, re.MULTILINE))
-    assert sections == set(SETTING_SECTIONS) == set(settings_to_json(Settings()))
+    headings = re.findall(r"^### `([a-zA-Z.]+)`$", CONFIGURATION, re.MULTILINE)
+    assert headings == [k.wire for k in KEYS]
+    sections = re.findall(r"^## `([a-zA-Z]+)`$", CONFIGURATION, re.MULTILINE)
+    assert sections == list(SETTING_SECTIONS) == list(settings_to_json(Settings()))
+    # Each key's heading lies under its section's.
+    for key in KEYS:
+        before = CONFIGURATION[: CONFIGURATION.index(f"\n### `{key.wire}`\n")]
+        assert re.findall(r"^## (.+)$", before, re.MULTILINE)[-1] == f"`{key.section}`", key.wire
 
 
-@pytest.mark.parametrize("key", sorted(DEFAULT_SETTINGS))
-def test_setting_section_states_type_and_default(key: str) -> None:
+@pytest.mark.parametrize("key", [k.wire for k in KEYS])
+def test_setting_section_states_doc_line_type_and_default(key: str) -> None:
     start = CONFIGURATION.index(f"### `{key}`\n")
     following = re.search(r"^##", CONFIGURATION[start + 4 :], re.MULTILINE)
     body = (
         CONFIGURATION[start : start + 4 + following.start()] if following else CONFIGURATION[start:]
     )
     row = TABLE[key]
+    assert BY_WIRE[key].doc in " ".join(body.split()), f"{key}: its doc line is not in its section"
     assert f"**Type:** {row.type}" in body
     assert f"**Default:** `{json.dumps(row.default, separators=(', ', ': '))}`" in body
 
@@ -246,7 +268,39 @@ def test_section_examples_are_valid_and_agree(section: str) -> None:
     vscode_keys = _docs.flatten(from_vscode)
     neovim_keys = _docs.flatten(from_neovim)
     assert {k: neovim_keys[k] for k in vscode_keys} == vscode_keys
-    assert set(neovim_keys) - set(vscode_keys) <= {"tmuxContext.useClientProcess"}
+    assert set(neovim_keys) - set(vscode_keys) <= TERMINAL_ONLY
+    assert not set(vscode_keys) & TERMINAL_ONLY, f"{section}: a terminal-only key in VS Code's"
+
+
+# Everything a user reads about settings: the docs, the editors' own pages and the READMEs.
+USER_DOCS = sorted(
+    [
+        *_docs.ROOT.joinpath("docs").rglob("*.md"),
+        *_docs.ROOT.joinpath("editors").glob("**/*.md"),
+        *_docs.ROOT.joinpath("editors", "nvim", "doc").glob("*.txt"),
+        _docs.ROOT / "README.md",
+        _docs.ROOT / "vscode-extension" / "README.md",
+    ]
+)
+# `instructions.maxBytes`, "dsh.store.path" (a VS Code example): a name in a server section.
+_NAMED_SETTING = re.compile(
+    r"[`\"](?:dsh\.)?(?P<wire>(?:"
+    + "|".join(SETTING_SECTIONS)
+    + r")\.(?P<name>[a-z][A-Za-z]*))[`\"]"
+)
+
+
+@pytest.mark.parametrize("path", USER_DOCS, ids=lambda p: str(p.relative_to(_docs.ROOT)))
+def test_docs_name_no_setting_the_table_lacks(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    # `store.py` (architecture.md) is a module, not a setting.
+    named = {m["wire"] for m in _NAMED_SETTING.finditer(text) if m["name"] != "py"}
+    assert named <= set(BY_WIRE), f"not declared in config/keys.py: {sorted(named - set(BY_WIRE))}"
+
+
+def test_the_docs_scan_sees_settings() -> None:
+    found = {m["wire"] for m in _NAMED_SETTING.finditer(CONFIGURATION)}
+    assert found == set(BY_WIRE)
 
 
 def test_invalid_values_are_refused_as_documented() -> None:

@@ -1,0 +1,78 @@
+"""The ``dsh`` tree read leniently: one refused key never refuses the others."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from dsh_sidecar.errors import DshError
+
+from .keys import KEYS
+from .parse import parse_settings
+from .settings import Settings
+
+# Forms to name for keys whose refusal message does not already say what is expected.
+_EXPECTED_FORMS = {k.wire: k.expected for k in KEYS if k.expected is not None}
+
+
+@attrs.frozen
+class SettingProblem:
+    """One refused key: its dotted name, the value given, and why (naming the expected form)."""
+
+    key: str
+    value: Any
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "value": self.value, "message": self.message}
+
+
+def parse_settings_leniently(
+    raw: Any, base: Settings
+) -> tuple[Settings, tuple[SettingProblem, ...]]:
+    """Like ``Settings.from_json``, but a refused key keeps its ``base`` value (the default at
+    start) instead of refusing the whole tree; every refused key is reported once.
+
+    Each refusal names its key (``ConfigError.key`` or ``data["key"]``); that leaf is taken out
+    of a copy of ``raw`` and the rest parsed again, so the checks themselves stay in one place.
+    """
+    if isinstance(raw, Mapping) and set(raw) == {"dsh"}:
+        raw = raw["dsh"]
+    tree: Any = _copy_tree(raw)
+    problems: list[SettingProblem] = []
+    while True:
+        try:
+            return parse_settings(tree, base), tuple(problems)
+        except DshError as exc:
+            key = exc.data.get("key") if isinstance(exc.data, dict) else None
+            value, removed = _pop_leaf(tree, key) if isinstance(key, str) else (None, False)
+            if not removed:  # nothing to take out (the tree itself is not an object)
+                problems.append(SettingProblem("dsh", tree, exc.message))
+                return base, tuple(problems)
+            problems.append(SettingProblem(str(key), value, _with_expected(str(key), exc.message)))
+
+
+def _copy_tree(raw: Any) -> Any:
+    if isinstance(raw, Mapping):
+        return {k: _copy_tree(v) for k, v in raw.items()}
+    return raw
+
+
+def _pop_leaf(tree: Any, key: str) -> tuple[Any, bool]:
+    """Remove ``a.b`` from ``tree``; returns the removed value and whether anything was."""
+    *parents, leaf = key.split(".")
+    node = tree
+    for part in parents:
+        node = node.get(part) if isinstance(node, dict) else None
+    if not isinstance(node, dict) or leaf not in node:
+        return None, False
+    return node.pop(leaf), True
+
+
+def _with_expected(key: str, message: str) -> str:
+    expected = _EXPECTED_FORMS.get(key)
+    if expected is None and "is not a known setting" in message:
+        expected = "no such key in this version of the sidecar; remove it"
+    return message if expected is None else f"{message} (expected {expected})"
