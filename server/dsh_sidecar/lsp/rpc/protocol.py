@@ -34,10 +34,16 @@ import attrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol, lsp_method
-from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
+from pygls.protocol.json_rpc import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+)
 
 from dsh_sidecar import errors
 from dsh_sidecar.protocol import methods
+from dsh_sidecar.protocol import types as wire_types
+from dsh_sidecar.protocol.encode import spliced
 
 from . import incoming
 
@@ -363,7 +369,10 @@ class DshProtocol(LanguageServerProtocol):
             log.error("cannot send %s: no connection", type(data).__name__)
             return
         try:
-            body = json.dumps(data, default=self._serialize_message)
+            if type(data) is JsonRPCResponseMessage:
+                body = self._response_body(data)
+            else:
+                body = json.dumps(data, default=self._serialize_message)
         except Exception as exc:  # TypeError, ValueError, RecursionError, or the default hook's
             msg_id = getattr(data, "id", None)
             log.error("cannot serialize %s %r: %s", type(data).__name__, msg_id, exc)
@@ -379,9 +388,33 @@ class DshProtocol(LanguageServerProtocol):
         # data becomes an escape sequence rather than bytes that are not UTF-8.
         self.writer.write(body.encode("ascii"))
 
+    def _response_body(self, response: JsonRPCResponseMessage) -> str:
+        """``json.dumps`` of the response as pygls' converter unstructures it (``id``,
+        ``jsonrpc``, then ``result``), written out directly: the envelope is always those three
+        keys, and a result that carries its parts' encoding (``encode.spliced``) is not encoded
+        again."""
+        result = response.result
+        text = spliced(result) if _is_wire_type(type(result)) else None
+        if text is None:
+            text = json.dumps(self._converter.unstructure(result), default=self._serialize_message)
+        head = json.dumps(self._converter.unstructure(response.id))
+        return (
+            '{"id": '
+            + head
+            + ', "jsonrpc": '
+            + json.dumps(response.jsonrpc)
+            + ', "result": '
+            + text
+            + "}"
+        )
+
 
 def _has_code(error: types.ResponseError) -> bool:
     return isinstance(error.data, dict) and isinstance(error.data.get("code"), str)
+
+
+def _is_wire_type(cls: type) -> bool:
+    return cls.__module__ == wire_types.__name__
 
 
 def _usable_id(value: Any) -> bool:
