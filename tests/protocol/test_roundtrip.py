@@ -556,3 +556,19 @@ def test_pending_messages_are_spliced_from_their_kept_encoding() -> None:
     assert _server_body(9, result) == _pygls_body(9, plain)
     assert spliced(wt.PendingResult([])) is None  # nothing kept to splice: encoded as usual
     assert _server_body(9, mapping.pending_result([])) == _pygls_body(9, wt.PendingResult([]))
+
+
+def test_a_result_sent_again_is_written_the_same_and_forgotten_with_it() -> None:
+    import gc
+
+    from dsh_sidecar.lsp.rpc import protocol
+
+    result = copy.deepcopy(FULL[wt.ScopesResult])  # a kept answer is sent as the same object
+    first = _server_body(1, result)
+    assert protocol._sent_text(result) is not None
+    assert _server_body(2, result) == _pygls_body(2, result)
+    assert first == _pygls_body(1, result)
+    key = id(result)
+    del result
+    gc.collect()
+    assert key not in protocol._SENT

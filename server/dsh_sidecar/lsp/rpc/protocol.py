@@ -21,10 +21,12 @@ What this class changes in pygls' JSON-RPC handling, and why:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import inspect
 import json
 import logging
+import weakref
 from collections.abc import Callable, Generator
 from concurrent.futures import Future
 from typing import Any
@@ -394,9 +396,13 @@ class DshProtocol(LanguageServerProtocol):
         keys, and a result that carries its parts' encoding (``encode.spliced``) is not encoded
         again."""
         result = response.result
-        text = spliced(result) if _is_wire_type(type(result)) else None
-        if text is None:
-            text = json.dumps(self._converter.unstructure(result), default=self._serialize_message)
+        if _is_wire_type(type(result)):
+            text = _sent_text(result)
+            if text is None:
+                text = spliced(result) or self._json(result)
+                _remember_text(result, text)
+        else:
+            text = self._json(result)
         head = json.dumps(self._converter.unstructure(response.id))
         return (
             '{"id": '
@@ -407,6 +413,33 @@ class DshProtocol(LanguageServerProtocol):
             + text
             + "}"
         )
+
+    def _json(self, value: Any) -> str:
+        return json.dumps(self._converter.unstructure(value), default=self._serialize_message)
+
+
+# The JSON text of each wire result sent, while that result lives (by identity, as wire types
+# are not all hashable). A kept answer (a whole ``dsh/scopes`` result, kept while what it saw
+# holds) is sent again and again as the same object; a result is never changed once it has
+# been answered (a kept one is shared by every request that reuses it). Loop only, but an entry
+# goes when its result does, in whatever thread drops the last reference.
+_SENT: dict[int, tuple[weakref.ref[Any], str]] = {}
+
+
+def _sent_text(result: Any) -> str | None:
+    kept = _SENT.get(id(result))
+    return kept[1] if kept is not None and kept[0]() is result else None
+
+
+def _remember_text(result: Any, text: str) -> None:
+    key = id(result)
+
+    def forget(ref: weakref.ref[Any]) -> None:
+        if (entry := _SENT.get(key)) is not None and entry[0] is ref:
+            del _SENT[key]
+
+    with contextlib.suppress(TypeError):  # not weakly referable: encoded each time
+        _SENT[key] = (weakref.ref(result, forget), text)
 
 
 def _has_code(error: types.ResponseError) -> bool:
