@@ -65,8 +65,10 @@ class ProjectionQueue:
 
         async def go() -> None:
             try:
-                if previous is not None:
+                if previous is not None and not previous.done():
                     await asyncio.gather(previous, return_exceptions=True)
+                elif previous is not None and not previous.cancelled():
+                    previous.exception()  # retrieved, as the gather would have
                 await self._gather(now)
                 if self._batch is batch:
                     self._batch = None  # from here on, touches queue a projection of their own
