@@ -392,6 +392,7 @@ _HANDLES_KEPT = 256  # past this many open directory handles in one request, loo
 # hostile depths, where a walk per look would make a chain quadratic).
 _SHALLOW_COMPONENTS = 48
 _ANCHOR_STEP = 32  # directories between two open handles of a deep chain
+_NOT_NAMES = frozenset({"", os.curdir, os.pardir})  # what ends a path that is not plain
 
 
 def _close_all(fds: dict[str, int]) -> None:
@@ -451,12 +452,14 @@ class OneLook(LocalFileSystem):
             not self._by_directory
             or path.count(os.sep) <= _SHALLOW_COMPONENTS
             or path == os.sep
-            or not is_plain_absolute(path)
             or len(path) >= _PATH_MAX  # characters <= bytes: a long one is measured below
-            or len(os.fsencode(path)) >= _PATH_MAX
+            or (not path.isascii() and len(os.fsencode(path)) >= _PATH_MAX)
         ):
             return self.base.stat(path)
         directory, name = path.rsplit(os.sep, 1)
+        # A directory with an anchor was a plain path already: only the name is left to check.
+        if (directory not in self._anchors or name in _NOT_NAMES) and not is_plain_absolute(path):
+            return self.base.stat(path)
         try:
             anchor = self._anchor(directory or os.sep)
         except OSError:
