@@ -424,3 +424,39 @@ def test_a_plain_look_checks_as_every_filesystem_does(tmp_path: Path) -> None:
         change()
         assert not agree()
     subprocess.run(["rm", "-rf", os.path.join(base, "d")], check=True)
+
+
+def test_a_look_that_saw_failures_goes_with_its_last_reference(tmp_path: Path) -> None:
+    # A kept failure is raised as a new exception each time: raising the kept one gave it a
+    # traceback whose frames hold the look, a cycle only the garbage collector's full pass
+    # could free (with every stat of the request and its directory handles).
+    import gc
+    import weakref
+
+    deep = os.path.join(os.path.realpath(tmp_path), *(["d"] * (observed._SHALLOW_COMPONENTS + 5)))
+    os.makedirs(deep)
+    look = observed.OneLook(LOCAL_FS)
+    missing = [os.path.join(deep, "AGENTS.md"), str(tmp_path / "missing" / "x"), "/nul\x00"]
+    for path in missing * 2:
+        with pytest.raises((OSError, ValueError)) as raised:
+            look.stat(path)
+        again = raised.value
+    assert isinstance(again, FileNotFoundError | ValueError)
+    caught: list[BaseException] = []
+    for path in missing:
+        try:
+            look.stat(path)
+        except (OSError, ValueError) as exc:
+            caught.append(exc)
+    assert [type(e) for e in caught] == [FileNotFoundError, FileNotFoundError, ValueError]
+    first = caught[0]
+    assert isinstance(first, OSError) and first.errno == errno.ENOENT
+    del caught, raised, again, first
+    ref = weakref.ref(look)
+    gc.disable()
+    try:
+        del look
+        assert ref() is None
+    finally:
+        gc.enable()
+    subprocess.run(["rm", "-rf", os.path.join(os.path.realpath(tmp_path), "d")], check=True)

@@ -395,6 +395,17 @@ _ANCHOR_STEP = 32  # directories between two open handles of a deep chain
 _NOT_NAMES = frozenset({"", os.curdir, os.pardir})  # what ends a path that is not plain
 
 
+def _again(exc: OSError | ValueError) -> OSError | ValueError:
+    """A new exception like the kept ``exc`` (same class, errno, message and file names), to
+    raise it once more. Raising the kept object itself gave it a traceback each time, whose
+    frames hold the look that keeps it: a reference cycle per request, so every look (with all
+    it asked: thousands of entries for a deep chain) waited for the garbage collector's full
+    pass, which then holds the GIL for as long as it takes to walk them."""
+    if isinstance(exc, OSError):
+        return OSError(exc.errno, exc.strerror, exc.filename, None, exc.filename2)
+    return ValueError(*exc.args)
+
+
 def _close_all(fds: dict[str, int]) -> None:
     while fds:
         os.close(fds.popitem()[1])
@@ -441,10 +452,10 @@ class OneLook(LocalFileSystem):
             try:
                 found = self._stat(path)
             except (OSError, ValueError) as exc:
-                found = exc
+                found = exc.with_traceback(None)
             self._stats[path] = found
         if isinstance(found, OSError | ValueError):
-            raise found.with_traceback(None)
+            raise _again(found)
         return found
 
     def _stat(self, path: str) -> os.stat_result:
