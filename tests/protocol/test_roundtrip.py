@@ -497,3 +497,78 @@ def test_describe_structure_error_reports_every_field() -> None:
     for shown in ("params.sessionId", "params.turn", "params.step"):
         assert shown in message
     assert "session_id" not in message
+
+
+def _pygls_body(msg_id: int | str, result: Any) -> str:
+    """What pygls' own ``_send_data`` writes for a response: the envelope unstructured by the
+    converter and encoded with its default hook."""
+    from pygls.protocol.json_rpc import JsonRPCResponseMessage
+
+    response = JsonRPCResponseMessage(id=msg_id, result=result, jsonrpc="2.0")
+    return json.dumps(response, default=lambda data: CONVERTER.unstructure(data))
+
+
+def _server_body(msg_id: int | str, result: Any) -> str:
+    from pygls.protocol.json_rpc import JsonRPCResponseMessage
+
+    from dsh_sidecar.lsp.rpc.protocol import DshProtocol
+    from dsh_sidecar.lsp.server import build_server
+
+    protocol = build_server().protocol
+    assert isinstance(protocol, DshProtocol)
+    return protocol._response_body(JsonRPCResponseMessage(id=msg_id, result=result, jsonrpc="2.0"))
+
+
+@pytest.mark.parametrize(("cls", "value"), SAMPLES, ids=SAMPLE_IDS)
+def test_a_response_is_written_as_pygls_would_write_it(cls: type, value: Any) -> None:
+    for msg_id in (7, "req-\u00e9"):
+        assert _server_body(msg_id, value) == _pygls_body(msg_id, value)
+
+
+def test_lsp_results_and_null_are_written_as_pygls_would_write_them() -> None:
+    from lsprotocol import types as lsp
+
+    hover = lsp.Hover(
+        contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="**x** \u00e9")
+    )
+    link = lsp.DocumentLink(
+        range=lsp.Range(lsp.Position(0, 1), lsp.Position(0, 4)), target="file:///x"
+    )
+    for result in (None, hover, [link], [], "text"):
+        assert _server_body(3, result) == _pygls_body(3, result)
+
+
+def test_pending_messages_are_spliced_from_their_kept_encoding() -> None:
+    from dsh_sidecar.model import Message
+    from dsh_sidecar.protocol import mapping
+    from dsh_sidecar.protocol.encode import Encoded, spliced
+
+    messages = [
+        Message.from_json(MESSAGE),
+        Message.user(["second \u2028 <x>", "two\nblocks"], {"kind": "agent-instructions"}),
+    ]
+    result = mapping.pending_result(messages)
+    assert all(type(m) is Encoded for m in result.messages)
+    assert result.messages == [m.to_json() for m in messages]  # equal to the plain objects
+    assert mapping.pending_result(messages).messages[0] is result.messages[0]  # encoded once
+    plain = wt.PendingResult([m.to_json() for m in messages])
+    assert spliced(result) == json.dumps(CONVERTER.unstructure(plain))
+    assert _server_body(9, result) == _pygls_body(9, plain)
+    assert spliced(wt.PendingResult([])) is None  # nothing kept to splice: encoded as usual
+    assert _server_body(9, mapping.pending_result([])) == _pygls_body(9, wt.PendingResult([]))
+
+
+def test_a_result_sent_again_is_written_the_same_and_forgotten_with_it() -> None:
+    import gc
+
+    from dsh_sidecar.lsp.rpc import protocol
+
+    result = copy.deepcopy(FULL[wt.ScopesResult])  # a kept answer is sent as the same object
+    first = _server_body(1, result)
+    assert protocol._sent_text(result) is not None
+    assert _server_body(2, result) == _pygls_body(2, result)
+    assert first == _pygls_body(1, result)
+    key = id(result)
+    del result
+    gc.collect()
+    assert key not in protocol._SENT

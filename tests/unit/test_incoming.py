@@ -10,7 +10,10 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from dsh_sidecar.lsp.rpc import incoming
 from dsh_sidecar.lsp.rpc.incoming import (
     CODE_INVALID_PARAMS,
     CODE_INVALID_REQUEST,
@@ -242,3 +245,42 @@ def test_nesting_beyond_what_json_can_parse_is_refused_not_raised() -> None:
     )
     found = refusal(raw)
     assert (found.code, found.data_code, found.reply_id) == (INVALID_REQUEST, CODE_TOO_DEEP, None)
+
+
+_JSON_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**60), max_value=2**60)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters() | st.characters(categories=["Cs"]), max_size=8)
+)
+_JSON = st.recursive(
+    _JSON_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.text(alphabet=st.characters() | st.characters(categories=["Cs"]), max_size=4),
+            inner,
+            max_size=3,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@given(params=_JSON, raw=st.sampled_from(["", "1e400", "123456789012345678", "-1.5e-3"]))
+def test_the_quick_look_for_problems_misses_none(params: Any, raw: str) -> None:
+    # decode skips the walk for problems when the text shows none could be there (no \u
+    # escape, no long number or exponent, few brackets); it must answer as the walk does.
+    document = {"jsonrpc": "2.0", "id": 1, "method": "dsh/scopes", "params": params}
+    text = json.dumps(document)  # lone surrogates become \ud800 escapes, as a client sends them
+    if raw:
+        text = text[:-1] + ', "n": ' + raw + "}"
+    found = decode(text.encode("utf-8"))
+    parsed = json.loads(
+        text,
+        parse_int=incoming._parse_int,
+        parse_float=incoming._parse_float,
+        parse_constant=incoming._refuse_constant,
+    )
+    assert repr(found) == repr(incoming.classify(parsed, True))

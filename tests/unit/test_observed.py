@@ -371,3 +371,92 @@ def test_one_look_asks_a_fault_injecting_filesystem_by_path(tree: Path) -> None:
     with pytest.raises(OSError) as caught:
         look.stat(str(tree / "pkg" / "AGENTS.md"))
     assert caught.value.errno == errno.EIO
+
+
+class PlainSubclass(LocalFileSystem):
+    """The local filesystem as a subclass: ``still_hold`` asks it through its own ``stat``."""
+
+
+def test_a_plain_look_checks_as_every_filesystem_does(tmp_path: Path) -> None:
+    # still_hold takes a shortcut over the plain local filesystem (os.stat in place, kept in the
+    # request's OneLook); the answers must be those of the general path, whatever changed, a
+    # chain deeper than a walk by path (anchored looks) included.
+    base = os.path.realpath(tmp_path)
+    deep = os.path.join(base, *(["d"] * (observed._SHALLOW_COMPONENTS + 20)))
+    os.makedirs(deep)
+    for directory in (base, deep):
+        Path(directory, "AGENTS.md").write_text("rule\n")
+    os.mkdir(os.path.join(base, ".git"))
+    wanted = [
+        os.path.join(base, "AGENTS.md"),
+        os.path.join(base, "CLAUDE.md"),
+        os.path.join(deep, "AGENTS.md"),
+        os.path.join(deep, "CLAUDE.md"),
+        os.path.join(base, "missing", "x", "AGENTS.md"),
+    ]
+
+    def run(fs: LocalFileSystem) -> object:
+        fs.is_directory(os.path.join(base, ".git"))
+        return [fs.probe(p) for p in wanted]
+
+    def agree() -> bool:
+        answers = set()
+        for fs in (LOCAL_FS, observed.OneLook(LOCAL_FS), PlainSubclass()):
+            answers.add(seen.still_hold(fs))
+        assert len(answers) == 1, answers
+        return answers.pop()
+
+    seen = record(run)
+    assert seen.kept and seen.still_hold(LOCAL_FS) and agree()
+    look = observed.OneLook(LOCAL_FS)
+    assert seen.still_hold(look)
+    assert set(look._stats) >= set(seen.directories) | set(seen.files)  # each kept for the request
+    changes: list[Callable[[], object]] = [
+        lambda: Path(deep, "AGENTS.md").write_text("rule, edited\n"),
+        lambda: Path(deep, "CLAUDE.md").write_text("new\n"),
+        lambda: os.makedirs(os.path.join(base, "missing", "x")),
+        lambda: os.rename(os.path.join(base, ".git"), os.path.join(base, ".git-old")),
+        lambda: Path(base, "AGENTS.md").write_text("rule, edited\n"),
+    ]
+    for change in changes:
+        seen = record(run)
+        assert agree()
+        change()
+        assert not agree()
+    subprocess.run(["rm", "-rf", os.path.join(base, "d")], check=True)
+
+
+def test_a_look_that_saw_failures_goes_with_its_last_reference(tmp_path: Path) -> None:
+    # A kept failure is raised as a new exception each time: raising the kept one gave it a
+    # traceback whose frames hold the look, a cycle only the garbage collector's full pass
+    # could free (with every stat of the request and its directory handles).
+    import gc
+    import weakref
+
+    deep = os.path.join(os.path.realpath(tmp_path), *(["d"] * (observed._SHALLOW_COMPONENTS + 5)))
+    os.makedirs(deep)
+    look = observed.OneLook(LOCAL_FS)
+    missing = [os.path.join(deep, "AGENTS.md"), str(tmp_path / "missing" / "x"), "/nul\x00"]
+    for path in missing * 2:
+        with pytest.raises((OSError, ValueError)) as raised:
+            look.stat(path)
+        again = raised.value
+    assert isinstance(again, FileNotFoundError | ValueError)
+    caught: list[BaseException] = []
+    for path in missing:
+        try:
+            look.stat(path)
+        except (OSError, ValueError) as exc:
+            caught.append(exc)
+    assert [type(e) for e in caught] == [FileNotFoundError, FileNotFoundError, ValueError]
+    first = caught[0]
+    assert isinstance(first, OSError) and first.errno == errno.ENOENT
+    del caught, raised, again, first
+    ref = weakref.ref(look)
+    gc.disable()
+    try:
+        del look
+        assert ref() is None
+    finally:
+        gc.enable()
+    subprocess.run(["rm", "-rf", os.path.join(os.path.realpath(tmp_path), "d")], check=True)

@@ -8,6 +8,7 @@ surface). Durable JSON objects (messages, events, changes) pass through untouche
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import attrs
@@ -60,3 +61,50 @@ def to_json(value: Any) -> Any:
             for key, item in value.items()
         }
     return value
+
+
+class Encoded(dict[str, Any]):
+    """A JSON object that carries its own encoding (``json.dumps`` with the defaults): a message
+    sent again and again unchanged (one waiting in a session's inbox). Equal to the plain object
+    for whoever reads it; ``spliced`` puts ``text`` in instead of encoding the object again."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, value: dict[str, Any], text: str) -> None:
+        super().__init__(value)
+        self.text = text
+
+
+def encoded(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` as an ``Encoded`` (itself if it is not plain JSON)."""
+    try:
+        return Encoded(value, json.dumps(value))
+    except (TypeError, ValueError):
+        return value
+
+
+def spliced(value: Any) -> str | None:
+    """``json.dumps(to_json(value))`` for a wire object whose list fields hold ``Encoded``
+    objects (``PendingResult``), without encoding those again; None for any other shape."""
+    plan = _PLANS.get(type(value))
+    if plan is None:
+        if not attrs.has(type(value)):
+            return None
+        plan = _plan(type(value))
+    values = [(key, optional, getattr(value, name)) for name, key, optional in plan]
+    if not any(type(item) is list and item and type(item[0]) is Encoded for _, _, item in values):
+        return None  # nothing to splice: the plain encoding is as quick
+    parts = []
+    for key, optional, item in values:
+        if item is None:
+            if optional:
+                continue
+            text = "null"
+        elif type(item) is list and all(type(each) is Encoded for each in item):
+            text = "[" + ", ".join(each.text for each in item) + "]"
+        elif type(item) in _PLAIN_TYPES:
+            text = json.dumps(item)
+        else:
+            return None
+        parts.append(json.dumps(key) + ": " + text)
+    return "{" + ", ".join(parts) + "}"

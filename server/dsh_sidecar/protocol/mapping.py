@@ -7,9 +7,11 @@ per session) so that neither the CLI nor the LSP layer has its own idea of a fil
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from dsh_sidecar.model import SessionHeader
+from dsh_sidecar.model import Message, SessionHeader
 from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, ChainEntry
 from dsh_sidecar.sources.agent_instructions.imports import ImportRecord
 from dsh_sidecar.sources.agent_instructions.rules import Applicability
@@ -17,10 +19,12 @@ from dsh_sidecar.sources.agent_instructions.state import Change
 from dsh_sidecar.sources.agent_instructions.usage import OffConvention
 from dsh_sidecar.sources.session_reference.resolver import Candidate
 
+from .encode import encoded
 from .types import (
     CandidateWire,
     ImportedFile,
     NotReadFiles,
+    PendingResult,
     PreviewResult,
     RuleInfo,
     ScopeFile,
@@ -29,6 +33,32 @@ from .types import (
     SessionScopes,
     TruncatedFile,
 )
+
+# Each message's JSON, encoded once while the message lives (by identity: a ``Message`` holds
+# dicts, so it has no hash). A pending message is sent with every ``dsh/context/pending`` until
+# a step claims it, and re-encoding its text was most of that answer's cost.
+_MESSAGES: dict[int, tuple[weakref.ref[Message], dict[str, Any]]] = {}
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    """``message.to_json()``, carrying its encoding (``encode.Encoded``)."""
+    key = id(message)
+    kept = _MESSAGES.get(key)
+    if kept is not None and kept[0]() is message:
+        return kept[1]
+    value = encoded(message.to_json())
+
+    def forget(ref: weakref.ref[Message]) -> None:
+        if (entry := _MESSAGES.get(key)) is not None and entry[0] is ref:
+            del _MESSAGES[key]
+
+    _MESSAGES[key] = (weakref.ref(message, forget), value)
+    return value
+
+
+def pending_result(messages: Sequence[Message]) -> PendingResult:
+    """``dsh/context/pending`` and ``dsh/context/discard``: the inbox, in order."""
+    return PendingResult([message_json(m) for m in messages])
 
 
 def header(h: SessionHeader) -> SessionHeaderWire:

@@ -16,15 +16,21 @@ def preview(asked: Asked, directory: str) -> tuple[BaselineLoad, tuple[OffConven
     snapshot, home = asked.snapshot, asked.home
     existing_cwd(directory)
     settings = snapshot.settings.instructions
-    load = load_baseline(directory, settings, snapshot.fs, dsh_home=snapshot.dsh_home)
-    root = load.project_root
-    found = project_conventions(
-        load.cwd,
-        root,
-        settings,
-        snapshot.fs,
-        home,
-        confinement_once(root, settings, snapshot.fs, home),
-        imports=False,
-    )
+    # One look for the whole request, as every query has: each path is asked once, and a deep
+    # chain is looked at from open directories instead of a walk from the root per look.
+    look = asked.look()
+    try:
+        load = load_baseline(directory, settings, look, dsh_home=snapshot.dsh_home)
+        root = load.project_root
+        found = project_conventions(
+            load.cwd,
+            root,
+            settings,
+            look,
+            home,
+            confinement_once(root, settings, look, home),
+            imports=False,
+        )
+    finally:
+        look.close()
     return load, tuple(c for c in found if c.in_project)

@@ -21,11 +21,12 @@ runs at once, as foreground store work, even if it was already waiting for its t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -35,20 +36,22 @@ STORE_THREADS = 4
 
 class DaemonPool(Executor):
     """A fixed pool of daemon threads, for work that may be abandoned when the process exits
-    (reads only). Threads start on first use; ``shutdown`` drops what is queued."""
+    (reads only). Threads start on first use; ``shutdown`` drops what is queued.
+
+    ``run`` is the loop's way in: the answer comes back as an asyncio future settled with one
+    ``call_soon_threadsafe``, without a ``concurrent.futures.Future`` chained to it (a lock and a
+    condition per call, and callbacks both ways, on every request's path).
+    """
 
     def __init__(self, threads: int, name: str) -> None:
         self._threads = threads
         self._name = name
-        self._queue: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = (
-            queue.SimpleQueue()
-        )
+        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._started: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._closed = False
 
-    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-        future: Future[T] = Future()
+    def _put(self, job: _Job) -> None:
         with self._lock:
             if self._closed:
                 raise RuntimeError("cannot schedule new work after shutdown")
@@ -58,23 +61,26 @@ class DaemonPool(Executor):
                 )
                 self._started.append(thread)
                 thread.start()
-        self._queue.put((future, lambda: fn(*args, **kwargs)))
-        return future
+        self._queue.put(job)
+
+    def run(self, fn: Callable[[], T]) -> asyncio.Future[T]:
+        """``fn`` in a thread of the pool; its outcome in the future (on the running loop).
+        Cancelling the future before ``fn`` starts drops it, as an executor drops cancelled work."""
+        job = _LoopJob(asyncio.get_running_loop(), fn)
+        self._put(job)
+        return job.future
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        job = _ExecutorJob(lambda: fn(*args, **kwargs))
+        self._put(job)
+        return job.future
 
     def _work(self) -> None:
         while True:
-            item = self._queue.get()
-            if item is None:
+            job = self._queue.get()
+            if job is None:
                 return
-            future, call = item
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                result = call()
-            except BaseException as exc:  # handed to the awaiting coroutine, as an executor does
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
+            job.run()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         with self._lock:
@@ -83,16 +89,83 @@ class DaemonPool(Executor):
         if cancel_futures:
             while True:
                 try:
-                    item = self._queue.get_nowait()
+                    job = self._queue.get_nowait()
                 except queue.Empty:
                     break
-                if item is not None:
-                    item[0].cancel()
+                if job is not None:
+                    job.cancel()
         for _ in started:
             self._queue.put(None)
         if wait:
             for thread in started:
                 thread.join()
+
+
+class _Job(Protocol):
+    def run(self) -> None: ...
+
+    def cancel(self) -> None: ...
+
+
+class _ExecutorJob(Generic[T]):
+    """A call whose outcome goes to a ``concurrent.futures.Future`` (``Executor.submit``)."""
+
+    def __init__(self, call: Callable[[], T]) -> None:
+        self.future: Future[T] = Future()
+        self._call = call
+
+    def run(self) -> None:
+        if not self.future.set_running_or_notify_cancel():
+            return
+        try:
+            result = self._call()
+        except BaseException as exc:  # handed to whoever waits, as an executor does
+            self.future.set_exception(exc)
+        else:
+            self.future.set_result(result)
+
+    def cancel(self) -> None:
+        self.future.cancel()
+
+
+class _LoopJob(Generic[T]):
+    """A call whose outcome settles an asyncio future of ``loop`` (``DaemonPool.run``)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, call: Callable[[], T]) -> None:
+        self.loop = loop
+        self.future: asyncio.Future[T] = loop.create_future()
+        self._call = call
+
+    def run(self) -> None:
+        if self.future.cancelled():  # its awaiter gave up before it started (a plain read)
+            return
+        try:
+            result = self._call()
+        except BaseException as exc:  # handed to the awaiting coroutine, as an executor does
+            self._settle(_fail, exc)
+        else:
+            self._settle(_succeed, result)
+
+    def cancel(self) -> None:
+        self._settle(_cancel, None)
+
+    def _settle(self, how: Callable[[asyncio.Future[T], Any], None], value: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            self.loop.call_soon_threadsafe(how, self.future, value)
+
+
+def _succeed(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)
+
+
+def _cancel(future: asyncio.Future[Any], _: object) -> None:
+    future.cancel()
 
 
 class _Lane:
@@ -145,7 +218,7 @@ class Workers:
 
     async def fs(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` (filesystem only, no store) in the filesystem pool."""
-        return await asyncio.get_running_loop().run_in_executor(self._fs, fn)
+        return await self._fs.run(fn)
 
     async def store(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` (it reads or writes the store) in the store pool, now: a request's work."""

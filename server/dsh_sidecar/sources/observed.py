@@ -147,16 +147,20 @@ class Observations:
         under a ``OneLook`` none for a path another check of the same request looked at)."""
         if not self.kept or self._leaves is None:
             return False
-        for path, seen in self.directories.items():
-            if _outcome(fs, path) != seen:
+        if _plain(fs):
+            if not _hold_directly(self, fs):
                 return False
-        for path, seen in self.files.items():
-            if _outcome(fs, path) != seen:
-                return False
-        for path, kind in self.kinds.items():
-            found = _outcome(fs, path)
-            if found[0] == _FAILED or (stat.S_IFMT(found[0]), found[1], found[2]) != kind:
-                return False
+        else:
+            for path, seen in self.directories.items():
+                if _outcome(fs, path) != seen:
+                    return False
+            for path, seen in self.files.items():
+                if _outcome(fs, path) != seen:
+                    return False
+            for path, kind in self.kinds.items():
+                found = _outcome(fs, path)
+                if found[0] == _FAILED or (stat.S_IFMT(found[0]), found[1], found[2]) != kind:
+                    return False
         try:
             for directory in self._leaves:
                 if fs.resolve(directory) != directory:
@@ -164,6 +168,73 @@ class Observations:
             return all(fs.resolve(path) == real for path, real in self.reals.items())
         except (OSError, ValueError):
             return False
+
+
+def _plain(fs: LocalFileSystem) -> bool:
+    """Whether ``fs``'s ``stat`` is ``os.stat`` itself (kept per path by a ``OneLook``): the
+    plain local filesystem, not a subclass (tests inject faults through one)."""
+    return type(fs) is LocalFileSystem or (type(fs) is OneLook and type(fs.base) is LocalFileSystem)
+
+
+def _hold_directly(observations: Observations, fs: LocalFileSystem) -> bool:
+    """``still_hold``'s stats for a plain ``fs`` (``_plain``): the same answers (``os.stat``,
+    each kept in a ``OneLook`` as its own ``stat`` keeps it) without a stack of calls per path,
+    as a warm hover, ``dsh/scopes`` or touch is a pass of a few dozen of them. A path a
+    ``OneLook`` looks up from an open directory (a deep chain) still goes through its ``stat``."""
+    look = fs if type(fs) is OneLook else None
+    looked = look._stats if look is not None else {}
+    by_path_only = look is None or not look._by_directory
+
+    def found(path: str) -> os.stat_result | OSError | ValueError:
+        answer = looked.get(path)
+        if answer is None:
+            if by_path_only or path.count(os.sep) <= _SHALLOW_COMPONENTS:
+                try:
+                    answer = os.stat(path)
+                except (OSError, ValueError) as exc:
+                    answer = exc
+                looked[path] = answer
+            else:
+                assert look is not None
+                try:
+                    answer = look.stat(path)
+                except (OSError, ValueError) as exc:
+                    answer = exc
+        return answer
+
+    for recorded in (observations.directories, observations.files):
+        for path, seen in recorded.items():
+            st = found(path)
+            if isinstance(st, os.stat_result):
+                if seen != (
+                    st.st_mode,
+                    st.st_dev,
+                    st.st_ino,
+                    st.st_size,
+                    st.st_nlink,
+                    st.st_mtime_ns,
+                    st.st_ctime_ns,
+                ):
+                    return False
+            elif seen != (_FAILED, _failed_code(st)):
+                return False
+    for path, kind in observations.kinds.items():
+        st = found(path)
+        if (
+            not isinstance(st, os.stat_result)
+            or (
+                stat.S_IFMT(st.st_mode),
+                st.st_dev,
+                st.st_ino,
+            )
+            != kind
+        ):
+            return False
+    return True
+
+
+def _failed_code(exc: OSError | ValueError) -> int:
+    return exc.errno if isinstance(exc, OSError) and exc.errno is not None else _FAILED
 
 
 class ObservingFileSystem(LocalFileSystem):
@@ -321,6 +392,18 @@ _HANDLES_KEPT = 256  # past this many open directory handles in one request, loo
 # hostile depths, where a walk per look would make a chain quadratic).
 _SHALLOW_COMPONENTS = 48
 _ANCHOR_STEP = 32  # directories between two open handles of a deep chain
+_NOT_NAMES = frozenset({"", os.curdir, os.pardir})  # what ends a path that is not plain
+
+
+def _again(exc: OSError | ValueError) -> OSError | ValueError:
+    """A new exception like the kept ``exc`` (same class, errno, message and file names), to
+    raise it once more. Raising the kept object itself gave it a traceback each time, whose
+    frames hold the look that keeps it: a reference cycle per request, so every look (with all
+    it asked: thousands of entries for a deep chain) waited for the garbage collector's full
+    pass, which then holds the GIL for as long as it takes to walk them."""
+    if isinstance(exc, OSError):
+        return OSError(exc.errno, exc.strerror, exc.filename, None, exc.filename2)
+    return ValueError(*exc.args)
 
 
 def _close_all(fds: dict[str, int]) -> None:
@@ -369,10 +452,10 @@ class OneLook(LocalFileSystem):
             try:
                 found = self._stat(path)
             except (OSError, ValueError) as exc:
-                found = exc
+                found = exc.with_traceback(None)
             self._stats[path] = found
         if isinstance(found, OSError | ValueError):
-            raise found.with_traceback(None)
+            raise _again(found)
         return found
 
     def _stat(self, path: str) -> os.stat_result:
@@ -380,12 +463,14 @@ class OneLook(LocalFileSystem):
             not self._by_directory
             or path.count(os.sep) <= _SHALLOW_COMPONENTS
             or path == os.sep
-            or not is_plain_absolute(path)
             or len(path) >= _PATH_MAX  # characters <= bytes: a long one is measured below
-            or len(os.fsencode(path)) >= _PATH_MAX
+            or (not path.isascii() and len(os.fsencode(path)) >= _PATH_MAX)
         ):
             return self.base.stat(path)
         directory, name = path.rsplit(os.sep, 1)
+        # A directory with an anchor was a plain path already: only the name is left to check.
+        if (directory not in self._anchors or name in _NOT_NAMES) and not is_plain_absolute(path):
+            return self.base.stat(path)
         try:
             anchor = self._anchor(directory or os.sep)
         except OSError:

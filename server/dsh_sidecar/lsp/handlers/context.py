@@ -12,12 +12,12 @@ from .base import Server, request
 
 def register(server: Server) -> None:
     async def pending(p: wt.SessionIdParams) -> wt.PendingResult:
-        messages = await server.service.pending(p.session_id)
-        return wt.PendingResult([m.to_json() for m in messages])
+        return wire.pending_result(await server.service.pending(p.session_id))
 
     async def discard(p: wt.ContextDiscardParams) -> wt.PendingResult:
-        messages = await server.service.discard(p.session_id, p.message_id, p.scopes)
-        return wt.PendingResult([m.to_json() for m in messages])
+        return wire.pending_result(
+            await server.service.discard(p.session_id, p.message_id, p.scopes)
+        )
 
     async def preview(p: wt.ContextPreviewParams) -> wt.PreviewResult:
         load, not_read = await server.queries.preview(p.cwd)

@@ -34,7 +34,10 @@ class Documents:
     def touch(self, paths: list[str]) -> None:
         if paths and self.server.started:
             # Registered now (before any await), so a request that follows sees this touch.
-            self._background.spawn(self._touch(self.server.service.editor_touch(paths)))
+            touched = self.server.service.editor_touch(paths)
+            if touched.done() and not touched.cancelled() and touched.exception() is None:
+                return  # every session it reaches has it queued already: nothing to wait for
+            self._background.spawn(self._touch(touched))
 
     async def _touch(self, touched: Awaitable[None]) -> None:
         try:
@@ -78,8 +81,10 @@ def register(server: Server, diagnostics: Diagnostics) -> None:
         if path is not None:
             documents.coalesce_change(uri, path)
 
+    # Not a coroutine: it never waits, and pygls runs a plain function at once instead of
+    # making it a task the loop starts on its next turn.
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    async def did_save(ls: Server, params: types.DidSaveTextDocumentParams) -> None:
+    def did_save(ls: Server, params: types.DidSaveTextDocumentParams) -> None:
         path = local_path(params.text_document.uri)
         if path is None:
             return

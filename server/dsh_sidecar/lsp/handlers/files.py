@@ -3,6 +3,7 @@ files (decided on the loop from names and settings, never from the disk)."""
 
 from __future__ import annotations
 
+import functools
 import os
 
 from pygls.uris import to_fs_path
@@ -16,6 +17,13 @@ from .base import Server
 def local_path(uri: str) -> str | None:
     if not uri.startswith("file:"):
         return None
+    return _file_path(uri)
+
+
+@functools.lru_cache(maxsize=1024)
+def _file_path(uri: str) -> str | None:
+    # A document's URI comes back with every hover, save and change: parsed once. The answer
+    # depends on the URI alone (the process never changes its working directory).
     path = to_fs_path(uri)
     return os.path.abspath(path) if path else None
 

@@ -44,6 +44,8 @@ MessageId = int | str
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+# Where an unsafe number could be: 16 digits in a row (2^53 has 16), or an exponent (1e400).
+_LONG_NUMBER = re.compile(r"[0-9]{16}|[eE][+-]?[0-9]")
 
 
 @dataclass(frozen=True)
@@ -145,14 +147,25 @@ def decode(body: bytes) -> Incoming:
         )
     except ValueError as exc:  # JSONDecodeError, and the refused constants
         return Refusal(PARSE_ERROR, f"Parse error: {exc}", CODE_PARSE_ERROR)
-    return classify(document)
+    return classify(document, _may_have_problem(text))
+
+
+def _may_have_problem(text: str) -> bool:
+    """Whether ``_first_problem`` could find anything in the document ``text`` parsed to: a lone
+    surrogate only comes from a ``\\u`` escape (the body is UTF-8), an unsafe number only from
+    a long run of digits, and nesting past the limit needs as many brackets."""
+    return (
+        "\\u" in text
+        or _LONG_NUMBER.search(text) is not None
+        or text.count("{") + text.count("[") >= MAX_NESTING_DEPTH
+    )
 
 
 def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def classify(document: Any) -> Incoming:
+def classify(document: Any, may_have_problem: bool = True) -> Incoming:
     if not isinstance(document, dict):
         what = (
             "batches are not supported"
@@ -199,7 +212,7 @@ def classify(document: Any) -> Incoming:
             )
         if ("result" in document) == ("error" in document):
             return invalid('a response has exactly one of "result" and "error"')
-    problem = _first_problem(document)
+    problem = _first_problem(document) if may_have_problem else None
     if problem is not None:
         path, reason, too_deep = problem
         if too_deep:

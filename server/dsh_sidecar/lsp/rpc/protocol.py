@@ -21,10 +21,12 @@ What this class changes in pygls' JSON-RPC handling, and why:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import inspect
 import json
 import logging
+import weakref
 from collections.abc import Callable, Generator
 from concurrent.futures import Future
 from typing import Any
@@ -34,10 +36,16 @@ import attrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol, lsp_method
-from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
+from pygls.protocol.json_rpc import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+)
 
 from dsh_sidecar import errors
 from dsh_sidecar.protocol import methods
+from dsh_sidecar.protocol import types as wire_types
+from dsh_sidecar.protocol.encode import spliced
 
 from . import incoming
 
@@ -363,7 +371,10 @@ class DshProtocol(LanguageServerProtocol):
             log.error("cannot send %s: no connection", type(data).__name__)
             return
         try:
-            body = json.dumps(data, default=self._serialize_message)
+            if type(data) is JsonRPCResponseMessage:
+                body = self._response_body(data)
+            else:
+                body = json.dumps(data, default=self._serialize_message)
         except Exception as exc:  # TypeError, ValueError, RecursionError, or the default hook's
             msg_id = getattr(data, "id", None)
             log.error("cannot serialize %s %r: %s", type(data).__name__, msg_id, exc)
@@ -379,9 +390,64 @@ class DshProtocol(LanguageServerProtocol):
         # data becomes an escape sequence rather than bytes that are not UTF-8.
         self.writer.write(body.encode("ascii"))
 
+    def _response_body(self, response: JsonRPCResponseMessage) -> str:
+        """``json.dumps`` of the response as pygls' converter unstructures it (``id``,
+        ``jsonrpc``, then ``result``), written out directly: the envelope is always those three
+        keys, and a result that carries its parts' encoding (``encode.spliced``) is not encoded
+        again."""
+        result = response.result
+        if _is_wire_type(type(result)):
+            text = _sent_text(result)
+            if text is None:
+                text = spliced(result) or self._json(result)
+                _remember_text(result, text)
+        else:
+            text = self._json(result)
+        head = json.dumps(self._converter.unstructure(response.id))
+        return (
+            '{"id": '
+            + head
+            + ', "jsonrpc": '
+            + json.dumps(response.jsonrpc)
+            + ', "result": '
+            + text
+            + "}"
+        )
+
+    def _json(self, value: Any) -> str:
+        return json.dumps(self._converter.unstructure(value), default=self._serialize_message)
+
+
+# The JSON text of each wire result sent, while that result lives (by identity, as wire types
+# are not all hashable). A kept answer (a whole ``dsh/scopes`` result, kept while what it saw
+# holds) is sent again and again as the same object; a result is never changed once it has
+# been answered (a kept one is shared by every request that reuses it). Loop only, but an entry
+# goes when its result does, in whatever thread drops the last reference.
+_SENT: dict[int, tuple[weakref.ref[Any], str]] = {}
+
+
+def _sent_text(result: Any) -> str | None:
+    kept = _SENT.get(id(result))
+    return kept[1] if kept is not None and kept[0]() is result else None
+
+
+def _remember_text(result: Any, text: str) -> None:
+    key = id(result)
+
+    def forget(ref: weakref.ref[Any]) -> None:
+        if (entry := _SENT.get(key)) is not None and entry[0] is ref:
+            del _SENT[key]
+
+    with contextlib.suppress(TypeError):  # not weakly referable: encoded each time
+        _SENT[key] = (weakref.ref(result, forget), text)
+
 
 def _has_code(error: types.ResponseError) -> bool:
     return isinstance(error.data, dict) and isinstance(error.data.get("code"), str)
+
+
+def _is_wire_type(cls: type) -> bool:
+    return cls.__module__ == wire_types.__name__
 
 
 def _usable_id(value: Any) -> bool:

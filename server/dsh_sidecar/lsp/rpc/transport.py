@@ -14,12 +14,14 @@ connection's sessions are released exactly as ``shutdown`` would release them.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import errno
 import json
 import logging
 import os
 import select
+import stat
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -43,6 +45,8 @@ READ_CHUNK = 65536
 UNAUTHENTICATED_MAX_BODY_BYTES = 64 * 1024
 # At end of input, how long requests already running may still finish and be answered.
 END_OF_INPUT_GRACE_SECONDS = 5.0
+# stdin chunks read ahead of the loop at most (each up to READ_CHUNK bytes).
+QUEUED_CHUNKS = 4
 
 # How long a TCP client has to send initialize with the token before it is closed: a client
 # sends it as soon as it is connected, and a waiting connection holds a place at the door.
@@ -102,37 +106,91 @@ class SocketStream:
 class StdioStream:
     """stdin and stdout, whatever they are (pipe, socket, terminal, regular file).
 
-    stdin is read by a daemon thread with blocking reads, so the descriptor's flags are never
-    changed (asyncio's pipe transport would make a terminal non-blocking for the shell too). A
-    small queue gives back-pressure. stdout is written in place, blocking, as pygls did: there is
-    one client and the order of its messages is all that matters.
+    stdin's descriptor flags are never changed (asyncio's pipe transport would make a terminal
+    non-blocking for the shell too). A pipe or a socket (what an editor gives its server) is
+    read on the loop when the loop says it is readable, which a blocking read then never waits
+    on; anything else (a terminal, a regular file, which the loop cannot watch) is read by a
+    daemon thread with blocking reads, each chunk handed to the loop with one
+    ``call_soon_threadsafe``. At most ``QUEUED_CHUNKS`` wait for the connection either way
+    (back-pressure). stdout is written in place, blocking, as pygls did: there is one client
+    and the order of its messages is all that matters.
     """
 
     def __init__(self, in_fd: int = 0, out_fd: int = 1) -> None:
         self._in_fd = in_fd
         self._out_fd = out_fd
-        self._chunks: asyncio.Queue[bytes] = asyncio.Queue(maxsize=4)
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._waiter: asyncio.Future[None] | None = None
         self._loop = asyncio.get_running_loop()
         self._broken = False
-        threading.Thread(target=self._pump, name="dsh-stdin", daemon=True).start()
+        self._watched = False  # the loop watches stdin (pipe, socket) ...
+        self._ended = False
+        self._room: threading.Semaphore | None = None  # ... or a thread reads it
+        if _watchable(in_fd):
+            try:
+                self._loop.add_reader(in_fd, self._readable)
+                self._watched = True
+            except (OSError, ValueError, NotImplementedError):
+                pass
+        if not self._watched:
+            self._room = threading.Semaphore(QUEUED_CHUNKS)
+            threading.Thread(target=self._pump, name="dsh-stdin", daemon=True).start()
+
+    def _readable(self) -> None:
+        try:
+            data = os.read(self._in_fd, READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data or len(self._chunks) + 1 >= QUEUED_CHUNKS:
+            self._stop_watching()
+        self._ended = not data
+        self._arrived(data)
+
+    def _stop_watching(self) -> None:
+        if self._watched:
+            self._watched = False
+            self._loop.remove_reader(self._in_fd)
 
     def _pump(self) -> None:
+        assert self._room is not None
         while True:
+            self._room.acquire()
             try:
                 data = os.read(self._in_fd, READ_CHUNK)
             except InterruptedError:
+                self._room.release()
                 continue
             except OSError:
                 data = b""
             try:
-                asyncio.run_coroutine_threadsafe(self._chunks.put(data), self._loop).result()
-            except (RuntimeError, asyncio.CancelledError):
+                self._loop.call_soon_threadsafe(self._arrived, data)
+            except RuntimeError:
                 return  # the loop is gone: the process is ending
             if not data:
                 return
 
+    def _arrived(self, data: bytes) -> None:
+        self._chunks.append(data)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
     async def read(self) -> bytes:
-        return await self._chunks.get()
+        while not self._chunks:
+            self._waiter = self._loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        data = self._chunks.popleft()
+        if self._room is not None:
+            self._room.release()
+        elif not self._watched and not self._ended:
+            self._loop.add_reader(self._in_fd, self._readable)
+            self._watched = True
+        return data
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)
@@ -159,7 +217,16 @@ class StdioStream:
         return None
 
     async def close(self) -> None:
-        return None
+        self._stop_watching()
+
+
+def _watchable(fd: int) -> bool:
+    """Whether the loop can tell when ``fd`` has data for a blocking read (a pipe, a socket)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 class FrameWriter:

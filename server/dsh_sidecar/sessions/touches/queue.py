@@ -47,6 +47,9 @@ class ProjectionQueue:
         self._joined_at = 0.0  # loop time the latest touch joined the batch not started yet
         self._waiters = 0
         self._hurry = asyncio.Event()  # set while somebody waits (binds to a loop on first use)
+        # The gathering pause of the batch not started yet: resolved when somebody starts
+        # waiting, so it starts at once (a plain future and a timer, not a task per pause).
+        self._pause: asyncio.Future[None] | None = None
 
     @property
     def hurry(self) -> asyncio.Event:
@@ -65,8 +68,10 @@ class ProjectionQueue:
 
         async def go() -> None:
             try:
-                if previous is not None:
+                if previous is not None and not previous.done():
                     await asyncio.gather(previous, return_exceptions=True)
+                elif previous is not None and not previous.cancelled():
+                    previous.exception()  # retrieved, as the gather would have
                 await self._gather(now)
                 if self._batch is batch:
                     self._batch = None  # from here on, touches queue a projection of their own
@@ -84,14 +89,25 @@ class ProjectionQueue:
             pause = min(self._joined_at + QUIET_SECONDS, started + GATHER_SECONDS) - loop.time()
             if pause <= 0:
                 return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._hurry.wait(), pause)
+            self._pause = waiter = loop.create_future()
+            timer = loop.call_later(pause, _end_pause, waiter)
+            try:
+                await waiter
+            finally:
+                timer.cancel()
+                if self._pause is waiter:
+                    self._pause = None
 
     async def drain(self) -> None:
         """Wait until every projection queued so far has run (they start without a pause)."""
-        async with self.waiting():
+        if self.tail is None or self.tail.done():
+            return  # nothing queued: nothing to hurry
+        self._wait()
+        try:
             while self.tail is not None and not self.tail.done():
                 await asyncio.shield(self.tail)
+        finally:
+            self._waited()
 
     async def settle(self) -> None:
         """``drain``, swallowing the failures (already reported) of queued projections."""
@@ -104,11 +120,24 @@ class ProjectionQueue:
         """While inside, this session's projections are somebody's own work: they start without
         a pause and run at once (``hurry``), never behind other sessions' backlog. A command
         holds it while it waits for the session lock, which a projection may be holding."""
-        self._waiters += 1
-        self._hurry.set()
+        self._wait()
         try:
             yield
         finally:
-            self._waiters -= 1
-            if not self._waiters:
-                self._hurry.clear()
+            self._waited()
+
+    def _wait(self) -> None:
+        self._waiters += 1
+        self._hurry.set()
+        if self._pause is not None:
+            _end_pause(self._pause)
+
+    def _waited(self) -> None:
+        self._waiters -= 1
+        if not self._waiters:
+            self._hurry.clear()
+
+
+def _end_pause(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
