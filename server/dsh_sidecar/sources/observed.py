@@ -206,15 +206,7 @@ def _hold_directly(observations: Observations, fs: LocalFileSystem) -> bool:
         for path, seen in recorded.items():
             st = found(path)
             if isinstance(st, os.stat_result):
-                if seen != (
-                    st.st_mode,
-                    st.st_dev,
-                    st.st_ino,
-                    st.st_size,
-                    st.st_nlink,
-                    st.st_mtime_ns,
-                    st.st_ctime_ns,
-                ):
+                if seen != signature(st):
                     return False
             elif seen != (_FAILED, _failed_code(st)):
                 return False
