@@ -54,7 +54,7 @@ async function main() {
     await page.goto(`${csUrl}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`);
     await page.waitForSelector('.monaco-workbench', { timeout: 30000 });
     await waitForFile('chat-open', 60000);
-    const chat = await findReadyFrame(page, '#prompt', '#session:has-text("session ")', 30000);
+    let chat = await findReadyFrame(page, '#prompt', '#session:has-text("session ")', 30000);
     say('chat open');
 
     // --- the empty panel names the model; the theme reaches the webview ------------------------
@@ -226,7 +226,9 @@ async function main() {
 
     // --- 7. Compaction asks first; the inspector follows ------------------------------------------
     await runCommand(page, 'DSH: Show Context Inspector');
-    const inspector = await findFrame(page, '#root section.session', 30000);
+    const inspector = await findReadyFrame(page, '#root', '#root section.session', 30000);
+    // A reload of the webviews for the inspector rebuilt the chat's frame too: take the new one.
+    if (chat.isDetached()) chat = await findReadyFrame(page, '#prompt', '#session:has-text("session ")', 30000);
     await inspector.waitForSelector('section.session summary:has-text("baseline")', { timeout: 20000 });
     await chat.click('#compact');
     await chat.waitForSelector('#confirm:not([hidden])', { timeout: 10000 });

@@ -11,7 +11,7 @@
  */
 const path = require('node:path');
 const {
-  env, say, launch, findFrame, openFromExplorer, handshake, hardTimeout, recordNotifications, notificationsSeen,
+  env, say, launch, findReadyFrame, openFromExplorer, handshake, hardTimeout, recordNotifications, notificationsSeen,
 } = require('./lib');
 
 const csUrl = env('CS_URL');
@@ -59,7 +59,7 @@ async function main() {
     const statusLabel = await status.getAttribute('aria-label');
     say(`status bar: ${statusLabel}`);
     await status.click();
-    const inspector = await findFrame(page, '#root section.chain', 30000);
+    const inspector = await findReadyFrame(page, '#root', '#root section.chain', 30000);
     await inspector.waitForSelector('section.chain td.file:has-text("pkg/AGENTS.md")', { timeout: 20000 });
     const inspectorText = await inspector.locator('#root').innerText();
     const bodyClass = await inspector.evaluate(() => document.body.className);

@@ -11,7 +11,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const { env, say, launch, findFrame, findReadyFrame, runCommand, openFromExplorer } = require('./lib');
+const { env, say, launch, findReadyFrame, runCommand, openFromExplorer } = require('./lib');
 
 const csUrl = env('CS_URL');
 const workspace = env('WORKSPACE');
@@ -55,7 +55,7 @@ async function main() {
     say('workbench up');
 
     await waitForFile('chat-open', 60000);
-    const chat = await findReadyFrame(page, '#prompt', '#session:has-text("session ")', 30000);
+    let chat = await findReadyFrame(page, '#prompt', '#session:has-text("session ")', 30000);
     say('chat webview found');
     await chat.fill('#prompt', PROMPT);
     await chat.press('#prompt', 'Enter');
@@ -86,7 +86,9 @@ async function main() {
     await status.first().click();
     say(`status bar: ${statusLabel}`);
 
-    const inspector = await findFrame(page, '#root section.chain', 30000);
+    const inspector = await findReadyFrame(page, '#root', '#root section.chain', 30000);
+    // A reload of the webviews for the inspector rebuilt the chat's frame too: take the new one.
+    if (chat.isDetached()) chat = await findReadyFrame(page, '#prompt', '#session:has-text("session ")', 30000);
     await inspector.waitForSelector('section.chain td.file:has-text("pkg/AGENTS.md")', { timeout: 20000 });
     await inspector.waitForSelector('section.session summary:has-text("pkg/AGENTS.md")', { timeout: 20000 });
     // Unfold the nested instructions so the screenshot shows their text.
