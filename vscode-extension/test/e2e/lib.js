@@ -75,9 +75,11 @@ async function launch() {
  */
 const STUCK_WEBVIEW_MS = 8000;
 async function findFrame(page, selector, ms) {
-  const deadline = Date.now() + ms;
+  let deadline = Date.now() + ms;
   const hostSeen = new Map();
-  let reloaded = ms < 2 * STUCK_WEBVIEW_MS; // a short wait is for a frame that is already there
+  // A short wait is for a frame that is already there; a long one may reload twice, each time
+  // with a fresh 20 s for the rebuilt webviews (CI saw one reload not be enough).
+  let reloads = ms < 2 * STUCK_WEBVIEW_MS ? 2 : 0;
   while (Date.now() < deadline) {
     for (const frame of page.frames()) {
       try {
@@ -86,10 +88,12 @@ async function findFrame(page, selector, ms) {
         // a frame navigating away: try the others
       }
     }
-    if (!reloaded && (await stuckWebview(page, hostSeen))) {
+    if (reloads < 2 && (await stuckWebview(page, hostSeen))) {
       say(`a webview host frame has had no content for ${STUCK_WEBVIEW_MS} ms: Developer: Reload Webviews`);
       await runCommand(page, 'Developer: Reload Webviews');
-      reloaded = true;
+      reloads += 1;
+      hostSeen.clear();
+      deadline = Math.max(deadline, Date.now() + 20000);
     }
     await page.waitForTimeout(250);
   }
