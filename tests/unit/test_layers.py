@@ -14,6 +14,7 @@ BOTTOM = {
     "config",
     "errors",
     "jsutil",
+    "identity_memo",
     "model",
     "zones",
     "private_paths",

@@ -7,10 +7,10 @@ per session) so that neither the CLI nor the LSP layer has its own idea of a fil
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dsh_sidecar.identity_memo import IdentityMemo
 from dsh_sidecar.model import Message, SessionHeader
 from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, ChainEntry
 from dsh_sidecar.sources.agent_instructions.imports import ImportRecord
@@ -34,25 +34,18 @@ from .types import (
     TruncatedFile,
 )
 
-# Each message's JSON, encoded once while the message lives (by identity: a ``Message`` holds
-# dicts, so it has no hash). A pending message is sent with every ``dsh/context/pending`` until
-# a step claims it, and re-encoding its text was most of that answer's cost.
-_MESSAGES: dict[int, tuple[weakref.ref[Message], dict[str, Any]]] = {}
+# Each message's JSON, encoded once while the message lives. A pending message is sent with
+# every ``dsh/context/pending`` until a step claims it, and re-encoding its text was most of that
+# answer's cost.
+_MESSAGES: IdentityMemo[dict[str, Any]] = IdentityMemo()
 
 
 def message_json(message: Message) -> dict[str, Any]:
     """``message.to_json()``, carrying its encoding (``encode.Encoded``)."""
-    key = id(message)
-    kept = _MESSAGES.get(key)
-    if kept is not None and kept[0]() is message:
-        return kept[1]
-    value = encoded(message.to_json())
-
-    def forget(ref: weakref.ref[Message]) -> None:
-        if (entry := _MESSAGES.get(key)) is not None and entry[0] is ref:
-            del _MESSAGES[key]
-
-    _MESSAGES[key] = (weakref.ref(message, forget), value)
+    value = _MESSAGES.get(message)
+    if value is None:
+        value = encoded(message.to_json())
+        _MESSAGES.put(message, value)
     return value
 
 

@@ -21,12 +21,10 @@ What this class changes in pygls' JSON-RPC handling, and why:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import inspect
 import json
 import logging
-import weakref
 from collections.abc import Callable, Generator
 from concurrent.futures import Future
 from typing import Any
@@ -43,6 +41,7 @@ from pygls.protocol.json_rpc import (
 )
 
 from dsh_sidecar import errors
+from dsh_sidecar.identity_memo import IdentityMemo
 from dsh_sidecar.protocol import methods
 from dsh_sidecar.protocol import types as wire_types
 from dsh_sidecar.protocol.encode import spliced
@@ -397,10 +396,10 @@ class DshProtocol(LanguageServerProtocol):
         again."""
         result = response.result
         if _is_wire_type(type(result)):
-            text = _sent_text(result)
+            text = _SENT.get(result)
             if text is None:
                 text = spliced(result) or self._json(result)
-                _remember_text(result, text)
+                _SENT.put(result, text)
         else:
             text = self._json(result)
         head = json.dumps(self._converter.unstructure(response.id))
@@ -418,28 +417,11 @@ class DshProtocol(LanguageServerProtocol):
         return json.dumps(self._converter.unstructure(value), default=self._serialize_message)
 
 
-# The JSON text of each wire result sent, while that result lives (by identity, as wire types
-# are not all hashable). A kept answer (a whole ``dsh/scopes`` result, kept while what it saw
-# holds) is sent again and again as the same object; a result is never changed once it has
-# been answered (a kept one is shared by every request that reuses it). Loop only, but an entry
-# goes when its result does, in whatever thread drops the last reference.
-_SENT: dict[int, tuple[weakref.ref[Any], str]] = {}
-
-
-def _sent_text(result: Any) -> str | None:
-    kept = _SENT.get(id(result))
-    return kept[1] if kept is not None and kept[0]() is result else None
-
-
-def _remember_text(result: Any, text: str) -> None:
-    key = id(result)
-
-    def forget(ref: weakref.ref[Any]) -> None:
-        if (entry := _SENT.get(key)) is not None and entry[0] is ref:
-            del _SENT[key]
-
-    with contextlib.suppress(TypeError):  # not weakly referable: encoded each time
-        _SENT[key] = (weakref.ref(result, forget), text)
+# The JSON text of each wire result sent, while that result lives. A kept answer (a whole
+# ``dsh/scopes`` result, kept while what it saw holds) is sent again and again as the same
+# object; a result is never changed once it has been answered (a kept one is shared by every
+# request that reuses it).
+_SENT: IdentityMemo[str] = IdentityMemo()
 
 
 def _has_code(error: types.ResponseError) -> bool:
