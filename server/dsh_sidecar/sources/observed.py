@@ -147,20 +147,16 @@ class Observations:
         under a ``OneLook`` none for a path another check of the same request looked at)."""
         if not self.kept or self._leaves is None:
             return False
-        if _plain(fs):
-            if not _hold_directly(self, fs):
+        for path, seen in self.directories.items():
+            if _outcome(fs, path) != seen:
                 return False
-        else:
-            for path, seen in self.directories.items():
-                if _outcome(fs, path) != seen:
-                    return False
-            for path, seen in self.files.items():
-                if _outcome(fs, path) != seen:
-                    return False
-            for path, kind in self.kinds.items():
-                found = _outcome(fs, path)
-                if found[0] == _FAILED or (stat.S_IFMT(found[0]), found[1], found[2]) != kind:
-                    return False
+        for path, seen in self.files.items():
+            if _outcome(fs, path) != seen:
+                return False
+        for path, kind in self.kinds.items():
+            found = _outcome(fs, path)
+            if found[0] == _FAILED or (stat.S_IFMT(found[0]), found[1], found[2]) != kind:
+                return False
         try:
             for directory in self._leaves:
                 if fs.resolve(directory) != directory:
@@ -168,65 +164,6 @@ class Observations:
             return all(fs.resolve(path) == real for path, real in self.reals.items())
         except (OSError, ValueError):
             return False
-
-
-def _plain(fs: LocalFileSystem) -> bool:
-    """Whether ``fs``'s ``stat`` is ``os.stat`` itself (kept per path by a ``OneLook``): the
-    plain local filesystem, not a subclass (tests inject faults through one)."""
-    return type(fs) is LocalFileSystem or (type(fs) is OneLook and type(fs.base) is LocalFileSystem)
-
-
-def _hold_directly(observations: Observations, fs: LocalFileSystem) -> bool:
-    """``still_hold``'s stats for a plain ``fs`` (``_plain``): the same answers (``os.stat``,
-    each kept in a ``OneLook`` as its own ``stat`` keeps it) without a stack of calls per path,
-    as a warm hover, ``dsh/scopes`` or touch is a pass of a few dozen of them. A path a
-    ``OneLook`` looks up from an open directory (a deep chain) still goes through its ``stat``."""
-    look = fs if type(fs) is OneLook else None
-    looked = look._stats if look is not None else {}
-    by_path_only = look is None or not look._by_directory
-
-    def found(path: str) -> os.stat_result | OSError | ValueError:
-        answer = looked.get(path)
-        if answer is None:
-            if by_path_only or path.count(os.sep) <= _SHALLOW_COMPONENTS:
-                try:
-                    answer = os.stat(path)
-                except (OSError, ValueError) as exc:
-                    answer = exc
-                looked[path] = answer
-            else:
-                assert look is not None
-                try:
-                    answer = look.stat(path)
-                except (OSError, ValueError) as exc:
-                    answer = exc
-        return answer
-
-    for recorded in (observations.directories, observations.files):
-        for path, seen in recorded.items():
-            st = found(path)
-            if isinstance(st, os.stat_result):
-                if seen != signature(st):
-                    return False
-            elif seen != (_FAILED, _failed_code(st)):
-                return False
-    for path, kind in observations.kinds.items():
-        st = found(path)
-        if (
-            not isinstance(st, os.stat_result)
-            or (
-                stat.S_IFMT(st.st_mode),
-                st.st_dev,
-                st.st_ino,
-            )
-            != kind
-        ):
-            return False
-    return True
-
-
-def _failed_code(exc: OSError | ValueError) -> int:
-    return exc.errno if isinstance(exc, OSError) and exc.errno is not None else _FAILED
 
 
 class ObservingFileSystem(LocalFileSystem):
