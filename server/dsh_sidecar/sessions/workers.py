@@ -7,9 +7,10 @@ that need it: the loop keeps reading messages and the other pool keeps answering
 
 The filesystem pool's threads are daemon threads: its work only reads (files, directories), so
 a server stopped by SIGTERM or SIGINT in the middle of a large request (a deep chain of big
-files, a huge rule set) exits at once instead of waiting for that read to end, which
-``ThreadPoolExecutor`` would do (the interpreter joins its threads at exit). The store pool keeps
-``ThreadPoolExecutor``: a write in progress finishes before the process exits.
+files, a huge rule set) exits at once instead of waiting for that read to end. The store pools'
+threads are not: the interpreter lets a write in progress finish before the process exits (what
+``ThreadPoolExecutor`` does), and only then ends. Both hand an answer back to the loop the same
+way (``ThreadPool.run``).
 
 Projections are background store work (``background``): one runs at a time, in a thread of its
 own, and none starts while a request's store work (a step, ``pending``, a discard, any session
@@ -25,7 +26,7 @@ import contextlib
 import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from typing import Any, Generic, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -34,18 +35,33 @@ FS_THREADS = 4
 STORE_THREADS = 4
 
 
-class DaemonPool(Executor):
-    """A fixed pool of daemon threads, for work that may be abandoned when the process exits
-    (reads only). Threads start on first use; ``shutdown`` drops what is queued.
+# What ``concurrent.futures.thread`` registers its own exit with: called when the interpreter
+# begins to exit, before it joins the non-daemon threads (which would otherwise wait on their
+# queue for ever; ``atexit`` runs only after that join). Refused (RuntimeError) once the exit
+# has begun. Not in the typeshed stubs, as it is private to the standard library.
+_at_interpreter_exit: Callable[[Callable[[], None]], None]
+_at_interpreter_exit = threading._register_atexit  # type: ignore[attr-defined]
+
+
+class ThreadPool(Executor):
+    """A fixed pool of threads. Threads start on first use; ``shutdown`` drops what is queued.
+
+    ``daemon`` threads may be abandoned when the process exits (work that only reads). The
+    others are let go when the interpreter begins to exit, after the loop has returned: each
+    finishes the call it is in (a write is never cut short), then ends, and the interpreter waits
+    for that. Work still queued then is dropped, as ``shutdown`` drops it: whoever asked for it
+    has gone with the loop.
 
     ``run`` is the loop's way in: the answer comes back as an asyncio future settled with one
     ``call_soon_threadsafe``, without a ``concurrent.futures.Future`` chained to it (a lock and a
-    condition per call, and callbacks both ways, on every request's path).
+    condition per call, and callbacks both ways, on every request's path: what
+    ``run_in_executor`` costs).
     """
 
-    def __init__(self, threads: int, name: str) -> None:
+    def __init__(self, threads: int, name: str, *, daemon: bool) -> None:
         self._threads = threads
         self._name = name
+        self._daemon = daemon
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._started: list[threading.Thread] = []
         self._lock = threading.Lock()
@@ -56,12 +72,19 @@ class DaemonPool(Executor):
             if self._closed:
                 raise RuntimeError("cannot schedule new work after shutdown")
             if len(self._started) < self._threads:
+                if not self._started and not self._daemon:
+                    _at_interpreter_exit(self._let_go)
                 thread = threading.Thread(
-                    target=self._work, name=f"{self._name}_{len(self._started)}", daemon=True
+                    target=self._work,
+                    name=f"{self._name}_{len(self._started)}",
+                    daemon=self._daemon,
                 )
                 self._started.append(thread)
                 thread.start()
         self._queue.put(job)
+
+    def _let_go(self) -> None:
+        self.shutdown(wait=False, cancel_futures=True)
 
     def run(self, fn: Callable[[], T]) -> asyncio.Future[T]:
         """``fn`` in a thread of the pool; its outcome in the future (on the running loop).
@@ -129,7 +152,7 @@ class _ExecutorJob(Generic[T]):
 
 
 class _LoopJob(Generic[T]):
-    """A call whose outcome settles an asyncio future of ``loop`` (``DaemonPool.run``)."""
+    """A call whose outcome settles an asyncio future of ``loop`` (``ThreadPool.run``)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, call: Callable[[], T]) -> None:
         self.loop = loop
@@ -211,9 +234,9 @@ class _Lane:
 
 class Workers:
     def __init__(self, fs_threads: int = FS_THREADS, store_threads: int = STORE_THREADS) -> None:
-        self._fs = DaemonPool(fs_threads, "dsh-fs")
-        self._store = ThreadPoolExecutor(store_threads, thread_name_prefix="dsh-store")
-        self._background = ThreadPoolExecutor(1, thread_name_prefix="dsh-background")
+        self._fs = ThreadPool(fs_threads, "dsh-fs", daemon=True)
+        self._store = ThreadPool(store_threads, "dsh-store", daemon=False)
+        self._background = ThreadPool(1, "dsh-background", daemon=False)
         self._lane: _Lane | None = None  # made on first use, on the loop
 
     async def fs(self, fn: Callable[[], T]) -> T:
@@ -225,7 +248,7 @@ class Workers:
         lane = self._the_lane()
         lane.foreground += 1
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._store, fn)
+            return await self._store.run(fn)
         finally:
             lane.foreground_ended()
 
@@ -236,7 +259,7 @@ class Workers:
         if not await lane.enter(hurry):
             return await self.store(fn)
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._background, fn)
+            return await self._background.run(fn)
         finally:
             lane.leave()
 
