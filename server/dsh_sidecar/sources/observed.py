@@ -50,6 +50,8 @@ from dsh_sidecar.fs import (
     ReadFailure,
     ReadResult,
     is_plain_absolute,
+    kernel_path,
+    read_flags,
 )
 
 T = TypeVar("T")
@@ -348,14 +350,19 @@ class OneLook(LocalFileSystem):
     in a tree a thousand levels deep each of those looks costs the kernel a thousand-component
     walk. Under a ``OneLook`` each path is asked once per request (a path that changes while the
     request runs is seen as it was first seen), and ``memo`` keeps other answers for the moment
-    (explain's reads). Reads and listings go to ``base`` each time.
+    (explain's reads). Reads and listings are asked each time.
 
     Over the plain local filesystem, a path deeper than ``_SHALLOW_COMPONENTS`` is looked up
     from an open ancestor (``O_PATH``: nothing is opened for reading) at most ``_ANCHOR_STEP``
     directories above it, each such anchor opened once per request from the one above it: a
-    thousand-level chain costs a walk of a few dozen names per look, not of a thousand. The
-    answer is the walk's (links followed, the same errors; a name too long for one walk fails as
-    the walk fails), at the moment the anchors were opened.
+    thousand-level chain costs a walk of a few dozen names per look, not of a thousand. So are
+    its resolve (the kernel's name of what it leads to) and the open of a read. The answer is
+    the walk's (links followed, the same errors; a name too long for one walk fails as the walk
+    fails), at the moment the anchors were opened; a resolve or an open that fails from a handle
+    is asked again by path, so its answer or error is the walk's own. A read checks the file it
+    opened (``LocalFileSystem.read_text``: its device and inode, and where the kernel says it
+    is), so a link or directory swapped in after an anchor was opened is refused as it would be
+    on a walk.
     """
 
     def __init__(self, base: LocalFileSystem) -> None:
@@ -388,6 +395,15 @@ class OneLook(LocalFileSystem):
         return found
 
     def _stat(self, path: str) -> os.stat_result:
+        at = self._from_handle(path)
+        if at is None:
+            return self.base.stat(path)
+        return os.stat(at[1], dir_fd=at[0])
+
+    def _from_handle(self, path: str) -> tuple[int, str] | None:
+        """An open directory to look ``path`` up from and the rest of the way from it, or None
+        when ``path`` is asked by path: over a fault-injecting filesystem, when it is shallow,
+        unusual (not plain, too long for one walk) or no handle is left."""
         if (
             not self._by_directory
             or path.count(os.sep) <= _SHALLOW_COMPONENTS
@@ -395,19 +411,19 @@ class OneLook(LocalFileSystem):
             or len(path) >= _PATH_MAX  # characters <= bytes: a long one is measured below
             or (not path.isascii() and len(os.fsencode(path)) >= _PATH_MAX)
         ):
-            return self.base.stat(path)
+            return None
         directory, name = path.rsplit(os.sep, 1)
         # A directory with an anchor was a plain path already: only the name is left to check.
         if (directory not in self._anchors or name in _NOT_NAMES) and not is_plain_absolute(path):
-            return self.base.stat(path)
+            return None
         try:
             anchor = self._anchor(directory or os.sep)
         except OSError:
-            anchor = None  # the walk says what is wrong on the way, as it would have
+            return None  # the walk says what is wrong on the way, as it would have
         if anchor is None:
-            return self.base.stat(path)
+            return None
         fd, below = anchor
-        return os.stat(below + name, dir_fd=fd)
+        return fd, below + name
 
     def _anchor(self, directory: str) -> tuple[int, str] | None:
         """An open ancestor of ``directory`` (itself, or fewer than ``_ANCHOR_STEP`` levels up)
@@ -448,8 +464,18 @@ class OneLook(LocalFileSystem):
     def resolve(self, path: str) -> str:
         real = self._reals.get(path)
         if real is None:
-            real = self._reals[path] = self.base.resolve(path)
+            real = self._reals[path] = self._resolve(path)
         return real
+
+    def _resolve(self, path: str) -> str:
+        at = self._from_handle(path)
+        if at is not None:
+            # The kernel's name for what the path leads to, as ``real_path`` asks it but from
+            # the handle; anything else (a missing tail, a dangling link) takes its whole way.
+            found, _ = kernel_path(at[1], dir_fd=at[0])
+            if found is not None:
+                return found
+        return self.base.resolve(path)
 
     def list_directory(self, path: str) -> tuple[Listed, ...]:
         return self.base.list_directory(path)
@@ -461,9 +487,19 @@ class OneLook(LocalFileSystem):
         *,
         allowed: Callable[[str], bool] | None = None,
     ) -> ReadResult:
+        if self._by_directory:
+            # The plain filesystem's read with this look's opens: its checks are on the file
+            # that was opened (its device, inode and kernel-reported path), however it was.
+            return super().read_text(probe, max_source_bytes, allowed=allowed)
         return self.base.read_text(probe, max_source_bytes, allowed=allowed)
 
     def open_for_read(self, path: str, *, follow_final_link: bool = True) -> int:
+        at = self._from_handle(path)
+        if at is not None:
+            try:
+                return os.open(at[1], read_flags(follow_final_link), dir_fd=at[0])
+            except OSError:
+                pass  # asked by path again, so the error is the one a walk gives (its name)
         return self.base.open_for_read(path, follow_final_link=follow_final_link)
 
     def read_chunk(self, fd: int, size: int) -> bytes:
