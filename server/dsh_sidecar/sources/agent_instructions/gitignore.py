@@ -155,7 +155,8 @@ class ParsedIgnoreFiles:
 
 
 PARSED_IGNORE_FILES = ParsedIgnoreFiles()
-_Found = tuple[int, str, _Spec]  # (index into the parts, path, parsed .gitignore)
+# (where a path below its directory starts in a path relative to the root, its path, its parse)
+_Found = tuple[int, str, _Spec]
 
 
 class _ChainState(NamedTuple):
@@ -274,30 +275,37 @@ class IgnoreMatcher:
         rel = relative_path(abs_dir, self.project_root)
         if rel == "." or rel.startswith("..") or os.path.isabs(rel):
             return None
-        parts = rel.split(os.sep)
+        # Each directory on the way is known by its path relative to the root: a leading slice
+        # of ``rel``, cut rather than split and joined again (a split of a path a thousand
+        # directories deep, per directory of a chain, is the square of the depth).
         memo = self._pass_dirs
         # Resume from the deepest ancestor already decided in this pass (a touch asks about a
         # directory right after its parent), so each .gitignore is looked up once per pass.
-        start = len(parts)
+        end = len(rel)
         if memo is not None:
-            while start > 0 and "/".join(parts[:start]) not in memo:
-                start -= 1
-        if start == 0 or memo is None:
-            start, state = 0, _ChainState(None, self._exclude_files(), self.project_root)
+            while end > 0 and rel[:end] not in memo:
+                end = max(rel.rfind(os.sep, 0, end), 0)
+        if end == 0 or memo is None:
+            end, state = 0, _ChainState(None, self._exclude_files(), self.project_root)
         else:
-            state = memo["/".join(parts[:start])]
-        for depth in range(start + 1, len(parts) + 1):
+            state = memo[rel[:end]]
+        while end < len(rel):
+            start = end + 1 if end else 0  # where the next directory's name starts
+            end = rel.find(os.sep, start)
+            if end == -1:
+                end = len(rel)
+            rel_dir = rel[:end]
             hit, found, base = state
             if hit is None:
                 if self.respect_gitignore:
                     path = os.path.join(base, ".gitignore")
                     spec = self._spec_for(path)
                     if spec is not None:
-                        found = (*found, (depth - 1, path, spec))
-                hit = self._check_directory(parts[:depth], found)
-            state = _ChainState(hit, found, os.path.join(base, parts[depth - 1]))
+                        found = (*found, (start, path, spec))
+                hit = self._check_directory(rel_dir, found)
+            state = _ChainState(hit, found, os.path.join(base, rel[start:end]))
             if memo is not None:
-                memo["/".join(parts[:depth])] = state
+                memo[rel_dir] = state
         return state.hit
 
     def _exclude_files(self) -> tuple[_Found, ...]:
@@ -319,9 +327,8 @@ class IgnoreMatcher:
             self._pass_seen[path] = (probe.state, probe.version)
         return probe
 
-    def _check_directory(self, parts: list[str], found: tuple[_Found, ...]) -> IgnoreHit | None:
-        """The decision for ``parts`` itself, given the .gitignore files of its ancestors."""
-        rel_dir = "/".join(parts)
+    def _check_directory(self, rel_dir: str, found: tuple[_Found, ...]) -> IgnoreHit | None:
+        """The decision for ``rel_dir`` itself, given the .gitignore files of its ancestors."""
         if self._exclude is not None:
             hit = self._match_exclude(rel_dir + "/")
             if hit is not None:
@@ -330,8 +337,8 @@ class IgnoreMatcher:
             return None
         decision: IgnoreHit | None = None
         # .gitignore files at the root and in every directory above this one; deeper wins.
-        for index, path, spec in found:
-            include, matched = spec.check("/".join(parts[index:]) + "/")
+        for below, path, spec in found:
+            include, matched = spec.check(rel_dir[below:] + "/")
             if include is None or matched is None:
                 continue
             decision = None
