@@ -654,6 +654,20 @@ def test_a_plain_look_checks_as_every_filesystem_does(tmp_path: Path) -> None:
     subprocess.run(["rm", "-rf", os.path.join(base, "d")], check=True)
 
 
+def test_a_look_keeps_its_failures_out_of_the_collectors_sight(tmp_path: Path) -> None:
+    # A deep chain's request keeps thousands of failed stats: kept as exceptions, each was
+    # tracked by the garbage collector and walked by every full collection while the look
+    # lived. Kept as plain values, one collection stops tracking them.
+    import gc
+
+    look = observed.OneLook(LOCAL_FS)
+    for path in (str(tmp_path / "missing"), str(tmp_path / "missing" / "x"), "/nul\x00"):
+        with pytest.raises((OSError, ValueError)):
+            look.stat(path)
+    gc.collect()
+    assert look._stats and not any(gc.is_tracked(kept) for kept in look._stats.values())
+
+
 def test_a_look_that_saw_failures_goes_with_its_last_reference(tmp_path: Path) -> None:
     # A kept failure is raised as a new exception each time: raising the kept one gave it a
     # traceback whose frames hold the look, a cycle only the garbage collector's full pass

@@ -326,15 +326,22 @@ _ANCHOR_STEP = 32  # directories between two open handles of a deep chain
 _NOT_NAMES = frozenset({"", os.curdir, os.pardir})  # what ends a path that is not plain
 
 
-def _again(exc: OSError | ValueError) -> OSError | ValueError:
-    """A new exception like the kept ``exc`` (same class, errno, message and file names), to
-    raise it once more. Raising the kept object itself gave it a traceback each time, whose
-    frames hold the look that keeps it: a reference cycle per request, so every look (with all
-    it asked: thousands of entries for a deep chain) waited for the garbage collector's full
-    pass, which then holds the GIL for as long as it takes to walk them."""
+# A failed stat as a look keeps it: the exception's class and the arguments that raise it again.
+# Not the exception itself: raising a kept exception gave it a traceback each time, whose frames
+# hold the look that keeps it (a reference cycle per request: no look, with all it asked, went
+# before the garbage collector's full pass); and the collector tracks every exception, while a
+# deep chain's request keeps thousands of failures, which it then promoted to its oldest
+# generation and walked in every full collection (more of them: they count towards the next).
+# A flat tuple of plain values is no longer tracked once a collection has seen it.
+_Failure = tuple[Any, ...]  # (class, *arguments)
+
+
+def _failure(exc: OSError | ValueError) -> _Failure:
+    """What raises ``exc`` again: its class (an ``OSError`` takes its subclass from the errno),
+    errno, message and file names."""
     if isinstance(exc, OSError):
-        return OSError(exc.errno, exc.strerror, exc.filename, None, exc.filename2)
-    return ValueError(*exc.args)
+        return (OSError, exc.errno, exc.strerror, exc.filename, None, exc.filename2)
+    return (ValueError, *exc.args)
 
 
 def _close_all(fds: dict[str, int]) -> None:
@@ -367,7 +374,7 @@ class OneLook(LocalFileSystem):
 
     def __init__(self, base: LocalFileSystem) -> None:
         self.base = base
-        self._stats: dict[str, os.stat_result | OSError | ValueError] = {}
+        self._stats: dict[str, os.stat_result | _Failure] = {}
         self._reals: dict[str, str] = {}
         self.memo: dict[Hashable, Any] = {}
         # Directory handles by path (only over the plain filesystem: a subclass's ``stat`` is
@@ -388,11 +395,11 @@ class OneLook(LocalFileSystem):
             try:
                 found = self._stat(path)
             except (OSError, ValueError) as exc:
-                found = exc.with_traceback(None)
+                found = _failure(exc)
             self._stats[path] = found
-        if isinstance(found, OSError | ValueError):
-            raise _again(found)
-        return found
+        if isinstance(found, os.stat_result):
+            return found
+        raise found[0](*found[1:])
 
     def _stat(self, path: str) -> os.stat_result:
         at = self._from_handle(path)
