@@ -344,6 +344,12 @@ def _failure(exc: OSError | ValueError) -> _Failure:
     return (ValueError, *exc.args)
 
 
+def _too_long(path: str) -> bool:
+    """Whether ``path`` is too long for one walk (characters <= bytes: only one that is not
+    ASCII is measured)."""
+    return len(path) >= _PATH_MAX or (not path.isascii() and len(os.fsencode(path)) >= _PATH_MAX)
+
+
 def _close_all(fds: dict[str, int]) -> None:
     while fds:
         os.close(fds.popitem()[1])
@@ -382,7 +388,8 @@ class OneLook(LocalFileSystem):
         # the handle to look from and the way down from it (``_anchor``).
         self._by_directory = type(base) is LocalFileSystem and _O_PATH != 0
         self._fds: dict[str, int] = {}
-        self._anchors: dict[str, tuple[int, str, int]] = {}  # directory -> (fd, way down, depth)
+        # directory -> (fd, way down, directories between, the directory's own depth)
+        self._anchors: dict[str, tuple[int, str, int, int]] = {}
         self._closer = weakref.finalize(self, _close_all, self._fds)
 
     def close(self) -> None:
@@ -411,18 +418,30 @@ class OneLook(LocalFileSystem):
         """An open directory to look ``path`` up from and the rest of the way from it, or None
         when ``path`` is asked by path: over a fault-injecting filesystem, when it is shallow,
         unusual (not plain, too long for one walk) or no handle is left."""
+        if not self._by_directory or _too_long(path):
+            return None
+        if self._anchors:
+            directory, _, name = path.rpartition(os.sep)
+            known = self._anchors.get(directory)
+            if known is not None:
+                # Its directory was looked at before: a plain path of known depth, so only the
+                # name is left to check (a deep chain asks about many names in each directory,
+                # and a scan of the whole path would cost the square of the depth).
+                fd, below, _, depth = known
+                if depth < _SHALLOW_COMPONENTS or name in _NOT_NAMES:
+                    return None
+                return fd, below + name
+        return self._first_from_handle(path)
+
+    def _first_from_handle(self, path: str) -> tuple[int, str] | None:
+        """``_from_handle`` of a path in a directory not looked at before."""
         if (
-            not self._by_directory
-            or path.count(os.sep) <= _SHALLOW_COMPONENTS
+            path.count(os.sep) <= _SHALLOW_COMPONENTS
             or path == os.sep
-            or len(path) >= _PATH_MAX  # characters <= bytes: a long one is measured below
-            or (not path.isascii() and len(os.fsencode(path)) >= _PATH_MAX)
+            or not is_plain_absolute(path)
         ):
             return None
         directory, name = path.rsplit(os.sep, 1)
-        # A directory with an anchor was a plain path already: only the name is left to check.
-        if (directory not in self._anchors or name in _NOT_NAMES) and not is_plain_absolute(path):
-            return None
         try:
             anchor = self._anchor(directory or os.sep)
         except OSError:
@@ -453,10 +472,11 @@ class OneLook(LocalFileSystem):
         if current not in known:  # the root
             fd = os.open(os.sep, _DIRECTORY_HANDLE)
             self._fds[os.sep] = fd
-            known[os.sep] = (fd, "", 0)
-        fd, below, steps = known[current]
+            known[os.sep] = (fd, "", 0, 0)
+        fd, below, steps, depth = known[current]
         for path in reversed(missing):
             name = path.rsplit(os.sep, 1)[1]
+            depth += 1
             if steps + 1 < _ANCHOR_STEP:
                 fd, below, steps = fd, below + name + os.sep, steps + 1
             else:
@@ -465,7 +485,7 @@ class OneLook(LocalFileSystem):
                 fd = os.open(below + name, _DIRECTORY_HANDLE, dir_fd=fd)
                 self._fds[path] = fd
                 below, steps = "", 0
-            known[path] = (fd, below, steps)
+            known[path] = (fd, below, steps, depth)
         return fd, below
 
     def resolve(self, path: str) -> str:
