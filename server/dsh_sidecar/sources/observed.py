@@ -344,6 +344,11 @@ def _failure(exc: OSError | ValueError) -> _Failure:
     return (ValueError, *exc.args)
 
 
+# A directory's anchor: the handle to look from, the way down from it ("" or ending in a
+# separator), how many directories that way is, and the directory's own depth.
+_Anchor = tuple[int, str, int, int]
+
+
 def _too_long(path: str) -> bool:
     """Whether ``path`` is too long for one walk (characters <= bytes: only one that is not
     ASCII is measured)."""
@@ -388,8 +393,7 @@ class OneLook(LocalFileSystem):
         # the handle to look from and the way down from it (``_anchor``).
         self._by_directory = type(base) is LocalFileSystem and _O_PATH != 0
         self._fds: dict[str, int] = {}
-        # directory -> (fd, way down, directories between, the directory's own depth)
-        self._anchors: dict[str, tuple[int, str, int, int]] = {}
+        self._anchors: dict[str, _Anchor] = {}
         self._closer = weakref.finalize(self, _close_all, self._fds)
 
     def close(self) -> None:
@@ -434,7 +438,15 @@ class OneLook(LocalFileSystem):
         return self._first_from_handle(path)
 
     def _first_from_handle(self, path: str) -> tuple[int, str] | None:
-        """``_from_handle`` of a path in a directory not looked at before."""
+        """``_from_handle`` of a path whose directory was not looked at before: one right below
+        a directory that was (``.claude`` of ``.claude/CLAUDE.md``) is told from that one's depth
+        and the two names, any other by a count of its parts and a scan of the whole path."""
+        if self._anchors:
+            directory, _, name = path.rpartition(os.sep)
+            parent, _, sub = directory.rpartition(os.sep)
+            above = self._anchors.get(parent)
+            if above is not None and sub not in _NOT_NAMES and name not in _NOT_NAMES:
+                return self._below(directory, name) if above[3] + 2 > _SHALLOW_COMPONENTS else None
         if (
             path.count(os.sep) <= _SHALLOW_COMPONENTS
             or path == os.sep
@@ -442,6 +454,11 @@ class OneLook(LocalFileSystem):
         ):
             return None
         directory, name = path.rsplit(os.sep, 1)
+        return self._below(directory, name)
+
+    def _below(self, directory: str, name: str) -> tuple[int, str] | None:
+        """The handle to look ``name`` in ``directory`` up from (its anchor, opened if need be)
+        and the rest of the way, or None."""
         try:
             anchor = self._anchor(directory or os.sep)
         except OSError:
