@@ -188,10 +188,11 @@ class IgnoreMatcher:
         self._parsed = parsed
         self._exclude = _linear_spec(settings.exclude) if settings.exclude else None
         # Inside ``one_pass``: .gitignore path -> spec (or None), rel dir -> its chain state,
-        # abs dir -> check_directory's answer.
+        # abs dir -> check_directory's answer, abs dir -> rel dir.
         self._pass_specs: dict[str, _Spec | None] | None = None
         self._pass_dirs: dict[str, _ChainState] | None = None
         self._pass_answers: dict[str, IgnoreHit | None] | None = None
+        self._pass_rels: dict[str, str] | None = None
         # Inside ``one_pass``: every .gitignore consulted and what its probe said (None once one
         # was present but unreadable, which a later pass might read differently).
         self._pass_seen: dict[str, tuple[ProbeState, str | None]] | None = None
@@ -219,12 +220,12 @@ class IgnoreMatcher:
             yield
             return
         self._pass_specs, self._pass_dirs, self._pass_answers = {}, {}, {}
-        self._pass_seen, self._pass_stable = {}, True
+        self._pass_rels, self._pass_seen, self._pass_stable = {}, {}, True
         try:
             yield
         finally:
             self._pass_specs = self._pass_dirs = self._pass_answers = None
-            self._pass_seen = None
+            self._pass_rels = self._pass_seen = None
 
     def consulted(self) -> tuple[tuple[str, tuple[ProbeState, str | None]], ...] | None:
         """Inside ``one_pass``: the .gitignore files consulted so far with their probe states
@@ -272,7 +273,7 @@ class IgnoreMatcher:
         return answers[abs_dir]
 
     def _check_directory_chain(self, abs_dir: str) -> IgnoreHit | None:
-        rel = relative_path(abs_dir, self.project_root)
+        rel = self._relative(abs_dir)
         if rel == "." or rel.startswith("..") or os.path.isabs(rel):
             return None
         # Each directory on the way is known by its path relative to the root: a leading slice
@@ -307,6 +308,24 @@ class IgnoreMatcher:
             if memo is not None:
                 memo[rel_dir] = state
         return state.hit
+
+    def _relative(self, abs_dir: str) -> str:
+        """``abs_dir`` relative to the project root. In a pass, a directory right below one
+        asked about before is that one's relative path and its own name: a chain asks about
+        each of its directories, and a scan of each whole path would cost the square of the
+        depth (below the root, a plain name adds itself to the relative path, as it would to
+        ``os.path.relpath``'s)."""
+        rels = self._pass_rels
+        if rels is None:
+            return relative_path(abs_dir, self.project_root)
+        parent, _, name = abs_dir.rpartition(os.sep)
+        above = rels.get(parent)
+        if above is None or name in ("", ".", "..") or above.startswith(".."):
+            rel = relative_path(abs_dir, self.project_root)
+        else:
+            rel = name if above == "." else above + os.sep + name
+        rels[abs_dir] = rel
+        return rel
 
     def _exclude_files(self) -> tuple[_Found, ...]:
         """The global excludes file and info/exclude, parsed, in rising precedence: the start of
