@@ -282,14 +282,12 @@ class IgnoreMatcher:
         memo = self._pass_dirs
         # Resume from the deepest ancestor already decided in this pass (a touch asks about a
         # directory right after its parent), so each .gitignore is looked up once per pass.
-        end = len(rel)
+        end, state = len(rel), None
         if memo is not None:
-            while end > 0 and rel[:end] not in memo:
+            while end > 0 and (state := memo.get(rel[:end])) is None:
                 end = max(rel.rfind(os.sep, 0, end), 0)
-        if end == 0 or memo is None:
+        if state is None:
             end, state = 0, _ChainState(None, self._exclude_files(), self.project_root)
-        else:
-            state = memo[rel[:end]]
         while end < len(rel):
             start = end + 1 if end else 0  # where the next directory's name starts
             end = rel.find(os.sep, start)
