@@ -330,9 +330,9 @@ _NOT_NAMES = frozenset({"", os.curdir, os.pardir})  # what ends a path that is n
 # Not the exception itself: raising a kept exception gave it a traceback each time, whose frames
 # hold the look that keeps it (a reference cycle per request: no look, with all it asked, went
 # before the garbage collector's full pass); and the collector tracks every exception, while a
-# deep chain's request keeps thousands of failures, which it then promoted to its oldest
-# generation and walked in every full collection (more of them: they count towards the next).
-# A flat tuple of plain values is no longer tracked once a collection has seen it.
+# deep chain's request keeps thousands of failures, which it promoted to its oldest generation,
+# counted towards the next full collection and walked in each. A flat tuple of plain values is
+# no longer tracked once a collection has seen it.
 _Failure = tuple[Any, ...]  # (class, *arguments)
 
 
