@@ -189,12 +189,7 @@ class LocalFileSystem:
         return True
 
     def open_for_read(self, path: str, *, follow_final_link: bool = True) -> int:
-        # O_NONBLOCK: if the file was swapped for a FIFO after the probe, open must not wait
-        # for a writer; the fstat check of the read then refuses it.
-        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
-        if not follow_final_link:
-            flags |= getattr(os, "O_NOFOLLOW", 0)
-        return os.open(path, flags)
+        return os.open(path, read_flags(follow_final_link))
 
     def opened_path(self, fd: int) -> str | None:
         """The real path of the open file ``fd`` as the kernel knows it, or None where the OS
@@ -318,6 +313,16 @@ class LocalFileSystem:
                 return ReadResult("".join(parts))
 
 
+def read_flags(follow_final_link: bool) -> int:
+    """The flags of every open for a read (by path or from a directory handle)."""
+    # O_NONBLOCK: if the file was swapped for a FIFO after the probe, open must not wait
+    # for a writer; the fstat check of the read then refuses it.
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+    if not follow_final_link:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    return flags
+
+
 _O_PATH = getattr(os, "O_PATH", 0)
 _PROC_FD = "/proc/self/fd/"
 _DELETED = " (deleted)"
@@ -342,7 +347,7 @@ def real_path(path: str) -> str:
     """
     if not _O_PATH or not is_plain_absolute(path):
         return os.path.realpath(path)
-    found, code = _kernel_path(path)
+    found, code = kernel_path(path)
     if found is not None:
         return found
     if code not in _NOT_THERE_ERRNOS:
@@ -354,7 +359,7 @@ def real_path(path: str) -> str:
     low, high, low_real = 0, len(parts), os.sep
     while high - low > 1:
         middle = (low + high) // 2
-        found, code = _kernel_path(os.sep + os.sep.join(parts[:middle]))
+        found, code = kernel_path(os.sep + os.sep.join(parts[:middle]))
         if found is not None:
             low, low_real = middle, found
         elif code in _NOT_THERE_ERRNOS:
@@ -388,10 +393,11 @@ def is_plain_absolute(path: str) -> bool:
     )
 
 
-def _kernel_path(path: str) -> tuple[str | None, int | None]:
-    """The kernel's name for the file at ``path``, or None and why not (an errno, or None)."""
+def kernel_path(path: str, dir_fd: int | None = None) -> tuple[str | None, int | None]:
+    """The kernel's name for the file at ``path`` (from the open directory ``dir_fd`` when
+    given, links followed), or None and why not (an errno, or None)."""
     try:
-        fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+        fd = os.open(path, _O_PATH | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError as exc:
         return None, exc.errno
     except ValueError:

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from tests.support.instrkit import instructions, load, write_tree
+from tests.support.property_budget import examples
 
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.fs import LOCAL_FS
@@ -23,10 +27,13 @@ from dsh_sidecar.sources.agent_instructions.discovery import (
     descendant_dirs_between,
     directory_candidates,
     find_project_root,
+    scoped_ancestors,
     user_global_candidate,
 )
 from dsh_sidecar.sources.agent_instructions.paths import (
+    relative_path,
     scope_abs_path,
+    scope_dir_of_directory,
     scope_dir_of_display,
     scope_key,
     split_scope,
@@ -115,6 +122,61 @@ def test_root_is_found_from_the_real_path_of_cwd(tmp_path: Path) -> None:
 def test_ancestor_chain_is_root_first_cwd_last() -> None:
     assert ancestor_chain("/r", "/r") == ["/r"]
     assert ancestor_chain("/r", "/r/a/b") == ["/r", "/r/a", "/r/a/b"]
+
+
+def joined_chain(root: str, cwd: str) -> list[str]:
+    """The ancestor chain as it was built before: one ``os.path.join`` per part."""
+    rel = relative_path(cwd, root)
+    chain = [root]
+    if rel == ".":
+        return chain
+    current = root
+    for part in rel.split(os.sep):
+        current = os.path.join(current, part)
+        chain.append(current)
+    return chain
+
+
+def outcome(call: Callable[..., object], *args: object) -> object:
+    try:
+        return call(*args)
+    except ValueError as exc:
+        return ("error", str(exc))
+
+
+# Path parts: names, what makes a path not plain, and a space and a line break.
+PATH_PARTS = st.lists(st.sampled_from(["a", "b", "d", "x y", "n\nl", ".", "..", ""]), max_size=6)
+
+
+@given(root=PATH_PARTS, below=PATH_PARTS, absolute=st.booleans(), inside=st.booleans())
+@settings(max_examples=examples(300))
+def test_candidates_are_cut_from_one_relative_path_as_each_would_be_computed(
+    root: list[str], below: list[str], absolute: bool, inside: bool
+) -> None:
+    # Each directory of the chain and its scope directory, and each candidate's path, display
+    # path and scope key, are what joining and asking relative_path of each gives: roots and
+    # working directories plain or not, below the root or beside it, absolute or relative.
+    top = ("/" if absolute else "") + "/".join(root)
+    assume(top)  # a root is a path
+    cwd = "/".join([top, *below]) if inside else ("/" if absolute else "") + "/".join(below)
+    chain = outcome(joined_chain, top, cwd)
+    scoped = outcome(scoped_ancestors, top, cwd)
+    if not isinstance(chain, list):
+        assert scoped == chain
+        return
+    assert scoped == [(d, scope_dir_of_directory(top, d)) for d in chain]
+    assert ancestor_chain(top, cwd) == chain
+    settings_ = instructions(localInstructionFileCandidates=["AGENTS.local.md", ".hidden.md"])
+    cands = chain_candidates(top, cwd, settings_, "/h")[1:]
+    expected = [
+        (os.path.join(d, n), relative_path(os.path.join(d, n), top), d, n)
+        for d in chain
+        for n in (*settings_.directory_names, *settings_.local_candidates)
+    ]
+    unique = list({e[0]: e for e in expected}.values())  # path-deduplicated
+    assert [(c.abs_path, c.display_path, c.directory, c.name) for c in cands] == unique
+    for c in cands:
+        assert c.scope == scope_key(scope_dir_of_directory(top, c.directory), c.name)
 
 
 def test_descendant_dirs_between() -> None:

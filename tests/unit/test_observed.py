@@ -12,15 +12,20 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from tests.support.odd_tree import make_odd_tree
+from tests.support.property_budget import examples
 
-from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
+from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem, Probe, ProbeState, ReadFailure
 from dsh_sidecar.sources import observed
+from dsh_sidecar.sources.agent_instructions.confinement import Confinement
 from dsh_sidecar.sources.observed import Observations, ObservedCache, ObservingFileSystem
 
 
@@ -343,6 +348,229 @@ def test_one_look_stats_what_a_walk_stats(
     look.close()
 
 
+# The names a path of the read tests is made of: the odd tree's (links inside it and out of the
+# project, a loop, a FIFO, a file where a directory is expected, a directory where a file is),
+# what makes a path not plain, and a run of long names no single walk may take.
+READ_SEGMENTS = [
+    "a",
+    "b",
+    "c",
+    "f",
+    "file",
+    "fifo",
+    "lb",
+    "lbc",
+    "lf",
+    "lx",
+    "y",
+    "up",
+    "dangling",
+    "dd",
+    "loop1",
+    "missing",
+    "out",
+    "leak",
+    "secret",
+    "",
+    ".",
+    "..",
+    "/".join(["n" * 200] * 21),
+]
+
+
+def read_tree(tmp_path: Path) -> Path:
+    """The odd tree as a project (its real path), with a link to a directory out of it and one
+    to a file out of it."""
+    project = make_odd_tree(tmp_path / "project")
+    outside = Path(os.path.realpath(tmp_path)) / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("secret\n")
+    (outside / "a").mkdir()
+    (outside / "a" / "f").write_text("outside f\n")
+    (project / "a" / "b" / "c" / "out").symlink_to(outside)
+    (project / "a" / "b" / "c" / "leak").symlink_to(outside / "secret")
+    return project
+
+
+def outcome(call: Callable[..., object], *args: object) -> object:
+    """What ``call(*args)`` answered, or what it raised: class, errno and the file it names."""
+    try:
+        return call(*args)
+    except OSError as exc:
+        return ("error", type(exc), exc.errno, exc.filename)
+    except ValueError:
+        return ("error", ValueError)
+
+
+def opened(fs: LocalFileSystem, path: str, follow: bool) -> object:
+    """The file an open for a read reached (device, inode, type), or its error."""
+
+    def open_it() -> object:
+        fd = fs.open_for_read(path, follow_final_link=follow)
+        try:
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        return (st.st_dev, st.st_ino, stat.S_IFMT(st.st_mode))
+
+    return outcome(open_it)
+
+
+def reads(fs: LocalFileSystem, path: str, project: Path) -> list[object]:
+    """Every read a look makes of ``path``: of its probe's target (as a baseline reads), of the
+    path as given (a quick probe, as a touch reads), each unconfined and confined to ``project``."""
+    inside = Confinement((str(project),)).allows_path
+    probe = LOCAL_FS.probe(path)
+    quick = LOCAL_FS.quick_stat(path)
+    probes = [probe]
+    if not isinstance(quick, Probe):
+        probes.append(Probe(ProbeState.PRESENT, path, None, *quick))
+    return [fs.read_text(p, 1 << 20, allowed=allowed) for p in probes for allowed in (None, inside)]
+
+
+@given(
+    paths=st.lists(
+        st.tuples(st.lists(st.sampled_from(READ_SEGMENTS), max_size=7), st.booleans()),
+        min_size=1,
+        max_size=6,
+    ),
+    shallow=st.sampled_from([0, observed._SHALLOW_COMPONENTS]),
+    step=st.sampled_from([1, 2, observed._ANCHOR_STEP]),
+)
+@example(
+    # Each shape once, whatever the examples drawn: links at the end (to a directory, to a file
+    # inside, out of the project, dangling, a loop), through a link, a FIFO, a directory, a file
+    # used as a directory, missing, not plain, too long for one walk.
+    paths=[
+        (["lb"], False),
+        (["a", "b", "lf"], False),
+        (["a", "b", "c", "leak"], False),
+        (["a", "b", "c", "out", "secret"], False),
+        (["dangling"], False),
+        (["loop1"], False),
+        (["lbc", "f"], False),
+        (["a", "fifo"], False),
+        (["a", "b"], False),
+        (["a", "file", "f"], False),
+        (["missing", "f"], False),
+        (["a", "b", "..", "file"], False),
+        (["a", ".", "file"], True),
+        (["a", READ_SEGMENTS[-1], "f"], False),
+    ],
+    shallow=0,
+    step=2,
+)
+@settings(
+    max_examples=examples(200),
+    suppress_health_check=[HealthCheck.function_scoped_fixture],  # the tree is only read
+    deadline=None,
+)
+def test_one_look_resolves_opens_and_reads_what_a_walk_does(
+    tmp_path_factory: pytest.TempPathFactory,
+    paths: list[tuple[list[str], bool]],
+    shallow: int,
+    step: int,
+) -> None:
+    # With no shallow paths every look goes through directory handles (one per directory, one
+    # every second directory, or a deep chain's anchors), by default only deep ones do: a look
+    # resolves, opens and reads each path (a few in turn, so later ones start from handles the
+    # earlier opened) exactly as the plain filesystem does, errors included.
+    project = read_tree(tmp_path_factory.mktemp("reads"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(observed, "_SHALLOW_COMPONENTS", shallow)
+        patch.setattr(observed, "_ANCHOR_STEP", step)
+        look = observed.OneLook(LOCAL_FS)
+        try:
+            for segments, trailing in paths:
+                path = os.path.join(str(project), *segments) + ("/" if trailing else "")
+                assert outcome(look.resolve, path) == outcome(LOCAL_FS.resolve, path), path
+                for follow in (True, False):
+                    assert opened(look, path, follow) == opened(LOCAL_FS, path, follow), path
+                assert reads(look, path, project) == reads(LOCAL_FS, path, project), path
+        finally:
+            look.close()
+
+
+def deep_project(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A project deeper than a walk by path is taken (so a look reads from directory handles),
+    an ``AGENTS.md`` at its bottom, and a directory outside it with a secret; the project, the
+    bottom and the outside directory."""
+    base = Path(os.path.realpath(tmp_path))
+    project = base / "project"
+    bottom = project.joinpath(*(["d"] * (observed._SHALLOW_COMPONENTS + 2 * observed._ANCHOR_STEP)))
+    bottom.mkdir(parents=True)
+    (bottom / "AGENTS.md").write_text("rule\n")
+    outside = base / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("secret\n")
+    return project, bottom, outside
+
+
+def replace_with_link(path: Path, target: Path) -> None:
+    """``path`` becomes a link to ``target`` in one rename, as a checkout swaps a file."""
+    link = path.with_name(path.name + ".link")
+    link.symlink_to(target)
+    os.replace(link, path)
+
+
+def test_a_file_swapped_for_a_link_out_of_the_project_after_the_look_began_is_not_read(
+    tmp_path: Path,
+) -> None:
+    # A hostile repository swaps the checked file for a link to a secret between the look's
+    # first stat (its handles are open) and the read: the read from the handles is refused as
+    # the read by path is, whichever way it reads.
+    project, bottom, outside = deep_project(tmp_path)
+    path = str(bottom / "AGENTS.md")
+    inside = Confinement((str(project),)).allows_path
+    look = observed.OneLook(LOCAL_FS)
+    probe = look.probe(path)
+    quick = look.quick_stat(path)
+    assert probe.present and not isinstance(quick, Probe)
+    assert look._from_handle(path) is not None  # the read below goes from a handle
+    replace_with_link(bottom / "AGENTS.md", outside / "secret")
+    touch_read = Probe(ProbeState.PRESENT, path, None, *quick)
+    for fs in (look, LOCAL_FS):
+        refused = fs.read_text(touch_read, 1 << 20, allowed=inside)
+        assert (refused.failure, refused.detail) == (
+            ReadFailure.NOT_ALLOWED,
+            str(outside / "secret"),
+        )
+        changed = fs.read_text(probe, 1 << 20, allowed=inside)
+        assert changed.failure is ReadFailure.CHANGED and changed.text is None
+    look.close()
+    subprocess.run(["rm", "-rf", str(project)], check=True)
+
+
+def test_a_directory_swapped_for_a_link_out_of_the_project_after_the_look_began_is_not_read(
+    tmp_path: Path,
+) -> None:
+    # The same with a directory: the bottom one (below the handle the read starts from) and
+    # one the look holds a handle to, each moved out of the project and a link to it left in
+    # its place. The handle still leads to the moved directory; the read from it is refused,
+    # with the same answer as the read by path (which follows the link to the same place).
+    project, bottom, outside = deep_project(tmp_path)
+    path = str(bottom / "AGENTS.md")
+    inside = Confinement((str(project),)).allows_path
+    look = observed.OneLook(LOCAL_FS)
+    quick = look.quick_stat(path)
+    probe = look.probe(path)
+    assert not isinstance(quick, Probe) and probe.present
+    held = max((p for p in look._fds if p.startswith(str(project) + os.sep)), key=len)
+    touch_read = Probe(ProbeState.PRESENT, path, None, *quick)
+    for moved, name in ((bottom, "bottom"), (Path(held), "held")):
+        os.rename(moved, outside / name)
+        replace_with_link(moved, outside / name)
+        answers = [fs.read_text(touch_read, 1 << 20, allowed=inside) for fs in (look, LOCAL_FS)]
+        assert answers[0] == answers[1]
+        assert answers[0].failure is ReadFailure.NOT_ALLOWED
+        assert answers[0].detail is not None and answers[0].detail.startswith(str(outside))
+        assert look.read_text(probe, 1 << 20).failure is ReadFailure.CHANGED
+        os.unlink(moved)
+        os.rename(outside / name, moved)
+    look.close()
+    subprocess.run(["rm", "-rf", str(project)], check=True)
+
+
 def test_one_look_keeps_few_directory_handles_open(tmp_path: Path) -> None:
     base = os.path.realpath(tmp_path)
     deep = base
@@ -424,6 +652,20 @@ def test_a_plain_look_checks_as_every_filesystem_does(tmp_path: Path) -> None:
         change()
         assert not agree()
     subprocess.run(["rm", "-rf", os.path.join(base, "d")], check=True)
+
+
+def test_a_look_keeps_its_failures_out_of_the_collectors_sight(tmp_path: Path) -> None:
+    # A deep chain's request keeps thousands of failed stats: kept as exceptions, each was
+    # tracked by the garbage collector and walked by every full collection while the look
+    # lived. Kept as plain values, one collection stops tracking them.
+    import gc
+
+    look = observed.OneLook(LOCAL_FS)
+    for path in (str(tmp_path / "missing"), str(tmp_path / "missing" / "x"), "/nul\x00"):
+        with pytest.raises((OSError, ValueError)):
+            look.stat(path)
+    gc.collect()
+    assert look._stats and not any(gc.is_tracked(kept) for kept in look._stats.values())
 
 
 def test_a_look_that_saw_failures_goes_with_its_last_reference(tmp_path: Path) -> None:

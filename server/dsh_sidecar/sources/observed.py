@@ -50,6 +50,8 @@ from dsh_sidecar.fs import (
     ReadFailure,
     ReadResult,
     is_plain_absolute,
+    kernel_path,
+    read_flags,
 )
 
 T = TypeVar("T")
@@ -324,15 +326,33 @@ _ANCHOR_STEP = 32  # directories between two open handles of a deep chain
 _NOT_NAMES = frozenset({"", os.curdir, os.pardir})  # what ends a path that is not plain
 
 
-def _again(exc: OSError | ValueError) -> OSError | ValueError:
-    """A new exception like the kept ``exc`` (same class, errno, message and file names), to
-    raise it once more. Raising the kept object itself gave it a traceback each time, whose
-    frames hold the look that keeps it: a reference cycle per request, so every look (with all
-    it asked: thousands of entries for a deep chain) waited for the garbage collector's full
-    pass, which then holds the GIL for as long as it takes to walk them."""
+# A failed stat as a look keeps it: the exception's class and the arguments that raise it again.
+# Not the exception itself: raising a kept exception gave it a traceback each time, whose frames
+# hold the look that keeps it (a reference cycle per request: no look, with all it asked, went
+# before the garbage collector's full pass); and the collector tracks every exception, while a
+# deep chain's request keeps thousands of failures, which it promoted to its oldest generation,
+# counted towards the next full collection and walked in each. A flat tuple of plain values is
+# no longer tracked once a collection has seen it.
+_Failure = tuple[Any, ...]  # (class, *arguments)
+
+
+def _failure(exc: OSError | ValueError) -> _Failure:
+    """What raises ``exc`` again: its class (an ``OSError`` takes its subclass from the errno),
+    errno, message and file names."""
     if isinstance(exc, OSError):
-        return OSError(exc.errno, exc.strerror, exc.filename, None, exc.filename2)
-    return ValueError(*exc.args)
+        return (OSError, exc.errno, exc.strerror, exc.filename, None, exc.filename2)
+    return (ValueError, *exc.args)
+
+
+# A directory's anchor: the handle to look from, the way down from it ("" or ending in a
+# separator), how many directories that way is, and the directory's own depth.
+_Anchor = tuple[int, str, int, int]
+
+
+def _too_long(path: str) -> bool:
+    """Whether ``path`` is too long for one walk (characters <= bytes: only one that is not
+    ASCII is measured)."""
+    return len(path) >= _PATH_MAX or (not path.isascii() and len(os.fsencode(path)) >= _PATH_MAX)
 
 
 def _close_all(fds: dict[str, int]) -> None:
@@ -348,19 +368,24 @@ class OneLook(LocalFileSystem):
     in a tree a thousand levels deep each of those looks costs the kernel a thousand-component
     walk. Under a ``OneLook`` each path is asked once per request (a path that changes while the
     request runs is seen as it was first seen), and ``memo`` keeps other answers for the moment
-    (explain's reads). Reads and listings go to ``base`` each time.
+    (explain's reads). Reads and listings are asked each time.
 
     Over the plain local filesystem, a path deeper than ``_SHALLOW_COMPONENTS`` is looked up
     from an open ancestor (``O_PATH``: nothing is opened for reading) at most ``_ANCHOR_STEP``
     directories above it, each such anchor opened once per request from the one above it: a
-    thousand-level chain costs a walk of a few dozen names per look, not of a thousand. The
-    answer is the walk's (links followed, the same errors; a name too long for one walk fails as
-    the walk fails), at the moment the anchors were opened.
+    thousand-level chain costs a walk of a few dozen names per look, not of a thousand. So are
+    its resolve (the kernel's name of what it leads to) and the open of a read. The answer is
+    the walk's (links followed, the same errors; a name too long for one walk fails as the walk
+    fails), at the moment the anchors were opened; a resolve or an open that fails from a handle
+    is asked again by path, so its answer or error is the walk's own. A read checks the file it
+    opened (``LocalFileSystem.read_text``: its device and inode, and where the kernel says it
+    is), so a link or directory swapped in after an anchor was opened is refused as it would be
+    on a walk.
     """
 
     def __init__(self, base: LocalFileSystem) -> None:
         self.base = base
-        self._stats: dict[str, os.stat_result | OSError | ValueError] = {}
+        self._stats: dict[str, os.stat_result | _Failure] = {}
         self._reals: dict[str, str] = {}
         self.memo: dict[Hashable, Any] = {}
         # Directory handles by path (only over the plain filesystem: a subclass's ``stat`` is
@@ -368,7 +393,7 @@ class OneLook(LocalFileSystem):
         # the handle to look from and the way down from it (``_anchor``).
         self._by_directory = type(base) is LocalFileSystem and _O_PATH != 0
         self._fds: dict[str, int] = {}
-        self._anchors: dict[str, tuple[int, str, int]] = {}  # directory -> (fd, way down, depth)
+        self._anchors: dict[str, _Anchor] = {}
         self._closer = weakref.finalize(self, _close_all, self._fds)
 
     def close(self) -> None:
@@ -381,33 +406,67 @@ class OneLook(LocalFileSystem):
             try:
                 found = self._stat(path)
             except (OSError, ValueError) as exc:
-                found = exc.with_traceback(None)
+                found = _failure(exc)
             self._stats[path] = found
-        if isinstance(found, OSError | ValueError):
-            raise _again(found)
-        return found
+        if isinstance(found, os.stat_result):
+            return found
+        raise found[0](*found[1:])
 
     def _stat(self, path: str) -> os.stat_result:
+        at = self._from_handle(path)
+        if at is None:
+            return self.base.stat(path)
+        return os.stat(at[1], dir_fd=at[0])
+
+    def _from_handle(self, path: str) -> tuple[int, str] | None:
+        """An open directory to look ``path`` up from and the rest of the way from it, or None
+        when ``path`` is asked by path: over a fault-injecting filesystem, when it is shallow,
+        unusual (not plain, too long for one walk) or no handle is left."""
+        if not self._by_directory or _too_long(path):
+            return None
+        if self._anchors:
+            directory, _, name = path.rpartition(os.sep)
+            known = self._anchors.get(directory)
+            if known is not None:
+                # Its directory was looked at before: a plain path of known depth, so only the
+                # name is left to check (a deep chain asks about many names in each directory,
+                # and a scan of the whole path would cost the square of the depth).
+                fd, below, _, depth = known
+                if depth < _SHALLOW_COMPONENTS or name in _NOT_NAMES:
+                    return None
+                return fd, below + name
+        return self._first_from_handle(path)
+
+    def _first_from_handle(self, path: str) -> tuple[int, str] | None:
+        """``_from_handle`` of a path whose directory was not looked at before: one right below
+        a directory that was (``.claude`` of ``.claude/CLAUDE.md``) is told from that one's depth
+        and the two names, any other by a count of its parts and a scan of the whole path."""
+        if self._anchors:
+            directory, _, name = path.rpartition(os.sep)
+            parent, _, sub = directory.rpartition(os.sep)
+            above = self._anchors.get(parent)
+            if above is not None and sub not in _NOT_NAMES and name not in _NOT_NAMES:
+                return self._below(directory, name) if above[3] + 2 > _SHALLOW_COMPONENTS else None
         if (
-            not self._by_directory
-            or path.count(os.sep) <= _SHALLOW_COMPONENTS
+            path.count(os.sep) <= _SHALLOW_COMPONENTS
             or path == os.sep
-            or len(path) >= _PATH_MAX  # characters <= bytes: a long one is measured below
-            or (not path.isascii() and len(os.fsencode(path)) >= _PATH_MAX)
+            or not is_plain_absolute(path)
         ):
-            return self.base.stat(path)
+            return None
         directory, name = path.rsplit(os.sep, 1)
-        # A directory with an anchor was a plain path already: only the name is left to check.
-        if (directory not in self._anchors or name in _NOT_NAMES) and not is_plain_absolute(path):
-            return self.base.stat(path)
+        return self._below(directory, name)
+
+    def _below(self, directory: str, name: str) -> tuple[int, str] | None:
+        """The handle to look ``name`` in ``directory`` up from (its anchor, opened if need be)
+        and the rest of the way, or None."""
         try:
             anchor = self._anchor(directory or os.sep)
         except OSError:
-            anchor = None  # the walk says what is wrong on the way, as it would have
+            return None  # the walk says what is wrong on the way, as it would have
         if anchor is None:
-            return self.base.stat(path)
+            return None
         fd, below = anchor
-        return os.stat(below + name, dir_fd=fd)
+        return fd, below + name
 
     def _anchor(self, directory: str) -> tuple[int, str] | None:
         """An open ancestor of ``directory`` (itself, or fewer than ``_ANCHOR_STEP`` levels up)
@@ -430,10 +489,11 @@ class OneLook(LocalFileSystem):
         if current not in known:  # the root
             fd = os.open(os.sep, _DIRECTORY_HANDLE)
             self._fds[os.sep] = fd
-            known[os.sep] = (fd, "", 0)
-        fd, below, steps = known[current]
+            known[os.sep] = (fd, "", 0, 0)
+        fd, below, steps, depth = known[current]
         for path in reversed(missing):
             name = path.rsplit(os.sep, 1)[1]
+            depth += 1
             if steps + 1 < _ANCHOR_STEP:
                 fd, below, steps = fd, below + name + os.sep, steps + 1
             else:
@@ -442,14 +502,24 @@ class OneLook(LocalFileSystem):
                 fd = os.open(below + name, _DIRECTORY_HANDLE, dir_fd=fd)
                 self._fds[path] = fd
                 below, steps = "", 0
-            known[path] = (fd, below, steps)
+            known[path] = (fd, below, steps, depth)
         return fd, below
 
     def resolve(self, path: str) -> str:
         real = self._reals.get(path)
         if real is None:
-            real = self._reals[path] = self.base.resolve(path)
+            real = self._reals[path] = self._resolve(path)
         return real
+
+    def _resolve(self, path: str) -> str:
+        at = self._from_handle(path)
+        if at is not None:
+            # The kernel's name for what the path leads to, as ``real_path`` asks it but from
+            # the handle; anything else (a missing tail, a dangling link) takes its whole way.
+            found, _ = kernel_path(at[1], dir_fd=at[0])
+            if found is not None:
+                return found
+        return self.base.resolve(path)
 
     def list_directory(self, path: str) -> tuple[Listed, ...]:
         return self.base.list_directory(path)
@@ -461,9 +531,19 @@ class OneLook(LocalFileSystem):
         *,
         allowed: Callable[[str], bool] | None = None,
     ) -> ReadResult:
+        if self._by_directory:
+            # The plain filesystem's read with this look's opens: its checks are on the file
+            # that was opened (its device, inode and kernel-reported path), however it was.
+            return super().read_text(probe, max_source_bytes, allowed=allowed)
         return self.base.read_text(probe, max_source_bytes, allowed=allowed)
 
     def open_for_read(self, path: str, *, follow_final_link: bool = True) -> int:
+        at = self._from_handle(path)
+        if at is not None:
+            try:
+                return os.open(at[1], read_flags(follow_final_link), dir_fd=at[0])
+            except OSError:
+                pass  # asked by path again, so the error is the one a walk gives (its name)
         return self.base.open_for_read(path, follow_final_link=follow_final_link)
 
     def read_chunk(self, fd: int, size: int) -> bytes:

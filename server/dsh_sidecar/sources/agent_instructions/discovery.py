@@ -19,7 +19,6 @@ from dsh_sidecar.jsutil import js_json
 from .paths import (
     USER_GLOBAL,
     is_within,
-    project_display,
     relative_path,
     scope_dir_of_directory,
     scope_key,
@@ -62,14 +61,27 @@ def _marker_roots(absolute: tuple[str, ...], fs: LocalFileSystem) -> frozenset[s
 
 def ancestor_chain(root: str, cwd: str) -> list[str]:
     """Directories from ``root`` down to ``cwd``, both inclusive."""
+    return [directory for directory, _ in scoped_ancestors(root, cwd)]
+
+
+def scoped_ancestors(root: str, cwd: str) -> list[tuple[str, str]]:
+    """``ancestor_chain`` with each directory's scope directory (``scope_dir_of_directory``:
+    its path relative to ``root``, ``.`` for the root itself).
+
+    Both are cut from the relative path of ``cwd``: a directory's own is its leading parts, and
+    the directory is ``root`` joined to them. Asking ``relative_path`` of each directory instead
+    scans each path whole, the square of the depth over a chain.
+    """
     rel = relative_path(cwd, root)
-    chain = [root]
-    if rel == ".":
+    chain = [(root, os.curdir)]
+    if rel == os.curdir:
         return chain
-    current = root
-    for part in rel.split(os.sep):
-        current = os.path.join(current, part)
-        chain.append(current)
+    prefix = os.path.join(root, "")  # what os.path.join puts before a part
+    end = rel.find(os.sep)
+    while end != -1:
+        chain.append((prefix + rel[:end], rel[:end]))
+        end = rel.find(os.sep, end + 1)
+    chain.append((prefix + rel, rel))
     return chain
 
 
@@ -159,16 +171,28 @@ def directory_candidates(
 ) -> list[Candidate]:
     """Every base then every local candidate of one project directory, in configured order
     (with ``overrideFiles``, the override slot right before the ``AGENTS.md`` it replaces)."""
-    scope_dir = scope_dir_of_directory(project_root, directory)
+    return scope_candidates(directory, scope_dir_of_directory(project_root, directory), settings)
+
+
+def scope_candidates(
+    directory: str, scope_dir: str, settings: InstructionSettings
+) -> list[Candidate]:
+    """``directory_candidates`` of a directory whose scope directory is known.
+
+    A candidate name is one plain component (``filter_candidates``), so its path is the
+    directory's joined to it and its display path, its path relative to the project root, the
+    scope directory's joined to it: worked out once per directory, not per name.
+    """
     out = []
     replaces = OVERRIDDEN_NAME if settings.overrides else None
+    prefix = os.path.join(directory, "")
+    shown = "" if scope_dir == os.curdir else scope_dir + os.sep
     for names, is_local in ((settings.directory_names, False), (settings.local_candidates, True)):
         for name in names:
-            abs_path = os.path.join(directory, name)
             out.append(
                 Candidate(
-                    abs_path=abs_path,
-                    display_path=project_display(project_root, abs_path),
+                    abs_path=prefix + name,
+                    display_path=shown + name,
                     scope=scope_key(scope_dir, name),
                     name=name,
                     directory=directory,
@@ -188,8 +212,8 @@ def chain_candidates(
 ) -> list[Candidate]:
     """User-global first, then root→cwd, base then local per directory; path-deduplicated."""
     out = user_global_candidates(settings, dsh_home, os_home)
-    for directory in ancestor_chain(project_root, cwd):
-        out.extend(directory_candidates(project_root, directory, settings))
+    for directory, scope_dir in scoped_ancestors(project_root, cwd):
+        out.extend(scope_candidates(directory, scope_dir, settings))
     seen: set[str] = set()
     unique = []
     for cand in out:

@@ -155,7 +155,8 @@ class ParsedIgnoreFiles:
 
 
 PARSED_IGNORE_FILES = ParsedIgnoreFiles()
-_Found = tuple[int, str, _Spec]  # (index into the parts, path, parsed .gitignore)
+# (where a path below its directory starts in a path relative to the root, its path, its parse)
+_Found = tuple[int, str, _Spec]
 
 
 class _ChainState(NamedTuple):
@@ -187,10 +188,11 @@ class IgnoreMatcher:
         self._parsed = parsed
         self._exclude = _linear_spec(settings.exclude) if settings.exclude else None
         # Inside ``one_pass``: .gitignore path -> spec (or None), rel dir -> its chain state,
-        # abs dir -> check_directory's answer.
+        # abs dir -> check_directory's answer, abs dir -> rel dir.
         self._pass_specs: dict[str, _Spec | None] | None = None
         self._pass_dirs: dict[str, _ChainState] | None = None
         self._pass_answers: dict[str, IgnoreHit | None] | None = None
+        self._pass_rels: dict[str, str] | None = None
         # Inside ``one_pass``: every .gitignore consulted and what its probe said (None once one
         # was present but unreadable, which a later pass might read differently).
         self._pass_seen: dict[str, tuple[ProbeState, str | None]] | None = None
@@ -218,12 +220,12 @@ class IgnoreMatcher:
             yield
             return
         self._pass_specs, self._pass_dirs, self._pass_answers = {}, {}, {}
-        self._pass_seen, self._pass_stable = {}, True
+        self._pass_rels, self._pass_seen, self._pass_stable = {}, {}, True
         try:
             yield
         finally:
             self._pass_specs = self._pass_dirs = self._pass_answers = None
-            self._pass_seen = None
+            self._pass_rels = self._pass_seen = None
 
     def consulted(self) -> tuple[tuple[str, tuple[ProbeState, str | None]], ...] | None:
         """Inside ``one_pass``: the .gitignore files consulted so far with their probe states
@@ -271,34 +273,57 @@ class IgnoreMatcher:
         return answers[abs_dir]
 
     def _check_directory_chain(self, abs_dir: str) -> IgnoreHit | None:
-        rel = relative_path(abs_dir, self.project_root)
+        rel = self._relative(abs_dir)
         if rel == "." or rel.startswith("..") or os.path.isabs(rel):
             return None
-        parts = rel.split(os.sep)
+        # Each directory on the way is known by its path relative to the root: a leading slice
+        # of ``rel``, cut rather than split and joined again (a split of a path a thousand
+        # directories deep, per directory of a chain, is the square of the depth).
         memo = self._pass_dirs
         # Resume from the deepest ancestor already decided in this pass (a touch asks about a
         # directory right after its parent), so each .gitignore is looked up once per pass.
-        start = len(parts)
+        end, state = len(rel), None
         if memo is not None:
-            while start > 0 and "/".join(parts[:start]) not in memo:
-                start -= 1
-        if start == 0 or memo is None:
-            start, state = 0, _ChainState(None, self._exclude_files(), self.project_root)
-        else:
-            state = memo["/".join(parts[:start])]
-        for depth in range(start + 1, len(parts) + 1):
+            while end > 0 and (state := memo.get(rel[:end])) is None:
+                end = max(rel.rfind(os.sep, 0, end), 0)
+        if state is None:
+            end, state = 0, _ChainState(None, self._exclude_files(), self.project_root)
+        while end < len(rel):
+            start = end + 1 if end else 0  # where the next directory's name starts
+            end = rel.find(os.sep, start)
+            if end == -1:
+                end = len(rel)
+            rel_dir = rel[:end]
             hit, found, base = state
             if hit is None:
                 if self.respect_gitignore:
                     path = os.path.join(base, ".gitignore")
                     spec = self._spec_for(path)
                     if spec is not None:
-                        found = (*found, (depth - 1, path, spec))
-                hit = self._check_directory(parts[:depth], found)
-            state = _ChainState(hit, found, os.path.join(base, parts[depth - 1]))
+                        found = (*found, (start, path, spec))
+                hit = self._check_directory(rel_dir, found)
+            state = _ChainState(hit, found, os.path.join(base, rel[start:end]))
             if memo is not None:
-                memo["/".join(parts[:depth])] = state
+                memo[rel_dir] = state
         return state.hit
+
+    def _relative(self, abs_dir: str) -> str:
+        """``abs_dir`` relative to the project root. In a pass, a directory right below one
+        asked about before is that one's relative path and its own name: a chain asks about
+        each of its directories, and a scan of each whole path would cost the square of the
+        depth (below the root, a plain name adds itself to the relative path, as it would to
+        ``os.path.relpath``'s)."""
+        rels = self._pass_rels
+        if rels is None:
+            return relative_path(abs_dir, self.project_root)
+        parent, _, name = abs_dir.rpartition(os.sep)
+        above = rels.get(parent)
+        if above is None or name in ("", ".", "..") or above.startswith(".."):
+            rel = relative_path(abs_dir, self.project_root)
+        else:
+            rel = name if above == "." else above + os.sep + name
+        rels[abs_dir] = rel
+        return rel
 
     def _exclude_files(self) -> tuple[_Found, ...]:
         """The global excludes file and info/exclude, parsed, in rising precedence: the start of
@@ -319,9 +344,8 @@ class IgnoreMatcher:
             self._pass_seen[path] = (probe.state, probe.version)
         return probe
 
-    def _check_directory(self, parts: list[str], found: tuple[_Found, ...]) -> IgnoreHit | None:
-        """The decision for ``parts`` itself, given the .gitignore files of its ancestors."""
-        rel_dir = "/".join(parts)
+    def _check_directory(self, rel_dir: str, found: tuple[_Found, ...]) -> IgnoreHit | None:
+        """The decision for ``rel_dir`` itself, given the .gitignore files of its ancestors."""
         if self._exclude is not None:
             hit = self._match_exclude(rel_dir + "/")
             if hit is not None:
@@ -330,8 +354,8 @@ class IgnoreMatcher:
             return None
         decision: IgnoreHit | None = None
         # .gitignore files at the root and in every directory above this one; deeper wins.
-        for index, path, spec in found:
-            include, matched = spec.check("/".join(parts[index:]) + "/")
+        for below, path, spec in found:
+            include, matched = spec.check(rel_dir[below:] + "/")
             if include is None or matched is None:
                 continue
             decision = None

@@ -47,10 +47,6 @@ def relative_path(path: str, start: str) -> str:
     return os.path.relpath(path, start)
 
 
-def project_display(project_root: str, abs_path: str) -> str:
-    return relative_path(abs_path, project_root)
-
-
 def scope_dir_of_display(display_path: str) -> str:
     """Scope directory for a display path: ``user-global`` for the user-global file."""
     if display_path in (
