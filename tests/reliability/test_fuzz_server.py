@@ -173,10 +173,12 @@ def test_random_requests_never_crash_and_rejections_write_nothing(
     else:
         assert result is None or isinstance(result, dict)
         if (
-            method == methods.SESSION_CLOSE
+            method in (methods.SESSION_CLOSE, methods.SESSION_DELETE)
             and isinstance(params, dict)
             and params.get("sessionId") == sid
         ):
+            # The live target was closed (resumed here) or deleted (opened anew under its id):
+            # the next example needs it live again.
             server.request("dsh/session/open", {"cwd": str(root), "sessionId": sid})
     assert isinstance(server.request("dsh/session/list", {})["sessions"], list)
     assert "Traceback" not in server.stderr_text()
