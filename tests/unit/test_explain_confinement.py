@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.support.explainkit import Tree, settings
 
 from dsh_sidecar.explain.reading import read_file
-from dsh_sidecar.fs import LOCAL_FS
+from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
 from dsh_sidecar.sources.agent_instructions.confinement import Confinement
 
 SECRET_GLOB = "secret-glob-7f3a/**"
@@ -64,3 +64,34 @@ def test_read_file_reads_no_byte_of_a_file_outside(tmp_path: Path) -> None:
     assert got is not None and got.data == b"" and got.error is not None
     inside = read_file(LOCAL_FS, str(project / "AGENTS.md"), 1024, Confinement((str(tmp_path),)))
     assert inside is not None and inside.data.startswith(b"---")
+
+
+class _SwapBeforeOpen(LocalFileSystem):
+    """The real filesystem, where a hostile repository swaps ``directory`` for a link to
+    ``elsewhere`` after the file below it was checked and before it is opened."""
+
+    def __init__(self, directory: Path, elsewhere: Path) -> None:
+        self.directory, self.elsewhere = directory, elsewhere
+
+    def open_for_read(self, path: str, *, follow_final_link: bool = True) -> int:
+        if not self.directory.is_symlink():
+            self.directory.rename(self.directory.with_name("moved-away"))
+            self.directory.symlink_to(self.elsewhere, target_is_directory=True)
+        return super().open_for_read(path, follow_final_link=follow_final_link)
+
+
+def test_a_directory_swapped_for_a_link_out_after_the_check_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "AGENTS.md").write_text("secret outside the project\n")
+    project = tmp_path / "p"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "AGENTS.md").write_text("the checked file\n")
+    fs = _SwapBeforeOpen(project / "pkg", outside)
+    got = read_file(fs, str(project / "pkg" / "AGENTS.md"), 1024, Confinement((str(project),)))
+    assert (project / "pkg").is_symlink()  # the swap happened between the check and the open
+    assert got is not None and got.data == b""
+    assert got.error == "replaced after it was checked"
+    # Unconfined (the user's own files), a read follows the path as it now is.
+    user = read_file(fs, str(project / "pkg" / "AGENTS.md"), 1024)
+    assert user is not None and user.data == b"secret outside the project\n"
