@@ -17,6 +17,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -506,6 +507,28 @@ def deep_project(tmp_path: Path) -> tuple[Path, Path, Path]:
     return project, bottom, outside
 
 
+@attrs.frozen
+class DeepLook:
+    """A look that has checked the ``AGENTS.md`` at the bottom of a deep project, both ways a
+    read starts from: a probe (a baseline's) and a quick stat (a touch's)."""
+
+    path: str
+    look: observed.OneLook
+    probe: Probe
+    touch_read: Probe  # what a touch reads with: the quick stat's size and identity
+    inside: Callable[[str], bool]  # the project's confinement
+
+    @classmethod
+    def at(cls, project: Path, bottom: Path) -> DeepLook:
+        path = str(bottom / "AGENTS.md")
+        look = observed.OneLook(LOCAL_FS)
+        probe = look.probe(path)
+        quick = look.quick_stat(path)
+        assert probe.present and not isinstance(quick, Probe)
+        touch_read = Probe(ProbeState.PRESENT, path, None, *quick)
+        return cls(path, look, probe, touch_read, Confinement((str(project),)).allows_path)
+
+
 def replace_with_link(path: Path, target: Path) -> None:
     """``path`` becomes a link to ``target`` in one rename, as a checkout swaps a file."""
     link = path.with_name(path.name + ".link")
@@ -520,15 +543,10 @@ def test_a_file_swapped_for_a_link_out_of_the_project_after_the_look_began_is_no
     # first stat (its handles are open) and the read: the read from the handles is refused as
     # the read by path is, whichever way it reads.
     project, bottom, outside = deep_project(tmp_path)
-    path = str(bottom / "AGENTS.md")
-    inside = Confinement((str(project),)).allows_path
-    look = observed.OneLook(LOCAL_FS)
-    probe = look.probe(path)
-    quick = look.quick_stat(path)
-    assert probe.present and not isinstance(quick, Probe)
-    assert look._from_handle(path) is not None  # the read below goes from a handle
+    seen = DeepLook.at(project, bottom)
+    look, probe, inside, touch_read = seen.look, seen.probe, seen.inside, seen.touch_read
+    assert look._from_handle(seen.path) is not None  # the read below goes from a handle
     replace_with_link(bottom / "AGENTS.md", outside / "secret")
-    touch_read = Probe(ProbeState.PRESENT, path, None, *quick)
     for fs in (look, LOCAL_FS):
         refused = fs.read_text(touch_read, 1 << 20, allowed=inside)
         assert (refused.failure, refused.detail) == (
@@ -549,14 +567,9 @@ def test_a_directory_swapped_for_a_link_out_of_the_project_after_the_look_began_
     # its place. The handle still leads to the moved directory; the read from it is refused,
     # with the same answer as the read by path (which follows the link to the same place).
     project, bottom, outside = deep_project(tmp_path)
-    path = str(bottom / "AGENTS.md")
-    inside = Confinement((str(project),)).allows_path
-    look = observed.OneLook(LOCAL_FS)
-    quick = look.quick_stat(path)
-    probe = look.probe(path)
-    assert not isinstance(quick, Probe) and probe.present
+    seen = DeepLook.at(project, bottom)
+    look, probe, inside, touch_read = seen.look, seen.probe, seen.inside, seen.touch_read
     held = max((p for p in look._fds if p.startswith(str(project) + os.sep)), key=len)
-    touch_read = Probe(ProbeState.PRESENT, path, None, *quick)
     for moved, name in ((bottom, "bottom"), (Path(held), "held")):
         os.rename(moved, outside / name)
         replace_with_link(moved, outside / name)
