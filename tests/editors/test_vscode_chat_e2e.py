@@ -26,6 +26,7 @@ from tests.support.vscode_harness import (
     code_server,
     model_settings,
     require_tools,
+    rerun_if_a_webview_never_showed,
     run_runner,
     text_reply,
     texts,
@@ -134,6 +135,7 @@ def cs(tmp_path: Path, workspace: Path, fake_model: FakeModel, theme: str) -> It
         yield server
 
 
+@rerun_if_a_webview_never_showed
 def test_chat_panel(cs: CodeServer, fake_model: FakeModel, workspace: Path, theme: str) -> None:
     code, details = run_runner(
         "chat-runner.js", cs, workspace, 300, THEME_KIND=theme, MODEL_BASE_URL=fake_model.base_url

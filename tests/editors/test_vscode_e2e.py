@@ -29,6 +29,7 @@ from tests.support.vscode_harness import (
     code_server,
     model_settings,
     require_tools,
+    rerun_if_a_webview_never_showed,
     run_runner,
     text_reply,
     texts,
@@ -88,6 +89,7 @@ def cs(tmp_path: Path, workspace: Path, fake_model: FakeModel) -> Iterator[CodeS
 # --- the test -------------------------------------------------------------------------------------
 
 
+@rerun_if_a_webview_never_showed
 def test_chat_turn_gets_nested_instructions_after_tool_result(
     cs: CodeServer, fake_model: FakeModel, workspace: Path
 ) -> None:

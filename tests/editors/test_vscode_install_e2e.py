@@ -28,6 +28,7 @@ from tests.support.vscode_harness import (
     package_vsix,
     path_without_virtualenvs,
     require_tools,
+    rerun_if_a_webview_never_showed,
     run_runner,
 )
 
@@ -84,6 +85,7 @@ def cs(tmp_path: Path, workspace: Path, vsix: Path, case: tuple[str, str]) -> It
         yield server
 
 
+@rerun_if_a_webview_never_showed
 def test_vsix_starts_the_bundled_sidecar_after_one_actionable_message(
     cs: CodeServer, workspace: Path, case: tuple[str, str]
 ) -> None:

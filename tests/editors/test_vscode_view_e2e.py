@@ -33,6 +33,7 @@ from tests.support.vscode_harness import (
     code_server,
     model_settings,
     require_tools,
+    rerun_if_a_webview_never_showed,
     run_runner,
     text_reply,
     texts,
@@ -137,6 +138,7 @@ def readings(body: dict[str, Any]) -> list[str]:
     ]
 
 
+@rerun_if_a_webview_never_showed
 def test_chat_view_settings_and_time_zone(
     cs: CodeServer, fake_model: FakeModel, workspace: Path, theme: str, tmp_path: Path
 ) -> None:

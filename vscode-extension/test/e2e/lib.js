@@ -74,6 +74,9 @@ async function launch() {
  * (which builds every webview's frames again) is the user's own remedy: it is run once per call.
  */
 const STUCK_WEBVIEW_MS = 8000;
+// What a runner's error starts with when a webview never showed its content even after the
+// reloads (tests/support/vscode_harness.py: the tests that drive webviews are run once more then).
+const NEVER_SHOWED = 'webview never showed its content';
 async function findFrame(page, selector, ms) {
   let deadline = Date.now() + ms;
   const hostSeen = new Map();
@@ -97,7 +100,7 @@ async function findFrame(page, selector, ms) {
     }
     await page.waitForTimeout(250);
   }
-  throw new Error(`no frame with ${selector} after ${ms} ms\n${await describeWorkbench(page)}`);
+  throw new Error(`${NEVER_SHOWED}: no frame with ${selector} after ${ms} ms\n${await describeWorkbench(page)}`);
 }
 
 /**
@@ -122,7 +125,11 @@ async function findReadyFrame(page, selector, ready, ms) {
   const detached = Date.now() + 10000;
   while (!frame.isDetached() && Date.now() < detached) await page.waitForTimeout(100);
   const again = await findFrame(page, selector, ms);
-  await again.waitForSelector(ready, { timeout: 20000 });
+  try {
+    await again.waitForSelector(ready, { timeout: 20000 });
+  } catch (e) {
+    throw new Error(`${NEVER_SHOWED}: ${ready} not shown after a reload (${String(e).split('\n', 1)[0]})`);
+  }
   return again;
 }
 
