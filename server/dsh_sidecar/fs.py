@@ -240,7 +240,7 @@ class LocalFileSystem:
             return ReadResult(None, ReadFailure.IO_ERROR, _describe_any(exc))
         try:
             st = os.fstat(fd)
-            refused = self._check_opened(fd, st, probe, allowed)
+            refused = self.check_opened(fd, st, probe, allowed)
             if refused is not None:
                 return refused
             read = self._read_fd(fd, max_source_bytes)
@@ -250,7 +250,7 @@ class LocalFileSystem:
         finally:
             os.close(fd)
 
-    def _check_opened(
+    def check_opened(
         self,
         fd: int,
         st: os.stat_result,
@@ -258,7 +258,8 @@ class LocalFileSystem:
         allowed: Callable[[str], bool] | None,
     ) -> ReadResult | None:
         """Refuse an open file that is not a regular file, not the one ``probe`` checked, or
-        (with ``allowed``) not in an allowed place."""
+        (with ``allowed``) not in an allowed place. Every read of repository text asks it of the
+        file it opened: ``read_text``'s, and explain's bounded byte reads."""
         if not stat.S_ISREG(st.st_mode):
             return ReadResult(None, ReadFailure.NOT_A_FILE, "not a regular file")
         if probe.identity is not None and (st.st_dev, st.st_ino) != probe.identity:

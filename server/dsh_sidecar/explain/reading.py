@@ -15,7 +15,7 @@ import stat
 
 import attrs
 
-from dsh_sidecar.fs import DIRECTORY, REGULAR_FILE, LocalFileSystem, Probe, ProbeState
+from dsh_sidecar.fs import DIRECTORY, REGULAR_FILE, LocalFileSystem, ProbeState
 from dsh_sidecar.sources.agent_instructions.confinement import Confinement, outside_reason
 from dsh_sidecar.sources.observed import OneLook
 
@@ -91,9 +91,12 @@ def _read_file(
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return FileRead(path, size, error="not a regular file")
-        moved = _moved_since_checked(fs, fd, st, probe) if confined is not None else None
-        if moved is not None:
-            return FileRead(path, size, error=moved)
+        # The checked real path opened without following its last name is not enough: a
+        # directory on the way swapped for a link out of the project between the check and the
+        # open leads the open outside, so the file opened is checked as the engine's reads are.
+        refused = fs.check_opened(fd, st, probe, None) if confined is not None else None
+        if refused is not None:
+            return FileRead(path, size, error=refused.detail)
         chunks: list[bytes] = []
         total = 0
         while total < cap:
@@ -108,21 +111,6 @@ def _read_file(
         return FileRead(path, size, error=_describe(exc))
     finally:
         os.close(fd)
-
-
-def _moved_since_checked(
-    fs: LocalFileSystem, fd: int, st: os.stat_result, probe: Probe
-) -> str | None:
-    """Why the open file is not the file whose real path was checked, or None. Not following
-    the final link is not enough: a directory on the way swapped for a link out of the project
-    between the check and the open leads the open outside, so the opened file itself is asked
-    (its device and inode, and where the kernel says it is), as the engine's reads ask it."""
-    if probe.identity is not None and (st.st_dev, st.st_ino) != probe.identity:
-        return "replaced after it was checked"
-    real = fs.opened_path(fd)
-    if real is not None and real != probe.target:
-        return f"its path led to {real} after it was checked"
-    return None
 
 
 @attrs.frozen
