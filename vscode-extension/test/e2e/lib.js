@@ -83,16 +83,25 @@ async function findFrame(page, selector, ms) {
   // A short wait is for a frame that is already there; a long one may reload twice, each time
   // with a fresh 20 s for the rebuilt webviews (CI saw one reload not be enough).
   let reloads = ms < 2 * STUCK_WEBVIEW_MS ? 2 : 0;
+  let unstyledSince = null;
   while (Date.now() < deadline) {
+    let unstyled = false;
     for (const frame of page.frames()) {
       try {
-        if (await frame.$(selector)) return frame;
+        if (!(await frame.$(selector))) continue;
+        if (await stylesLoaded(frame)) return frame;
+        unstyled = true;
       } catch {
         // a frame navigating away: try the others
       }
     }
-    if (reloads < 2 && (await stuckWebview(page, hostSeen))) {
-      say(`a webview host frame has had no content for ${STUCK_WEBVIEW_MS} ms: Developer: Reload Webviews`);
+    unstyledSince = unstyled ? (unstyledSince ?? Date.now()) : null;
+    const unstyledTooLong = unstyledSince !== null && Date.now() - unstyledSince > UNSTYLED_WEBVIEW_MS;
+    if (reloads < 2 && (unstyledTooLong || (await stuckWebview(page, hostSeen)))) {
+      say(unstyledTooLong
+        ? `a webview has shown ${selector} without its stylesheet for ${UNSTYLED_WEBVIEW_MS} ms: Developer: Reload Webviews`
+        : `a webview host frame has had no content for ${STUCK_WEBVIEW_MS} ms: Developer: Reload Webviews`);
+      unstyledSince = null;
       await runCommand(page, 'Developer: Reload Webviews');
       reloads += 1;
       hostSeen.clear();
@@ -100,7 +109,26 @@ async function findFrame(page, selector, ms) {
     }
     await page.waitForTimeout(250);
   }
-  throw new Error(`${NEVER_SHOWED}: no frame with ${selector} after ${ms} ms\n${await describeWorkbench(page)}`);
+  const what = unstyledSince === null ? `no frame with ${selector}` : `${selector} shown without its stylesheet`;
+  throw new Error(`${NEVER_SHOWED}: ${what} after ${ms} ms\n${await describeWorkbench(page)}`);
+}
+
+/**
+ * The same shared scope can also fail one resource of a page that did load: CI saw the chat's
+ * stylesheet fail (net::ERR_FAILED) while its script ran, so every Edit button showed. A page
+ * whose stylesheets have not all loaded after UNSTYLED_WEBVIEW_MS is reloaded like a blank one.
+ */
+const UNSTYLED_WEBVIEW_MS = 5000;
+async function stylesLoaded(frame) {
+  // A <link> still loading has no sheet; one whose load failed has a sheet whose rules can't be
+  // read (Chromium throws a SecurityError). Ours are served through the webview's own origin.
+  return frame.evaluate(() => [...document.querySelectorAll('link[rel="stylesheet"]')].every((link) => {
+    try {
+      return link.sheet !== null && link.sheet.cssRules.length > 0;
+    } catch {
+      return false;
+    }
+  }));
 }
 
 /**
