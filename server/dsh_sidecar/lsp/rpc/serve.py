@@ -30,6 +30,7 @@ from dsh_sidecar.config import resolve_dsh_home
 
 from . import framing, incoming
 from .auth import ServeError, TokenFile
+from .heap import keep_freed_memory
 from .tcp import Door
 from .transport import (
     CODE_UNAUTHORIZED,
@@ -80,6 +81,7 @@ def run(main: Coroutine[Any, Any, int]) -> int:
     # settings table: tens of thousands of objects that live as long as the process) is moved
     # out of the collector's way, so a full collection walks only what requests made.
     gc.freeze()
+    keep_freed_memory()
     return asyncio.run(until_signal())
 
 
