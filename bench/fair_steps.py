@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from _common import machine
-from dsh_sidecar.config import Settings
+from dsh_sidecar.config import parse_settings
 from dsh_sidecar.sessions.service import Prompt, SessionService
 from dsh_sidecar.sessions.store import Store, now_ms
 
@@ -58,7 +58,7 @@ async def run(sessions: int, files: int, shared: bool) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         projects = build(root / "w", sessions, files, shared)
-        settings = Settings.from_json({"store": {"path": str(root / "s.sqlite3")}})
+        settings = parse_settings({"store": {"path": str(root / "s.sqlite3")}})
         store = Store(str(root / "s.sqlite3"), now_ms, durable=False)
         svc = SessionService(settings, store=store, env={"HOME": str(root / "home")})
         try:

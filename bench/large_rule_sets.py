@@ -26,7 +26,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _common import ms, report
-from dsh_sidecar.config import Settings
+from dsh_sidecar.config import parse_settings
 from dsh_sidecar.explain import explain_file
 from dsh_sidecar.fs import LOCAL_FS
 from dsh_sidecar.rule_sets import RULE_SETS
@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("--globs", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    settings = Settings.from_json(
+    settings = parse_settings(
         {"instructions": {"ruleSets": ["copilot", "claude", "cursor"]}}
     ).instructions
     with tempfile.TemporaryDirectory() as base:

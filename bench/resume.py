@@ -32,7 +32,7 @@ from collections.abc import Mapping
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _common import median, ms, report
-from dsh_sidecar.config import Settings
+from dsh_sidecar.config import Settings, parse_settings
 from dsh_sidecar.model import SessionHeader
 from dsh_sidecar.sessions.service import Prompt, SessionService
 from dsh_sidecar.sessions.store import EventDraft, Store
@@ -157,7 +157,7 @@ async def run(args: argparse.Namespace) -> None:
         build = time.perf_counter() - build_start
         sizes = {s: store.last_seq(s) for s in (small, large)}
         store.close()
-        settings = Settings.from_json(
+        settings = parse_settings(
             {"store": {"path": store_path}, "instructions": {"dshHome": os.path.join(base, "home")}}
         )
         turns = {small: small_turns, large: large_turns, few: few_turns}

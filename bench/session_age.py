@@ -28,7 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _common import ms, report
-from dsh_sidecar.config import Settings
+from dsh_sidecar.config import parse_settings
 from dsh_sidecar.sessions.service import Prompt, SessionService
 from dsh_sidecar.sources import tmux_context
 
@@ -49,7 +49,7 @@ async def run(args: argparse.Namespace) -> dict[str, list[float]]:
         home = os.path.join(base, "home")
         services: dict[str, tuple[SessionService, str]] = {}
         for name, enabled in (("on", True), ("off", False)):
-            settings = Settings.from_json(
+            settings = parse_settings(
                 {
                     "store": {"path": os.path.join(base, f"{name}.sqlite3")},
                     "instructions": {"dshHome": home},

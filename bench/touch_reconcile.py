@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import contextlib
 
 from _common import interleaved, median, report, us
-from dsh_sidecar.config import Settings
+from dsh_sidecar.config import parse_settings
 from dsh_sidecar.fs import LOCAL_FS
 from dsh_sidecar.sources.agent_instructions.compose import (
     ComposeEnv,
@@ -87,7 +87,7 @@ def main() -> None:
             fh.write("user-global rule\n")
         # A budget that holds every file: the warm touch renders nothing, so the budget only
         # decides how many scopes the setup makes active (all of them here).
-        settings = Settings.from_json(
+        settings = parse_settings(
             {"instructions": {"dshHome": home, "maxBytes": 64 * 1024 * 1024}}
         ).instructions
         env = ComposeEnv(root, settings, home, LOCAL_FS, os.path.expanduser("~"))

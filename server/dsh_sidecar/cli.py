@@ -564,7 +564,7 @@ def load_settings(path: str | None) -> Settings:
     """Defaults, or the settings tree (docs/configuration.md) read from ``path``."""
     import json
 
-    from dsh_sidecar.config import Settings
+    from dsh_sidecar.config import Settings, parse_settings
 
     if path is None:
         return Settings()
@@ -587,7 +587,7 @@ def load_settings(path: str | None) -> Settings:
         raise UsageError(f"--settings {path}: invalid JSON: {exc}") from exc
     except RecursionError as exc:
         raise UsageError(f"--settings {path}: invalid JSON: nested too deeply") from exc
-    return Settings.from_json(raw)
+    return parse_settings(raw)
 
 
 def _read_at_most(handle: BinaryIO, limit: int) -> bytes:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from dsh_sidecar import errors
-from dsh_sidecar.config import Settings, settings_to_json
+from dsh_sidecar.config import Settings, parse_settings, parse_settings_leniently, settings_to_json
 from dsh_sidecar.config import keys as setting_keys
 from dsh_sidecar.config.keys import BY_WIRE, KEYS, USER_ONLY
 from dsh_sidecar.errors import DshError
@@ -208,12 +208,11 @@ def test_documented_types_fit_the_defaults() -> None:
 
 
 def test_documented_defaults_are_accepted_back() -> None:
-    from dsh_sidecar.lsp.server import parse_settings
-
     tree = _docs.unflatten({key: row.default for key, row in TABLE.items()})
-    assert Settings.from_json(tree) == Settings()
-    # initializationOptions may be the bare tree or wrapped in "dsh".
-    assert parse_settings(tree) == parse_settings({"dsh": tree}) == Settings()
+    assert parse_settings(tree) == Settings()
+    # initializationOptions may be the bare tree or wrapped in "dsh" (the server's own read).
+    for sent in (tree, {"dsh": tree}):
+        assert parse_settings_leniently(sent, Settings()) == (Settings(), ())
 
 
 def test_every_setting_has_its_own_section() -> None:
@@ -257,11 +256,11 @@ def test_section_examples_are_valid_and_agree(section: str) -> None:
     assert flat and all(k.startswith(f"dsh.{section}.") for k in flat), f"{section}: VS Code keys"
     assert set(k.removeprefix("dsh.") for k in flat) <= set(DEFAULT_SETTINGS)
     from_vscode = _docs.unflatten({k.removeprefix("dsh."): v for k, v in flat.items()})
-    Settings.from_json(from_vscode)  # raises when the example is not valid
+    parse_settings(from_vscode)  # raises when the example is not valid
 
     assert "require('dsh_sidecar').setup" in neovim[0]
     from_neovim = lua_settings(neovim[0])
-    Settings.from_json(from_neovim)
+    parse_settings(from_neovim)
     assert set(from_neovim) == {section}
     # Both examples set the same keys to the same values, except that the Neovim one may add keys
     # only a terminal editor needs.
@@ -321,11 +320,11 @@ def test_invalid_values_are_refused_as_documented() -> None:
     ]
     for tree, key in cases:
         with pytest.raises(DshError) as caught:
-            Settings.from_json(tree)
+            parse_settings(tree)
         assert caught.value.data.get("key") == key, (tree, caught.value)
     # Accepted although unusual, as documented.
-    assert Settings.from_json({"instructions": {"maxBytes": -1}}).instructions.active is False
-    integral = Settings.from_json({"instructions": {"maxSourceBytes": 1024.0}})
+    assert parse_settings({"instructions": {"maxBytes": -1}}).instructions.active is False
+    integral = parse_settings({"instructions": {"maxSourceBytes": 1024.0}})
     assert integral.instructions.max_source_bytes == 1024
 
 

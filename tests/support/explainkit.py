@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dsh_sidecar.config import InstructionSettings, Settings
+from dsh_sidecar.config import InstructionSettings, parse_settings
 from dsh_sidecar.explain import Explanation, explain_file
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
 from tests.support.instrkit import write_tree
@@ -104,7 +104,7 @@ class Tree:
 
 
 def settings(**tree: Any) -> InstructionSettings:
-    return Settings.from_json({"instructions": tree}).instructions
+    return parse_settings({"instructions": tree}).instructions
 
 
 def states(explanation: Explanation, agent_id: str) -> list[tuple[str, str, str]]:

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from dsh_sidecar.config import InstructionSettings, Settings
+from dsh_sidecar.config import InstructionSettings, parse_settings
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
 from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, load_baseline
 
@@ -49,7 +49,7 @@ def write_tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
 
 def instructions(**tree: Any) -> InstructionSettings:
     """Instruction settings from camelCase keys, through the real parser."""
-    return Settings.from_json({"instructions": tree}).instructions
+    return parse_settings({"instructions": tree}).instructions
 
 
 def load(

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from dsh_sidecar.config import Settings
+from dsh_sidecar.config import Settings, parse_settings
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem, Probe, ReadResult
 from dsh_sidecar.model import INBOX_SPLICED, USER_MESSAGE, Event, Message
 from dsh_sidecar.sessions.service import Prompt, SessionService
@@ -49,7 +49,7 @@ class Kit:
 
     def settings(self, **instructions: Any) -> Settings:
         merged = {"dshHome": str(self.home), **self.instructions, **instructions}
-        return Settings.from_json({"store": {"path": str(self.store_path)}, "instructions": merged})
+        return parse_settings({"store": {"path": str(self.store_path)}, "instructions": merged})
 
     def service(
         self,

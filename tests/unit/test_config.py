@@ -18,6 +18,7 @@ from dsh_sidecar.config import (
     describe_dsh_home,
     expand_tilde,
     filter_candidates,
+    parse_settings,
     resolve_dsh_home,
     settings_to_json,
 )
@@ -100,7 +101,7 @@ def test_describe_dsh_home_names_the_rule(
 
 def test_store_path_defaults_under_dsh_home() -> None:
     assert Settings().store_path({"DSH_HOME": "/h"}, HOME) == "/h/sessions.sqlite3"
-    explicit = Settings.from_json({"store": {"path": "~/s.db"}})
+    explicit = parse_settings({"store": {"path": "~/s.db"}})
     assert explicit.store_path({"DSH_HOME": "/h"}, HOME) == "/home/user/s.db"
 
 
@@ -117,7 +118,7 @@ def test_candidate_filter_keeps_order_and_duplicates() -> None:
 
 
 def test_settings_expose_filtered_candidates() -> None:
-    s = Settings.from_json(
+    s = parse_settings(
         {
             "instructions": {
                 "instructionFileCandidates": ["..", "RULES.md", "x/y.md"],
@@ -150,12 +151,12 @@ def test_settings_expose_filtered_candidates() -> None:
     ],
 )
 def test_max_bytes_activity(value: float, active: bool) -> None:
-    s = Settings.from_json({"instructions": {"maxBytes": value}}).instructions
+    s = parse_settings({"instructions": {"maxBytes": value}}).instructions
     assert s.active is active
 
 
 def test_disabled_is_inactive_whatever_the_budget() -> None:
-    assert not Settings.from_json({"instructions": {"enabled": False}}).instructions.active
+    assert not parse_settings({"instructions": {"enabled": False}}).instructions.active
 
 
 # --- validation: every bad value names its key ------------------------------------------------
@@ -164,7 +165,7 @@ def test_disabled_is_inactive_whatever_the_budget() -> None:
 @pytest.mark.parametrize("value", [0, -1, 0.5, 1.5, "x", "1", True, None, [1], math.inf, math.nan])
 def test_max_source_bytes_must_be_a_positive_integer(value: Any) -> None:
     with pytest.raises(ConfigError) as info:
-        Settings.from_json({"instructions": {"maxSourceBytes": value}})
+        parse_settings({"instructions": {"maxSourceBytes": value}})
     assert info.value.key == "instructions.maxSourceBytes"
     assert info.value.code == INVALID_CONFIG
     assert str(info.value).startswith("instructions.maxSourceBytes: must be a positive integer")
@@ -173,12 +174,12 @@ def test_max_source_bytes_must_be_a_positive_integer(value: Any) -> None:
 def test_max_source_bytes_message_is_exact() -> None:
     expected = r"^instructions\.maxSourceBytes: must be a positive integer, got 0$"
     with pytest.raises(ConfigError, match=expected):
-        Settings.from_json({"instructions": {"maxSourceBytes": 0}})
+        parse_settings({"instructions": {"maxSourceBytes": 0}})
 
 
 @pytest.mark.parametrize("value", [1, 2.0, 1e6, 2**53 - 1, 2**53, 2**60])
 def test_max_source_bytes_accepts_integers(value: Any) -> None:
-    s = Settings.from_json({"instructions": {"maxSourceBytes": value}}).instructions
+    s = parse_settings({"instructions": {"maxSourceBytes": value}}).instructions
     assert s.max_source_bytes == int(value)
     assert isinstance(s.max_source_bytes, int)
 
@@ -186,7 +187,7 @@ def test_max_source_bytes_accepts_integers(value: Any) -> None:
 def test_integer_beyond_double_range_is_rejected_not_a_crash() -> None:
     # JSON can spell 1e400 as digits; JS reads it as Infinity, which fails step(1).
     with pytest.raises(ConfigError, match="maxSourceBytes"):
-        Settings.from_json({"instructions": {"maxSourceBytes": 10**400}})
+        parse_settings({"instructions": {"maxSourceBytes": 10**400}})
 
 
 @pytest.mark.parametrize(
@@ -225,7 +226,7 @@ def test_integer_beyond_double_range_is_rejected_not_a_crash() -> None:
 )
 def test_every_invalid_value_names_its_key(tree: dict[str, Any], key: str) -> None:
     with pytest.raises(ConfigError) as info:
-        Settings.from_json(tree)
+        parse_settings(tree)
     assert info.value.key == key
     assert str(info.value).startswith(f"{key}: ")
 
@@ -233,7 +234,7 @@ def test_every_invalid_value_names_its_key(tree: dict[str, Any], key: str) -> No
 @pytest.mark.parametrize("key", ["maxReferences", "candidateLimit", "maxReferenceBytes"])
 def test_session_reference_errors_carry_their_key(key: str) -> None:
     with pytest.raises(DshError) as info:
-        Settings.from_json({"sessionReference": {key: 0}})
+        parse_settings({"sessionReference": {key: 0}})
     assert info.value.data == {"key": f"sessionReference.{key}"}
     assert key in info.value.message
 
@@ -241,28 +242,28 @@ def test_session_reference_errors_carry_their_key(key: str) -> None:
 def test_integers_beyond_double_range_are_refused_not_a_crash() -> None:
     # math.isfinite(10**400) raises OverflowError; the safe-integer checks must not reach it.
     with pytest.raises(DshError) as info:
-        Settings.from_json({"sessionReference": {"maxReferences": 10**400}})
+        parse_settings({"sessionReference": {"maxReferences": 10**400}})
     assert info.value.data == {"key": "sessionReference.maxReferences"}
     with pytest.raises(ConfigError) as config_info:
-        Settings.from_json({"tmuxContext": {"refreshIntervalMs": 10**400}})
+        parse_settings({"tmuxContext": {"refreshIntervalMs": 10**400}})
     assert config_info.value.key == "tmuxContext.refreshIntervalMs"
 
 
 def test_settings_must_be_an_object() -> None:
     with pytest.raises(ConfigError, match="settings must be an object"):
-        Settings.from_json(["instructions"])
+        parse_settings(["instructions"])
 
 
 def test_keys_left_out_keep_the_base() -> None:
-    base = Settings.from_json({"instructions": {"maxBytes": 10, "exclude": ["vendor/"]}})
-    again = Settings.from_json({"instructions": {"maxSourceBytes": 7}}, base)
+    base = parse_settings({"instructions": {"maxBytes": 10, "exclude": ["vendor/"]}})
+    again = parse_settings({"instructions": {"maxSourceBytes": 7}}, base)
     assert again.instructions.max_bytes == 10
     assert again.instructions.exclude == ("vendor/",)
     assert again.instructions.max_source_bytes == 7
 
 
 def test_settings_round_trip_through_json() -> None:
-    s = Settings.from_json(
+    s = parse_settings(
         {
             "instructions": {
                 "maxBytes": 1.5,
@@ -273,7 +274,7 @@ def test_settings_round_trip_through_json() -> None:
             "store": {"path": "/s.db"},
         }
     )
-    assert Settings.from_json(settings_to_json(s)) == s
+    assert parse_settings(settings_to_json(s)) == s
 
 
 def test_defaults_match_the_protocol() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dsh_sidecar.config import Settings, parse_settings_leniently
+from dsh_sidecar.config import Settings, parse_settings, parse_settings_leniently
 
 
 def test_a_bad_key_keeps_its_default_and_the_rest_applies() -> None:
@@ -26,7 +26,7 @@ def test_a_bad_key_keeps_its_default_and_the_rest_applies() -> None:
 
 
 def test_a_bad_key_on_a_change_keeps_the_previous_value() -> None:
-    base = Settings.from_json({"timeContext": {"timeZone": "Asia/Tokyo"}})
+    base = parse_settings({"timeContext": {"timeZone": "Asia/Tokyo"}})
     raw = {"timeContext": {"timeZone": 42}, "instructions": {"maxBytes": 99}}
     settings, refused = parse_settings_leniently(raw, base)
     assert settings.time_context.time_zone == "Asia/Tokyo"
@@ -73,7 +73,7 @@ def test_a_section_that_is_not_an_object_is_refused_whole() -> None:
 
 
 def test_a_tree_that_is_not_an_object_keeps_the_base() -> None:
-    base = Settings.from_json({"instructions": {"maxBytes": 5}})
+    base = parse_settings({"instructions": {"maxBytes": 5}})
     settings, refused = parse_settings_leniently(["x"], base)
     assert settings == base
     assert [(r.key, r.value) for r in refused] == [("dsh", ["x"])]

@@ -24,7 +24,7 @@ from tests.support.sessionkit import (
     instructions as instructions_of,
 )
 
-from dsh_sidecar.config import Settings
+from dsh_sidecar.config import parse_settings
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem, Probe, ReadResult
 from dsh_sidecar.rule_sets import RULE_SETS
@@ -255,7 +255,7 @@ def test_the_rule_set_setting_is_checked() -> None:
         ("claude", "must be a list of strings"),
     ):
         with pytest.raises(ConfigError) as caught:
-            Settings.from_json({"instructions": {"ruleSets": value}})
+            parse_settings({"instructions": {"ruleSets": value}})
         assert caught.value.message == f"instructions.ruleSets: {message}"
 
 

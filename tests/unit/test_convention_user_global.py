@@ -10,7 +10,7 @@ import pytest
 from tests.support.instrkit import INTRO, instructions, load, states, write_tree
 from tests.support.sessionkit import Kit, all_changes, frame, opened, replace_text, start, step
 
-from dsh_sidecar.config import Settings
+from dsh_sidecar.config import parse_settings
 from dsh_sidecar.errors import ConfigError
 
 
@@ -74,7 +74,7 @@ def test_a_user_global_file_is_never_confined(tmp_path: Path) -> None:
 )
 def test_the_setting_takes_files(value: object, message: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        Settings.from_json({"instructions": {"userGlobalFiles": value}})
+        parse_settings({"instructions": {"userGlobalFiles": value}})
     assert caught.value.message == f"instructions.userGlobalFiles: {message}"
     assert caught.value.data["key"] == "instructions.userGlobalFiles"
 

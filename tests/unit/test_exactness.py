@@ -14,7 +14,7 @@ import pytest
 from tests.support.instrkit import instructions, load, run_as_nobody, states, write_tree
 from tests.support.sessionkit import Kit, all_changes, opened, start, step
 
-from dsh_sidecar.config import Settings, os_home, resolve_dsh_home
+from dsh_sidecar.config import Settings, os_home, parse_settings, resolve_dsh_home
 from dsh_sidecar.sessions.service import SessionService
 
 
@@ -135,19 +135,19 @@ def test_an_empty_home_gives_the_dsh_home_and_store_under_the_real_home(
     assert resolve_dsh_home(None) == os.path.join(home, ".dsh")
     assert resolve_dsh_home("~/x") == os.path.join(home, "x")
     assert Settings().store_path() == os.path.join(home, ".dsh", "sessions.sqlite3")
-    tilde_store = Settings.from_json({"store": {"path": "~/s.sqlite3"}})
+    tilde_store = parse_settings({"store": {"path": "~/s.sqlite3"}})
     assert tilde_store.store_path() == os.path.join(home, "s.sqlite3")
 
 
 def test_an_explicit_home_never_needs_the_os_home() -> None:
     """A DSH home or store path that names no ``~`` works even when no home can be found."""
     code = (
-        "from dsh_sidecar.config import Settings, resolve_dsh_home\n"
+        "from dsh_sidecar.config import parse_settings, resolve_dsh_home\n"
         "from dsh_sidecar.errors import ConfigError\n"
         "import os\n"
         "os.environ['HOME'] = ''\n"
         "print(resolve_dsh_home(None, {'DSH_HOME': '/data/dsh'}))\n"
-        "print(Settings.from_json({'store': {'path': '/data/s.sqlite3'}}).store_path({}))\n"
+        "print(parse_settings({'store': {'path': '/data/s.sqlite3'}}).store_path({}))\n"
         "try:\n"
         "    resolve_dsh_home(None, {})\n"
         "except ConfigError as exc:\n"
@@ -167,7 +167,7 @@ async def test_a_service_under_an_empty_home_keeps_its_store_under_the_real_home
     tmp_path: Path,
 ) -> None:
     svc = SessionService(
-        Settings.from_json({"store": {"path": str(tmp_path / "s.sqlite3")}}), env={"HOME": ""}
+        parse_settings({"store": {"path": str(tmp_path / "s.sqlite3")}}), env={"HOME": ""}
     )
     try:
         assert svc.dsh_home == os.path.join(_password_home(), ".dsh")

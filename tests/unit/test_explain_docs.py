@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_sidecar.config import Settings, settings_to_json
+from dsh_sidecar.config import Settings, parse_settings, settings_to_json
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 MIGRATING = (DOCS / "migrating.md").read_text(encoding="utf-8")
@@ -23,7 +23,7 @@ def test_settings_examples_are_accepted() -> None:
     blocks = re.findall(r"^```json\n(.*?)\n```", MIGRATING, re.MULTILINE | re.DOTALL)
     assert blocks
     for block in blocks:
-        Settings.from_json(json.loads(block))
+        parse_settings(json.loads(block))
 
 
 @pytest.mark.parametrize("name", CONVENTIONS)

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import pytest
 
-from dsh_sidecar.config import Settings, parse_settings_leniently, settings_to_json
+from dsh_sidecar.config import Settings, parse_settings, parse_settings_leniently, settings_to_json
 from dsh_sidecar.config.keys import BY_WIRE, KEYS, SECTIONS, SettingKey, snake_case
 from dsh_sidecar.errors import DshError
 
@@ -54,7 +54,7 @@ def test_snake_case() -> None:
 
 def _first_refused(tree: dict[str, Any]) -> str:
     with pytest.raises(DshError) as caught:
-        Settings.from_json(tree)
+        parse_settings(tree)
     key = caught.value.data["key"]
     assert isinstance(key, str)
     return key

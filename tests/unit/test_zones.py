@@ -127,9 +127,9 @@ def test_client_time_zone_rejections(value: object) -> None:
 
 
 def test_config_uses_the_same_table() -> None:
-    from dsh_sidecar.config import Settings
+    from dsh_sidecar.config import parse_settings
 
-    settings = Settings.from_json({"timeContext": {"timeZone": "asia/kolkata"}})
+    settings = parse_settings({"timeContext": {"timeZone": "asia/kolkata"}})
     assert settings.time_context.time_zone == "asia/kolkata"
     with pytest.raises(DshError, match='time-context: invalid IANA timeZone "Nope/Zone"'):
-        Settings.from_json({"timeContext": {"timeZone": "Nope/Zone"}})
+        parse_settings({"timeContext": {"timeZone": "Nope/Zone"}})

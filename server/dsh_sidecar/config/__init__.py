@@ -20,7 +20,7 @@ from .home import (
     resolve_dsh_home,
 )
 from .lenient import SettingProblem, parse_settings_leniently
-from .parse import settings_to_json
+from .parse import parse_settings, settings_to_json
 from .settings import (
     DEFAULT_BASE_CANDIDATES,
     DEFAULT_BUSY_TIMEOUT_MS,
@@ -65,6 +65,7 @@ __all__ = [
     "filter_candidates",
     "os_home",
     "os_home_or_default",
+    "parse_settings",
     "parse_settings_leniently",
     "resolve_dsh_home",
     "settings_to_json",

@@ -32,7 +32,7 @@ class SettingProblem:
 def parse_settings_leniently(
     raw: Any, base: Settings
 ) -> tuple[Settings, tuple[SettingProblem, ...]]:
-    """Like ``Settings.from_json``, but a refused key keeps its ``base`` value (the default at
+    """Like ``parse_settings``, but a refused key keeps its ``base`` value (the default at
     start) instead of refusing the whole tree; every refused key is reported once.
 
     Each refusal names its key (``ConfigError.key`` or ``data["key"]``); that leaf is taken out

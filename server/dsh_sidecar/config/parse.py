@@ -15,7 +15,10 @@ from .keys import SECTIONS, Section, to_json
 from .settings import Settings
 
 
-def parse_settings(raw: Any, base: Settings) -> Settings:
+def parse_settings(raw: Any, base: Settings | None = None) -> Settings:
+    """Parse the camelCase tree; keys left out keep ``base`` (or the defaults)."""
+    if base is None:
+        base = Settings()
     if raw is None:
         return base
     if not isinstance(raw, Mapping):
@@ -62,7 +65,7 @@ def _check_across_keys(section: str, changes: Mapping[str, Any]) -> None:
 
 
 def settings_to_json(settings: Settings) -> dict[str, Any]:
-    """The camelCase tree of ``settings`` (what ``Settings.from_json`` reads back), keys in
+    """The camelCase tree of ``settings`` (what ``parse_settings`` reads back), keys in
     declaration order."""
     return {
         s.name: {k.name: to_json(getattr(getattr(settings, s.field), k.field)) for k in s.keys}

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from typing import Any
 
 import attrs
 
@@ -161,11 +160,3 @@ class Settings:
                 path = expand_tilde(path, home or os_home())
             return os.path.abspath(path)
         return os.path.join(self.instructions.home(env, home), "sessions.sqlite3")
-
-    @classmethod
-    def from_json(cls, raw: Any, base: Settings | None = None) -> Settings:
-        """Parse the camelCase tree; keys left out keep ``base`` (or the defaults)."""
-        # Imported here: the parser builds these classes.
-        from .parse import parse_settings
-
-        return parse_settings(raw, base or cls())

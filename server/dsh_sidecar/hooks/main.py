@@ -161,10 +161,10 @@ def _emitter(writer: Any) -> Callable[[bytes], None]:
 
 
 def _settings(path: str) -> Any:
-    from dsh_sidecar.config import Settings
+    from dsh_sidecar.config import parse_settings
 
     with open(path, encoding="utf-8") as handle:
-        return Settings.from_json(json.load(handle))
+        return parse_settings(json.load(handle))
 
 
 def _home_guess(env: Mapping[str, str]) -> str | None:

@@ -124,13 +124,6 @@ class DshServer(LanguageServer):
             raise invalid_params(f"invalid params: {describe_structure_error(exc)}") from exc
 
 
-def parse_settings(raw: Any, base: Settings | None = None) -> Settings:
-    """The ``dsh`` tree, accepting it bare or wrapped as ``{"dsh": {...}}``."""
-    if isinstance(raw, dict) and set(raw) == {"dsh"}:
-        raw = raw["dsh"]
-    return Settings.from_json(raw, base)
-
-
 def build_server() -> DshServer:
     server = DshServer()
     for area in (lifecycle, sessions, loop, context, hover, links):
