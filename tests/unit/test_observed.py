@@ -715,3 +715,28 @@ def test_a_look_that_saw_failures_goes_with_its_last_reference(tmp_path: Path) -
     finally:
         gc.enable()
     subprocess.run(["rm", "-rf", os.path.join(os.path.realpath(tmp_path), "d")], check=True)
+
+
+# --- how long a path is for one walk ------------------------------------------------------
+
+_LIMIT = observed._PATH_MAX
+# Characters of one to four UTF-8 bytes, and a surrogate that stands for an undecodable byte.
+_CHARACTERS = st.sampled_from(["a", "/", "é", "中", "😀", "\udcff"])
+
+
+@given(
+    size=st.sampled_from(
+        [_LIMIT // 4 - 1, _LIMIT // 4, _LIMIT // 4 + 1, _LIMIT // 2, _LIMIT - 1, _LIMIT, _LIMIT + 1]
+    ),
+    fill=_CHARACTERS,
+    odd=st.lists(st.tuples(st.integers(min_value=0), _CHARACTERS), max_size=8),
+)
+@example(size=_LIMIT // 4, fill="😀", odd=[])  # exactly the limit in bytes
+@example(size=_LIMIT // 4 - 1, fill="😀", odd=[])
+@settings(max_examples=examples(300), deadline=None)
+def test_too_long_is_the_encoded_length(size: int, fill: str, odd: list[tuple[int, str]]) -> None:
+    chars = [fill] * size
+    for at, char in odd:
+        chars[at % size] = char
+    path = "".join(chars)
+    assert observed._too_long(path) == (len(os.fsencode(path)) >= _LIMIT)

@@ -317,6 +317,7 @@ class ObservingFileSystem(LocalFileSystem):
 _O_PATH = getattr(os, "O_PATH", 0)
 _DIRECTORY_HANDLE = _O_PATH | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _PATH_MAX = 4096  # Linux: a longer path fails a walk with ENAMETOOLONG
+_MAX_BYTES_PER_CHARACTER = 4  # UTF-8 at most (a filesystem encoding such as Latin-1: one)
 _HANDLES_KEPT = 256  # past this many open directory handles in one request, looks are walks
 # A walk of this many components costs the kernel about what a step from an open directory
 # costs in Python, so shallower paths are asked by path (most are: the handles pay off in
@@ -350,9 +351,16 @@ _Anchor = tuple[int, str, int, int]
 
 
 def _too_long(path: str) -> bool:
-    """Whether ``path`` is too long for one walk (characters <= bytes: only one that is not
-    ASCII is measured)."""
-    return len(path) >= _PATH_MAX or (not path.isascii() and len(os.fsencode(path)) >= _PATH_MAX)
+    """Whether ``path`` is too long for one walk. A character is one to four bytes (UTF-8, or
+    one for an undecodable byte kept as a surrogate), so only a path that is not ASCII and
+    between a quarter of the limit and the limit in characters is encoded to be measured: a
+    home directory named in another script makes every look's path non-ASCII."""
+    size = len(path)
+    if size >= _PATH_MAX:
+        return True
+    if size * _MAX_BYTES_PER_CHARACTER < _PATH_MAX or path.isascii():
+        return False
+    return len(os.fsencode(path)) >= _PATH_MAX
 
 
 def _close_all(fds: dict[str, int]) -> None:
