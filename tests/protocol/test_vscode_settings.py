@@ -1,7 +1,7 @@
 """The extension contributes every sidecar setting of the key table (config/keys.py) as
-`dsh.<key>`, with its default and its JSON type, sends exactly those keys (src/settings.ts), and
-reads the user-only ones from the user's settings alone. docs/configuration.md is held to the same
-table by test_docs_sync.py."""
+`dsh.<key>`, with its default, its JSON type and the bounds and choices the sidecar's own check
+enforces, sends exactly those keys (src/settings.ts), and reads the user-only ones from the user's
+settings alone. docs/configuration.md is held to the same table by test_docs_sync.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from dsh_sidecar.config.keys import KEYS, SECTIONS, USER_ONLY
+from dsh_sidecar.config import MAX_SAFE_INTEGER, parse_settings
+from dsh_sidecar.config.keys import KEYS, SECTIONS, USER_ONLY, SettingKey
+from dsh_sidecar.errors import DshError
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFEST = REPO / "vscode-extension" / "package.json"
@@ -96,3 +98,47 @@ def test_the_settings_a_repository_cannot_set_agree_in_table_manifest_and_code()
         if spec.get("scope") in ("machine", "application") and name not in CLIENT_SETTINGS
     }
     assert scoped == USER_ONLY
+
+
+def accepted(key: SettingKey, value: Any) -> bool:
+    """Whether the sidecar's strict read takes ``value`` for ``key``."""
+    try:
+        parse_settings({key.section: {key.name: value}})
+    except DshError:
+        return False
+    return True
+
+
+def test_an_integer_settings_bounds_in_the_manifest_are_the_sidecars() -> None:
+    # The Settings editor refuses what is outside them; the sidecar would refuse it too, and
+    # nothing inside them.
+    integers = [k for k in VSCODE_KEYS if k.type == "integer"]
+    assert len(integers) >= 7
+    for key in integers:
+        spec = PROPERTIES[f"dsh.{key.wire}"]
+        low = spec.get("minimum")
+        assert low is not None, f"dsh.{key.wire} has no minimum"
+        assert accepted(key, low) and not accepted(key, low - 1), key.wire
+        high = spec.get("maximum")
+        if high is None:
+            assert accepted(key, MAX_SAFE_INTEGER), f"dsh.{key.wire} needs its maximum"
+        else:
+            assert accepted(key, high) and not accepted(key, high + 1), key.wire
+
+
+def test_a_settings_choices_in_the_manifest_are_the_sidecars() -> None:
+    for key in VSCODE_KEYS:
+        spec = PROPERTIES[f"dsh.{key.wire}"]
+        listed = key.type == "string[]"
+        choices = spec.get("items", {}).get("enum") if listed else spec.get("enum")
+        as_value: Any = (lambda v: [v]) if listed else (lambda v: v)
+        if choices is None:
+            if key.type == "string":  # a free string: the sidecar takes another word too
+                assert accepted(key, "not-a-listed-choice"), f"dsh.{key.wire} needs its enum"
+            continue
+        for choice in choices:
+            assert accepted(key, as_value(choice)), (key.wire, choice)
+        assert not accepted(key, as_value("not-a-listed-choice")), key.wire
+        if listed:
+            repeated = [choices[0], choices[0]]
+            assert spec.get("uniqueItems") is (not accepted(key, repeated)), key.wire
