@@ -1,6 +1,7 @@
 /** The HTML shell of a webview: a strict CSP that only lets our own nonce'd script run. */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
+import { escapeHtml } from './shared/text';
 
 export function makeNonce(): string {
   return randomBytes(18).toString('base64').replace(/[+/=]/g, '');
@@ -40,10 +41,6 @@ ${o.body}
 <script nonce="${nonce}" src="${script.toString()}"></script>
 </body>
 </html>`;
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** The only folders a webview may load from: our bundles and stylesheets. */

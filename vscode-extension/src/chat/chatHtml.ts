@@ -1,5 +1,5 @@
 /** The chat webview's static page body; chat.ts (the page script) fills it in. */
-import { escapeHtml } from '../webviewHtml';
+import { escapeHtml } from '../shared/text';
 
 export function chatBody(folderName: string): string {
   return `<header>

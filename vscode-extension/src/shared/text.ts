@@ -41,3 +41,8 @@ export function titleFromPrompt(prompt: string, max = 60): string {
 export function mergeIntoPrompt(current: string, returned: readonly string[]): string {
   return [current, ...returned].filter((t) => t.trim() !== '').join('\n\n');
 }
+
+/** `text` safe inside HTML text and attribute values (the webview shell's and rendered Markdown's). */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

@@ -7,6 +7,7 @@
  */
 import hljs from 'highlight.js/lib/common';
 import MarkdownIt from 'markdown-it';
+import { escapeHtml } from '../shared/text';
 import { namedFile } from './namedFile';
 
 /** Past this size a block is shown unhighlighted: highlighting would stall the stream. */
@@ -23,10 +24,6 @@ export function isAllowedHref(href: string): boolean {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(trimmed);
   if (scheme === null) return !trimmed.startsWith('//'); // a path (a protocol-relative URL is not)
   return ['http', 'https', 'file'].includes(scheme[1]!.toLowerCase());
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /**
