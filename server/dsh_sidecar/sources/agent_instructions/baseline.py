@@ -153,14 +153,16 @@ def load_baseline(
     os_home: str | None = None,
     file_path: str | None = None,
     rules: RuleIndex | None = None,
+    project_root: str | None = None,
 ) -> BaselineLoad:
     """What a session at ``cwd`` receives as its baseline, with the state of every present file.
 
     ``ignore`` is given only when reporting on a document's directory (``dsh/scopes``); a session's
     own chain is never filtered. ``file_path`` (a document in ``cwd``) adds the path-scoped rules
     whose globs match it, as a touch of it would. ``rules`` is a kept ``RuleIndex`` of the root.
+    ``project_root`` is ``cwd``'s, when the caller has just looked it up over the same ``fs``.
     """
-    root = find_project_root(cwd, settings.project_root_markers, fs)
+    root = project_root or find_project_root(cwd, settings.project_root_markers, fs)
     real_cwd = fs.resolve(cwd)
     identity = baseline_identity(root, real_cwd, settings)
     entries: list[ChainEntry] = []
@@ -338,6 +340,7 @@ def load_document_chain(
             os_home=os_home,
             file_path=file_path,
             rules=rules,
+            project_root=root,  # found above: a deep chain's search up is a thousand looks
         )
 
 
