@@ -5,13 +5,13 @@ is freed, and it gives back free memory at the top of a heap past a threshold of
 It raises both as it sees large blocks freed, but a server answering a deep chain (a preview of
 several MiB, encoded, framed and written, and thousands of path strings of a kilobyte each in the
 worker) frees most of what one request made before the next one starts, so each answer's memory
-was handed back and faulted in again: about 6,700 minor page faults per preview + scopes pair at
-depth 1,000, about 1,100 with the thresholds below (docs/benchmarks.md, "Depth").
+was handed back and faulted in again: about 7,500 minor page faults per preview + scopes pair at
+depth 1,000, about 1,400 with the thresholds below (docs/benchmarks.md, "Depth").
 
 Both are set to 32 MiB, the ceiling glibc's own adjustment would reach: a block that size or
 larger is still mapped on its own, and at most that much free memory is kept at the top of a
 heap. What the process keeps is bounded by what it once used (``bench/memory.py``: its resident
-size after loading fell from 105 to 97 MB). Elsewhere (another C library, another system) this
+size after loading fell from 105 to 97-98 MB). Elsewhere (another C library, another system) this
 does nothing.
 """
 
