@@ -89,14 +89,16 @@ def _read_file(
         return FileRead(path, size, error=_describe(exc))
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        if confined is not None:
+            # The checked real path opened without following its last name is not enough: a
+            # directory on the way swapped for a link out of the project between the check and
+            # the open leads the open outside, so the file opened is checked as the engine's
+            # reads are (a regular file, the one checked, where it was checked).
+            refused = fs.check_opened(fd, st, probe, None)
+            if refused is not None:
+                return FileRead(path, size, error=refused.detail)
+        elif not stat.S_ISREG(st.st_mode):
             return FileRead(path, size, error="not a regular file")
-        # The checked real path opened without following its last name is not enough: a
-        # directory on the way swapped for a link out of the project between the check and the
-        # open leads the open outside, so the file opened is checked as the engine's reads are.
-        refused = fs.check_opened(fd, st, probe, None) if confined is not None else None
-        if refused is not None:
-            return FileRead(path, size, error=refused.detail)
         chunks: list[bytes] = []
         total = 0
         while total < cap:
