@@ -4,6 +4,7 @@
  * No vscode import: the tools work on disk (the sidecar reads disk too, never unsaved buffers),
  * which keeps them unit-testable against a temporary directory.
  */
+import { constants as fsConstants } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 
@@ -62,6 +63,8 @@ export class ToolError extends Error {}
 /**
  * Resolve `filePath` against `root` and refuse anything that leaves it, including through a
  * symlink: the nearest existing ancestor is realpath'd and must still lie inside the real root.
+ * A link that points at nothing (dangling) anywhere on the way is refused too: it has no real
+ * path to check, and writing "a new file" there would create its target, wherever that is.
  */
 export async function resolveInside(root: string, filePath: unknown): Promise<string> {
   if (typeof filePath !== 'string' || filePath.trim() === '') {
@@ -74,7 +77,7 @@ export async function resolveInside(root: string, filePath: unknown): Promise<st
     throw new ToolError(`${filePath} is outside the workspace folder`);
   }
   const realRoot = await fs.realpath(absRoot);
-  const realTarget = await realpathOfNearestAncestor(target);
+  const realTarget = await realpathOfNearestAncestor(target, filePath);
   if (!isInside(realRoot, realTarget)) {
     throw new ToolError(`${filePath} leads outside the workspace folder (symlink)`);
   }
@@ -86,7 +89,7 @@ export function isInside(root: string, candidate: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
-async function realpathOfNearestAncestor(target: string): Promise<string> {
+async function realpathOfNearestAncestor(target: string, shown: string): Promise<string> {
   const missing: string[] = [];
   let current = target;
   for (;;) {
@@ -96,9 +99,22 @@ async function realpathOfNearestAncestor(target: string): Promise<string> {
     } catch (err) {
       const parent = path.dirname(current);
       if (parent === current || !isMissing(err)) throw err;
+      // realpath failed with ENOENT: either nothing is there, or a link whose target is missing.
+      if (await isLink(current)) {
+        throw new ToolError(`${shown} goes through a symlink that points to nothing (${path.basename(current)}); nothing was written`);
+      }
       missing.push(path.basename(current));
       current = parent;
     }
+  }
+}
+
+async function isLink(file: string): Promise<boolean> {
+  try {
+    return (await fs.lstat(file)).isSymbolicLink();
+  } catch (err) {
+    if (isMissing(err)) return false;
+    throw err;
   }
 }
 
@@ -170,16 +186,54 @@ export async function runTool(root: string, call: ToolCall): Promise<ToolOutcome
 }
 
 async function readForModel(file: string): Promise<string> {
-  const text = await fs.readFile(file, 'utf8');
+  const text = await readTextFile(file, MAX_READ_BYTES);
   if (text.length > MAX_READ_CHARS) {
-    return `${text.slice(0, MAX_READ_CHARS)}\n[truncated: the file has ${text.length} characters]`;
+    const { size } = await fs.stat(file);
+    const whole = size > MAX_READ_BYTES ? `${size} bytes` : `${text.length} characters`;
+    return `${text.slice(0, MAX_READ_CHARS)}\n[truncated: the file has ${whole}]`;
   }
   return text;
 }
 
-async function readIfExists(file: string): Promise<string | null> {
+/** Bytes read at most for the model: four per character of the longest read it gets, and then some. */
+const MAX_READ_BYTES = 4 * MAX_READ_CHARS + 4096;
+
+/** A file larger than this is not proposed for a write or an edit: its whole text is held twice. */
+export const MAX_EDIT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Read a regular file as UTF-8 text. A FIFO or device would block or never end (a repository
+ * cannot commit one, but a tool can make one), so the file is opened without blocking and refused
+ * unless it is regular. `cutAt` reads a huge file only as far as it will be shown; without it, a
+ * file over MAX_EDIT_BYTES is refused, since a change must start from the whole text.
+ */
+export async function readTextFile(file: string, cutAt?: number): Promise<string> {
+  const handle = await fs.open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   try {
-    return await fs.readFile(file, 'utf8');
+    const info = await handle.stat();
+    if (info.isDirectory()) throw new ToolError('is a directory');
+    if (!info.isFile()) throw new ToolError(`${path.basename(file)} is not a regular file`);
+    if (cutAt === undefined && info.size > MAX_EDIT_BYTES) {
+      throw new ToolError(`${path.basename(file)} is too large to change here (${info.size} bytes, at most ${MAX_EDIT_BYTES})`);
+    }
+    const size = Math.min(info.size, cutAt ?? info.size);
+    const buffer = Buffer.alloc(size);
+    let filled = 0;
+    while (filled < size) {
+      const { bytesRead } = await handle.read(buffer, filled, size - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return buffer.subarray(0, filled).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The file's text, or null when nothing is there. */
+export async function readIfExists(file: string): Promise<string | null> {
+  try {
+    return await readTextFile(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
@@ -224,12 +278,40 @@ async function applyChange(
       throw new ToolError(`${shown} changed while the ${name} waited for approval; nothing was written`);
     }
     await fs.mkdir(path.dirname(file), { recursive: true });
-    await fs.writeFile(file, after, 'utf8');
+    await writeNoFollow(file, before === null, after);
     const text = name === 'write' ? `Wrote ${Buffer.byteLength(after, 'utf8')} bytes to ${shown}` : `Edited ${shown}`;
     return { text, isError: false, resolvedPath: file };
   } catch (err) {
     const message = err instanceof ToolError ? err.message : describeFsError(err);
     return { text: `Error: ${message}`, isError: true, resolvedPath: file };
+  }
+}
+
+/**
+ * Write `text` to `file` without following a link in its last name, so a link planted after the
+ * confinement check cannot redirect the write. A new file is created exclusively (a link, even a
+ * dangling one, makes that fail); an existing file is written at its real path (already checked
+ * to be inside the folder), which keeps a link inside the folder, such as CLAUDE.md -> AGENTS.md,
+ * working and the link itself in place.
+ */
+async function writeNoFollow(file: string, isNew: boolean, text: string): Promise<void> {
+  const { O_WRONLY, O_CREAT, O_EXCL, O_TRUNC, O_NOFOLLOW } = fsConstants;
+  const target = isNew ? file : await fs.realpath(file);
+  const flags = isNew ? O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW : O_WRONLY | O_TRUNC | O_NOFOLLOW;
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(target, flags, 0o666);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || code === 'EEXIST') {
+      throw new ToolError(`${path.basename(file)} was replaced while the change waited for approval; nothing was written`);
+    }
+    throw err;
+  }
+  try {
+    await handle.writeFile(text, 'utf8');
+  } finally {
+    await handle.close();
   }
 }
 

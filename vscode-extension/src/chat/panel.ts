@@ -3,7 +3,6 @@
  * and driving turns through the AgentLoop, with edits approved in a diff, queued prompts, a
  * session list and the pending context.
  */
-import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
@@ -14,7 +13,7 @@ import { lmRuntime } from '../model/vscodeLm';
 import type { ContextDidChangeParams, Message } from '../protocol';
 import { promptTimeZone, readClientSettings } from '../settings';
 import { formatAge, plural, titleFromPrompt } from '../shared/text';
-import { planTool, resolveInside, TOOL_DEFINITIONS, type ToolCall, type ToolOutcome } from '../tools';
+import { planTool, readIfExists, resolveInside, TOOL_DEFINITIONS, type ToolCall, type ToolOutcome } from '../tools';
 import { placeBlock } from './placement';
 import { DISCARDED_NOTE, lastTurnOf } from './rewind';
 import type { LastTextEditor } from '../lastEditor';
@@ -397,10 +396,7 @@ export class ChatPanel implements vscode.Disposable {
     let before: string | null = null;
     try {
       const absolute = await resolveInside(root, file);
-      before = await fs.readFile(absolute, 'utf8').catch((err: NodeJS.ErrnoException) => {
-        if (err.code === 'ENOENT') return null;
-        throw err;
-      });
+      before = await readIfExists(absolute);
     } catch (err) {
       this.notice('error', `Cannot apply to ${file}: ${errorText(err)}`);
       return undefined;
