@@ -125,11 +125,16 @@ def test_codex_gets_claude_md_and_nested_files_from_shell_reads(project: Project
     assert "ROOT-CLAUDE" in text and "USER-GLOBAL" in text and "ROOT-AGENTS" not in text
 
 
-def test_gemini_gets_everything_with_at_signs_escaped(project: Project) -> None:
-    project.write("AGENTS.md", "See @docs/x.md and mail@example.com\n")
+def test_gemini_gets_everything_with_at_signs_escaped_at_session_start_only(
+    project: Project,
+) -> None:
+    project.write("AGENTS.md", "See @docs/x.md and mail@example.com, not me@ or (@)\n")
+    project.write("pkg/AGENTS.md", "PKG-AGENTS ops@.env\n")
     text = project.hook("gemini", start("g1"))
     assert text is not None
-    assert "See \\@docs/x.md and mail@example.com" in text and "ROOT-CLAUDE" in text
+    # SessionStart text goes through Gemini's `@` parser: each `@` it would expand is escaped.
+    assert "See \\@docs/x.md and mail\\@example.com, not me@ or (@)\n" in text
+    assert "ROOT-CLAUDE" in text
     read = {
         "hook_event_name": "AfterTool",
         "session_id": "g1",
@@ -137,8 +142,12 @@ def test_gemini_gets_everything_with_at_signs_escaped(project: Project) -> None:
         "tool_input": {"file_path": "pkg/sub/x.py"},
     }
     nested = project.hook("gemini", read)
-    assert nested is not None and "PKG-AGENTS" in nested and "PKG-CLAUDE" in nested
-    assert escape_for("gemini", "@a b@c (@d") == "\\@a b@c (@d"
+    # AfterTool text is added after that parser ran: it goes out as written.
+    assert nested is not None and "PKG-AGENTS ops@.env\n" in nested and "PKG-CLAUDE" in nested
+    assert escape_for("gemini", "start", "@a b@c (@d") == "\\@a b\\@c (\\@d"
+    assert escape_for("gemini", "after-tool", "@a b@c") == "@a b@c"
+    assert escape_for("gemini", "prompt", "@a b@c") == "@a b@c"
+    assert escape_for("claude", "start", "@a b@c") == "@a b@c"
 
 
 def test_prompt_time_delivers_pending_and_records_the_prompt(project: Project) -> None:

@@ -357,7 +357,9 @@ class EventRun:
         outcome = _Outcome(tuple(batch), tuple(left))
         # The prompt (session references may have rewritten its mentions) is the agent's own.
         candidates = [m for m in outcome.batch if not _is_prompt(m)]
-        shaped = shape(event.agent, [m for m in forced if m.id not in self.silent], candidates)
+        shaped = shape(
+            event.agent, event.kind, [m for m in forced if m.id not in self.silent], candidates
+        )
         printed_ids = {m.id for m in shaped.printed}
         entering = [m for m in outcome.batch if _is_prompt(m) or m.id in printed_ids]
         new_inbox = [*shaped.held, *outcome.inbox]

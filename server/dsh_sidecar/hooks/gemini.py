@@ -60,6 +60,26 @@ def _call_key(data: Mapping[str, Any]) -> str | None:
     return "gemini-" + hashlib.sha1(body.encode("utf-8")).hexdigest()
 
 
+# Gemini CLI 0.61.0 reads `@` references in the text of its first prompt, and a SessionStart
+# hook's text is put in front of that prompt (docs/reference/agent-clis.md, "Gemini CLI's `@`
+# references"): an `@` opens one unless a backslash stands right before it, as long as the next
+# character can begin a path. Every character can, except whitespace (space, tab, newline,
+# carriage return), the punctuation `, ; ! ? ( ) [ ] { }`, and a dot that ends the text or is
+# followed by whitespace. The end of our text counts as "more path": Gemini closes it with
+# `</hook_context>`, so a final `@` or `@.` does open a reference there.
+_OPENS_REFERENCE = re.compile(r"(?<!\\)@(?=[^ \t\n\r,;!?()\[\]{}.]|\.(?![ \t\n\r])|\Z)")
+
+
+def escape_at_references(text: str) -> str:
+    """``text`` with a backslash put before each ``@`` that Gemini CLI would take for a file
+    reference, and nowhere else: Gemini keeps the backslash (the model reads it), so every
+    other character reaches the model as written. Deciding each ``@`` by the character before
+    it and the two after it is exact, for the whole text at once: the only insertions are
+    backslashes right before an ``@``, and a backslash is a path character just as an ``@`` is,
+    so no other ``@`` changes its answer."""
+    return _OPENS_REFERENCE.sub(r"\\@", text)
+
+
 def parse(data: Mapping[str, Any]) -> HookEvent:
     name = required(data, "hook_event_name")
     cwd = cwd_of(data)

@@ -1,14 +1,14 @@
 """What one hook prints: the agent's cap, Gemini's ``@`` escaping, the JSON envelope.
 
 Claude Code and Codex keep at most 10,000 characters of one hook's text inline (above that the
-model gets a preview); Gemini CLI has no cap but expands ``@path`` in hook text it puts before the
-prompt, so ``@`` at the start of a word is escaped as ``\\@`` (which it leaves alone).
+model gets a preview); Gemini CLI has no cap, but it reads ``@`` file references in the
+SessionStart text it puts before a headless prompt, so there each ``@`` it would expand gets a
+backslash (``gemini.escape_at_references``); its other events' texts reach the model as written.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 
 import attrs
@@ -16,7 +16,8 @@ import attrs
 from dsh_sidecar.model import Message
 from dsh_sidecar.sources.agent_instructions.state import is_baseline, is_instructions_message
 
-from .event import Agent
+from . import gemini
+from .event import Agent, Kind
 
 INLINE_CAP = 10_000
 CAPS: dict[str, int | None] = {"claude": INLINE_CAP, "codex": INLINE_CAP, "gemini": None}
@@ -26,11 +27,14 @@ NOTICE_ROOM = 300
 # of this many bytes fits in the cap with room for the notice and separators.
 CAPPED_INSTRUCTION_BYTES = INLINE_CAP - NOTICE_ROOM - 200
 SEPARATOR = "\n\n"
-_WORD_AT = re.compile(r"(?<!\S)@")
 
 
-def escape_for(agent: Agent, text: str) -> str:
-    return _WORD_AT.sub(r"\\@", text) if agent == "gemini" else text
+def escape_for(agent: Agent, kind: Kind, text: str) -> str:
+    """``text`` as ``agent`` must be handed it at a ``kind`` event. Only Gemini CLI's
+    SessionStart text goes through its ``@`` parser (headless, in front of the prompt); its
+    BeforeAgent and AfterTool texts are added after that parser ran (docs/reference/agent-clis.md,
+    "Gemini CLI's `@` references"), so a backslash there would only change what the model reads."""
+    return gemini.escape_at_references(text) if agent == "gemini" and kind == "start" else text
 
 
 def _priority(message: Message) -> int:
@@ -55,11 +59,16 @@ class Shaped:
     held: tuple[Message, ...]  # did not fit: they stay pending
 
 
-def shape(agent: Agent, forced: Sequence[Message], messages: Sequence[Message]) -> Shaped:
+def shape(
+    agent: Agent, kind: Kind, forced: Sequence[Message], messages: Sequence[Message]
+) -> Shaped:
     """The text for ``forced`` (always sent: a baseline rendered within the cap) and then
     ``messages`` under the agent's cap: the most specific first, whole messages only; what does
-    not fit is held for the next event and named in a one-line notice."""
-    texts = {m.id: escape_for(agent, m.text) for m in (*forced, *messages)}
+    not fit is held for the next event and named in a one-line notice. The whole text is
+    escaped for a ``kind`` event at the end, notice included, since whether Gemini reads an
+    ``@`` as a reference depends on the characters around it, across the separators too (only
+    Gemini escapes, and it has no cap, so the sizes below are those of the printed text)."""
+    texts = {m.id: m.text for m in (*forced, *messages)}
     cap = CAPS[agent]
     chosen: set[str] = set()
     first = [texts[m.id] for m in forced if texts[m.id]]
@@ -83,7 +92,7 @@ def shape(agent: Agent, forced: Sequence[Message], messages: Sequence[Message]) 
         if cap is not None and len(notice) > NOTICE_ROOM:
             notice = notice[: NOTICE_ROOM - 2] + "…]"
         parts.append(notice)
-    return Shaped(SEPARATOR.join(parts), printed, held)
+    return Shaped(escape_for(agent, kind, SEPARATOR.join(parts)), printed, held)
 
 
 def envelope(event_name: str, text: str) -> bytes:
