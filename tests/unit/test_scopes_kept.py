@@ -5,7 +5,8 @@ Every test first shows the answer is kept (a second request computes nothing), t
 tree as an editor, a checkout or a hostile repository would and checks the next answer is the
 fresh one, equal to what a service that never kept anything says. The racy-timestamp window is
 closed (files here are written a moment before they are looked at, which would otherwise keep
-nothing and leave the invalidation untested; tests/unit/test_observed.py checks the window).
+nothing and leave the invalidation untested; tests/unit/test_observed.py checks the window), and
+the machine outside each test's own directory is held still (``OutsideHeldStill``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 from tests.support.sessionkit import Kit, opened, start
 
 from dsh_sidecar.explain import Explanation
+from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.queries.desk import Queries
 from dsh_sidecar.queries.scopes import ScopesReport
 from dsh_sidecar.sessions.service import SessionService
@@ -29,6 +31,50 @@ from dsh_sidecar.sources import observed
 def no_racy_window(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(observed, "RACY_WINDOW_NS", 0)
     yield
+
+
+class OutsideHeldStill(LocalFileSystem):
+    """The real filesystem inside ``inside``; outside it, each path as its first ``stat`` saw it.
+
+    A kept answer rests on the ``stat`` signatures of every directory its computation looked
+    into, and those reach well past a test's tree: explain models Claude Code, which reads
+    CLAUDE.md in every directory up to /, and the managed and user-global files in /etc and
+    the home directory; scopes reads the user's git excludes in the home directory. So when any
+    other process adds or removes an entry in /tmp, /tmp/pytest-of-<user>, /etc or $HOME
+    between two requests, the second one rightly computes afresh, and a test counting builds
+    saw 2 where it expected 1 (on a busy machine, where other test sessions start and end and
+    the two requests are further apart). Every change these tests make is inside their own
+    directory; the rest of the machine is held as it was first seen, as on a quiet one.
+    """
+
+    def __init__(self, inside: Path) -> None:
+        self.inside = str(inside)
+        self.first: dict[str, os.stat_result | tuple[int, str]] = {}
+
+    def stat(self, path: str) -> os.stat_result:
+        if path == self.inside or path.startswith(self.inside + os.sep):
+            return super().stat(path)
+        if path not in self.first:
+            try:
+                self.first[path] = super().stat(path)
+            except OSError as exc:
+                self.first[path] = (exc.errno or 0, exc.strerror or "")
+        found = self.first[path]
+        if isinstance(found, os.stat_result):
+            return found
+        raise OSError(found[0], found[1], path)
+
+
+_HELD: dict[Path, OutsideHeldStill] = {}
+
+
+def service(kit: Kit) -> SessionService:
+    """A new service over ``kit`` whose world outside ``kit.tmp`` holds still (one view per
+    test, so the kept and the fresh services see the same outside)."""
+    held = _HELD.get(kit.tmp)
+    if held is None:
+        held = _HELD[kit.tmp] = OutsideHeldStill(kit.tmp)
+    return kit.service(fs=held)
 
 
 @pytest.fixture
@@ -62,11 +108,11 @@ def builds(svc: SessionService) -> int:
 
 async def fresh(kit: Kit, uri: str) -> ScopesReport:
     """What a service that never kept anything says."""
-    return await ask(kit.service()).scopes(uri)
+    return await ask(service(kit)).scopes(uri)
 
 
 async def kept_then(kit: Kit, uri: str) -> tuple[SessionService, ScopesReport]:
-    svc = kit.service()
+    svc = service(kit)
     first = await ask(svc).scopes(uri)
     again = await ask(svc).scopes(uri)
     assert states(again) == states(first)
@@ -220,7 +266,7 @@ def loaded_by(explanation: Explanation, agent: str) -> list[tuple[str, int | Non
 
 
 async def test_explain_is_kept_and_sees_edits_and_new_files(kit: Kit) -> None:
-    svc = kit.service()
+    svc = service(kit)
     target = kit.path("pkg/src/main.py")
     first = await explained(svc, target)
     assert (await explained(svc, target)).to_json() == first.to_json()
@@ -228,7 +274,7 @@ async def test_explain_is_kept_and_sees_edits_and_new_files(kit: Kit) -> None:
     kit.write("pkg/CLAUDE.md", "claude rule for pkg\n")
     after = await explained(svc, target)
     assert ("pkg/CLAUDE.md", len("claude rule for pkg\n")) in loaded_by(after, "claude-code")
-    assert after.to_json() == (await explained(kit.service(), target)).to_json()
+    assert after.to_json() == (await explained(service(kit), target)).to_json()
     kit.write("pkg/CLAUDE.md", "claude rule for pkg, edited\n")
     assert ("pkg/CLAUDE.md", len("claude rule for pkg, edited\n")) in loaded_by(
         await explained(svc, target), "claude-code"
@@ -236,7 +282,7 @@ async def test_explain_is_kept_and_sees_edits_and_new_files(kit: Kit) -> None:
 
 
 async def test_explain_sees_a_new_rule_file_in_a_listed_folder(kit: Kit) -> None:
-    svc = kit.service()
+    svc = service(kit)
     target = kit.path("pkg/src/main.py")
     kit.write(".cursor/rules/style.mdc", "---\nalwaysApply: true\n---\nstyle\n")
     first = await explained(svc, target)
@@ -244,12 +290,12 @@ async def test_explain_sees_a_new_rule_file_in_a_listed_folder(kit: Kit) -> None
     assert ask(svc).ask().caches.explained.built == 1
     kit.write(".cursor/rules/more.mdc", "---\nalwaysApply: true\n---\nmore\n")
     after = await explained(svc, target)
-    assert after.to_json() == (await explained(kit.service(), target)).to_json()
+    assert after.to_json() == (await explained(service(kit), target)).to_json()
     assert after.to_json() != first.to_json()
 
 
 async def test_explain_sees_an_import_target_change(kit: Kit) -> None:
-    svc = kit.service()
+    svc = service(kit)
     target = kit.path("pkg/src/main.py")
     kit.write("CLAUDE.md", "see @docs/extra.md\n")
     kit.write("docs/extra.md", "extra\n")
@@ -257,7 +303,7 @@ async def test_explain_sees_an_import_target_change(kit: Kit) -> None:
     kit.write("docs/extra.md", "extra, and more of it\n")
     after = await explained(svc, target)
     assert after.to_json() != first.to_json()
-    assert after.to_json() == (await explained(kit.service(), target)).to_json()
+    assert after.to_json() == (await explained(service(kit), target)).to_json()
 
 
 async def test_a_rule_file_edited_in_place_is_seen(tmp_path: Path) -> None:
