@@ -242,10 +242,13 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
     import sqlite3
 
     from dsh_sidecar.sessions.listing import list_stored_sessions, session_lines
+    from dsh_sidecar.sessions.spool import Spool
 
-    store = load_settings(args.settings).store_path()
+    settings = load_settings(args.settings)
+    store = settings.store_path()
+    spool = Spool.of_home(settings.instructions.home(os.environ))
     try:
-        listed = list_stored_sessions(store, agent=args.agent)
+        listed = list_stored_sessions(store, agent=args.agent, spool=spool)
     except (sqlite3.Error, OSError) as exc:
         raise UsageError(f"cannot read the session store {store}: {exc}") from exc
     if args.json:
@@ -450,6 +453,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
             f"{'s' if len(ignored) != 1 else ''} off; see the convention lines)"
         )
     rows.extend(("hooks", terminal_safe(h)) for h in hooks_here(settings.instructions))
+    rows.append(("spool", terminal_safe(spool_row(store, settings.instructions.home(os.environ)))))
     if tmux is None and settings.tmux_context.enabled:
         problems.append("tmuxContext is enabled but tmux is not available")
     rows.append(("status", "ok" if not problems else "; ".join(problems)))
@@ -502,6 +506,23 @@ def hooks_here(settings: InstructionSettings) -> list[str]:
         return []
     root = find_project_root(directory, settings.project_root_markers, LOCAL_FS)
     return doctor_rows(root, dict(os.environ), os_home())
+
+
+def spool_row(store: str, dsh_home: str) -> str:
+    """The touches agents' hooks kept while the store was busy, per session: each session's next
+    hook event projects them. Informational; it never changes doctor's status."""
+    import sqlite3
+
+    from dsh_sidecar.sessions.listing import describe_waiting, waiting_touches
+    from dsh_sidecar.sessions.spool import Spool
+
+    try:
+        waiting = waiting_touches(store, Spool.of_home(dsh_home))
+    except (sqlite3.Error, OSError) as exc:
+        return f"unknown (cannot read the session store: {exc})"
+    if not waiting:
+        return "no touches waiting"
+    return ", ".join(f"{describe_waiting(len(p))} for {sid}" for sid, p in waiting.items())
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

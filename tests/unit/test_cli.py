@@ -612,6 +612,7 @@ def test_doctor_healthy(env: Path, capsysbinary: Capture) -> None:
         "schema",
         "tmux",
         "hooks",
+        "spool",
         "status",
     ]
     package = os.path.dirname(os.path.abspath(dsh_sidecar.__file__))
@@ -622,6 +623,7 @@ def test_doctor_healthy(env: Path, capsysbinary: Capture) -> None:
     assert rows["DSH_HOME"] == f"{env / 'home'} (environment DSH_HOME)"
     assert rows["store"] == f"{env / 'home' / 'sessions.sqlite3'} (writable, will be created)"
     assert rows["schema"] == "3 (the store is created with it on first use)"
+    assert rows["spool"] == "no touches waiting"
     assert rows["status"] == "ok"
     assert not (env / "home").exists()  # the check created nothing
 

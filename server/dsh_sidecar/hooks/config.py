@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from typing import Literal
 
@@ -10,9 +9,8 @@ import attrs
 
 from dsh_sidecar.config import Settings, os_home
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
+from dsh_sidecar.sessions.spool import Spool
 from dsh_sidecar.sessions.store import now_ms
-
-from .spool import Spool
 
 Mode = Literal["complement", "all"]
 
@@ -34,4 +32,4 @@ class HookConfig:
         return self.env.get("HOME") or os_home()
 
     def spool(self) -> Spool:
-        return Spool(os.path.join(self.dsh_home, "hooks", "spool"))
+        return Spool.of_home(self.dsh_home)

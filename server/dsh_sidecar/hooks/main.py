@@ -11,15 +11,13 @@ import json
 import os
 import sqlite3
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .event import AGENTS, HookEvent
 from .failopen import log_line
 
-# How long a hook waits for another process's write lock (its one transaction; opening a current
-# store takes none): a busy store is answered well within a second, its touches kept for later.
-BUSY_TIMEOUT_MS = 250
 MAX_INPUT_BYTES = 16 * 1024 * 1024
 USAGE_ERROR = 1
 
@@ -84,6 +82,7 @@ def _quick_args(argv: Sequence[str]) -> _Args | None:
 
 
 def main(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = None) -> int:
+    started = time.monotonic()
     words = list(sys.argv[1:] if argv is None else argv)
     args: Any = _quick_args(words)
     if args is None:
@@ -106,7 +105,7 @@ def main(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = Non
         if len(raw) > MAX_INPUT_BYTES:
             raise ValueError("hook input over 16 MiB")
         event = parse_event(args.agent, json.loads(raw))
-        run(event, settings, env, args.mode, _emitter(writer))
+        run(event, settings, env, args.mode, _emitter(writer), started=started)
     except BaseException as exc:  # fail-open: whatever happened, the agent goes on
         if isinstance(exc, KeyboardInterrupt):
             return 0
@@ -120,10 +119,16 @@ def run(
     env: Mapping[str, str],
     mode: str,
     emit: Callable[[bytes], None],
+    *,
+    started: float | None = None,
 ) -> None:
+    """Answer ``event``. The wait for the store's write lock (its one transaction; opening a
+    current store takes none) is what is left of the agent's timeout for the hook, counted from
+    ``started``, less a margin (``budget``); a lock held past that keeps the event's touches."""
     from dsh_sidecar.errors import StoreBusy
     from dsh_sidecar.sessions.store import Store
 
+    from .budget import wait_ms
     from .config import HookConfig
     from .failopen import log_line
     from .mapping import session_id_of
@@ -131,7 +136,9 @@ def run(
 
     config = HookConfig(settings, env, mode)  # type: ignore[arg-type]
     try:
-        store = Store(settings.store_path(env), busy_timeout_ms=BUSY_TIMEOUT_MS)
+        now = time.monotonic()
+        wait = wait_ms(now if started is None else started, now)
+        store = Store(settings.store_path(env), busy_timeout_ms=wait)
     except (StoreBusy, sqlite3.OperationalError) as exc:
         if isinstance(exc, sqlite3.OperationalError) and "locked" not in str(exc):
             raise

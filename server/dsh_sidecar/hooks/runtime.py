@@ -3,25 +3,26 @@
 Ordering: every write of the event happens inside one ``BEGIN IMMEDIATE`` transaction that stays
 open while the answer is printed and flushed; it commits only after the print succeeded, and a
 failed print rolls everything back. So only what was printed is recorded as delivered, and two
-hook processes of one session never interleave. (Holding the write lock for one short write to a
-pipe is cheap; the reverse order, commit then print, would need an undo in an append-only log.)
+hook processes of one session never interleave. (The answer is written whole to the agent's
+pipe, at most a few ten kilobytes; the reverse order, commit then print, would lose the answer of
+a hook killed between the two and need an undo in an append-only log.)
+
+What needs no lock is done before the transaction: the answered-already check (repeated inside,
+where it is authoritative) and the read of the spooled touches. Spooled touches are consumed
+by id in the event's own transaction and removed from the spool only after its commit
+(``sessions/spool.py``), so a kill anywhere loses none and delivers none twice.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from dsh_sidecar.sessions.store import Store
 
+from . import testpoint
 from .config import HookConfig
 from .event import HookEvent
 from .mapping import session_id_of
-
-if TYPE_CHECKING:
-    from .output import Shaped
 
 
 def handle(
@@ -29,33 +30,30 @@ def handle(
 ) -> bool:
     """Answer ``event``; True when something was printed. Raises ``StoreBusy`` having written
     nothing when another process holds the store's write lock past its busy timeout."""
+    key = event.answer_key
+    sid = session_id_of(event.agent, event.session_id, event.agent_id)
+    # Checked before the engine loads: a retried event costs a lookup, not the imports. Its key
+    # is only ever recorded after its session exists, so nothing else is skipped.
+    if key is not None and store.hook_event_seen(sid, key):
+        return False
     spool = config.spool()
+    # An event that answers nothing leaves kept touches for one that does.
+    kept = spool.read(sid) if event.kind != "other" else []
+    testpoint.stage(config.env, "begin")
     with store.transaction():
-        # Checked before the engine loads: a retried event costs a lookup, not the imports.
-        # Its key is only ever recorded after its session exists, so nothing else is skipped.
-        key = event.answer_key
-        sid = session_id_of(event.agent, event.session_id, event.agent_id)
         if key is not None and store.hook_event_seen(sid, key):
-            return False
+            return False  # answered by another process since the check above
         from .answer import EventRun
         from .output import envelope
 
         run = EventRun(store, event, config)
-        # An event that answers nothing leaves kept touches for one that does.
-        spooled_file, spooled = spool.taken(run.sid) if event.kind != "other" else ("", ())
-        shaped: Shaped | None
-        try:
-            shaped = run.answer(spooled)
-            if shaped is not None and shaped.text:
-                emit(envelope(event.name, shaped.text))
-        except BaseException:
-            spool.keep(run.sid, spooled)  # not delivered: the next event tries again
-            raise
-    if spooled:
-        _remove(spooled_file)
+        fresh = [k for k in kept if not store.hook_event_seen(run.sid, k.consumed_key)]
+        shaped = run.answer(list(dict.fromkeys(p for k in fresh for p in k.paths)))
+        for entry in fresh:
+            store.record_hook_event(run.sid, entry.consumed_key, None)
+        if shaped is not None and shaped.text:
+            emit(envelope(event.name, shaped.text))
+        testpoint.stage(config.env, "printed")
+    testpoint.stage(config.env, "committed")
+    spool.settle(sid, {k.id for k in kept})
     return shaped is not None and bool(shaped.text)
-
-
-def _remove(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)

@@ -6,18 +6,20 @@ sharing the store (editors, chat panels, agents' hooks) and never creates a stor
 - *told*: the instruction files the session's log says the model has in effect (each file's
   latest visible change, removals left out), as ``dsh/scopes`` counts them;
 - *pending*: the session's inbox, exactly what its next step (or its agent's next hook event)
-  would deliver first.
+  would deliver first, and the touches its hooks kept while the store was busy (``spool``),
+  which that event projects first.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dsh_sidecar.model import JsonObject, Message, SessionHeader
 from dsh_sidecar.sources.agent_instructions.state import Change, changes_of
 
-from .readonly import open_reader
+from .readonly import StoreReader, open_reader
+from .spool import Spool, waiting_paths
 
 
 @dataclass(frozen=True)
@@ -25,25 +27,49 @@ class StoredSession:
     header: SessionHeader
     told: list[Change]
     pending: list[Message]
+    waiting: list[str] = field(default_factory=list)  # spooled touches, not yet projected
 
     def to_json(self) -> JsonObject:
         out = self.header.to_json()
         out["told"] = [c.to_json() for c in self.told]
         out["pending"] = [m.to_json() for m in self.pending]
+        out["waitingTouches"] = list(self.waiting)
         return out
 
 
-def list_stored_sessions(store: str, agent: str | None = None) -> list[StoredSession] | None:
-    """The sessions of the store at ``store``, newest first (None when there is no store yet)."""
+def list_stored_sessions(
+    store: str, agent: str | None = None, spool: Spool | None = None
+) -> list[StoredSession] | None:
+    """The sessions of the store at ``store``, newest first (None when there is no store yet),
+    with the touches ``spool`` keeps for each."""
     reader = open_reader(store)
     if reader is None:
         return None
     with reader:
         return [
-            StoredSession(header, reader.instructions_in_effect(header.id), reader.inbox(header.id))
+            StoredSession(
+                header,
+                reader.instructions_in_effect(header.id),
+                reader.inbox(header.id),
+                _waiting(reader, spool, header.id) if spool is not None else [],
+            )
             for header in reader.list_sessions()
             if agent is None or header.agent == agent
         ]
+
+
+def waiting_touches(store: str, spool: Spool) -> dict[str, list[str]]:
+    """The sessions of ``store`` for which ``spool`` keeps touches, with those touches."""
+    reader = open_reader(store)
+    if reader is None:
+        return {}
+    with reader:
+        found = {h.id: _waiting(reader, spool, h.id) for h in reader.list_sessions()}
+    return {sid: paths for sid, paths in found.items() if paths}
+
+
+def _waiting(reader: StoreReader, spool: Spool, session_id: str) -> list[str]:
+    return waiting_paths(spool.read(session_id), lambda keys: reader.answered(session_id, keys))
 
 
 def session_lines(session: StoredSession) -> list[str]:
@@ -58,8 +84,16 @@ def session_lines(session: StoredSession) -> list[str]:
         lines.append(f"  title    {header.title}")
     told = ", ".join(c.path for c in session.told)
     lines.append(f"  told     {told or 'no instruction files'}")
-    lines.append(f"  pending  {describe_pending(session.pending) or 'nothing'}")
+    due = [describe_pending(session.pending), describe_waiting(len(session.waiting))]
+    lines.append(f"  pending  {'; '.join(d for d in due if d) or 'nothing'}")
     return lines
+
+
+def describe_waiting(count: int) -> str:
+    """Spooled touches, said as what they are: the instructions they bring are not known yet."""
+    if not count:
+        return ""
+    return f"{count} touch{'es' if count != 1 else ''} waiting"
 
 
 def describe_pending(messages: list[Message]) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 from dsh_sidecar.model import Message, SessionHeader
@@ -61,6 +62,17 @@ class StoreReader:
             if (message := _row_to_event(row).message()) is not None
         ]
         return [c for c in effective_changes(messages, ()).values() if c.active]
+
+    def answered(self, session_id: str, keys: Sequence[str]) -> set[str]:
+        """Which of ``keys`` the session's ``hook_events`` holds (none before schema 3)."""
+        if self.schema < 3 or not keys:
+            return set()
+        marks = ", ".join("?" for _ in keys)
+        rows = self._db.execute(
+            f"SELECT key FROM hook_events WHERE session_id = ? AND key IN ({marks})",
+            (session_id, *keys),
+        )
+        return {row[0] for row in rows}
 
     def inbox(self, session_id: str) -> list[Message]:
         rows = self._db.execute(
