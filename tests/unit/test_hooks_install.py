@@ -278,7 +278,8 @@ def test_an_empty_file_or_a_bom(tmp_path: Path) -> None:
     install("claude", str(empty), cmd("claude"))
     install("claude", str(bom), cmd("claude"))
     assert status("claude", str(empty)).installed
-    assert load(bom)["a"] == 1
+    assert bom.read_bytes().startswith(b'\xef\xbb\xbf{"a": 1, "hooks": {')  # the mark is kept
+    assert json.loads(bom.read_text(encoding="utf-8-sig"))["a"] == 1
 
 
 def test_a_read_only_file_is_refused(tmp_path: Path) -> None:
@@ -459,7 +460,10 @@ def test_cli_install_status_uninstall(
     )
     assert out.splitlines()[1] == "codex   user     ~/.codex/hooks.json  not installed"
     code, out, _ = run(capsysbinary, "hooks", "uninstall", "--agent", "codex")
-    assert out == f"Codex CLI: dsh-sidecar hooks removed from {project}/.codex/hooks.json\n"
+    assert out == (
+        f"Codex CLI: dsh-sidecar hooks removed; deleted {project}/.codex/hooks.json and"
+        f" {project}/.codex, created by install\n"
+    )
 
 
 def test_cli_user_scope_and_root(env: Path, capsysbinary: Capture) -> None:

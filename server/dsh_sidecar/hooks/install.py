@@ -14,19 +14,37 @@ command, ``<absolute path of dsh-sidecar> hook --agent X``; any handler whose co
 dsh-sidecar's ``hook --agent X`` is ours (whatever path it was installed from), and nothing else
 is ever changed or removed. Installing twice leaves the file byte for byte as it was: a file is
 rewritten only when its parsed content changes.
+
+The decisions are made on the parsed file (``with_our_hooks``, ``without_our_hooks``); the file
+is then edited as text (settings_edit.py), so every byte outside our entries stays as it was,
+and the edited text must parse to exactly the decided value before it is written. What install
+changed is recorded in the user's DSH home (install_record.py), so that uninstall gives back the
+file install found, or removes the file and directories install created.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import claude, gemini
-from .settings_file import SettingsFileError, read_settings, write_settings
+from . import claude, gemini, install_record
+from .confine import OutsideProjectError, check_inside
+from .settings_edit import add_ours, remove_ours
+from .settings_file import (
+    SettingsFile,
+    SettingsFileError,
+    check_writable,
+    parse_settings,
+    read_settings,
+    remove_settings,
+    render_settings,
+    write_settings,
+)
 
 AGENT_NAMES = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
 SCOPES = ("project", "user")
@@ -231,31 +249,138 @@ def without_our_hooks(document: dict[str, Any], agent: str, path: str) -> dict[s
 class Outcome:
     path: str
     changed: bool
+    deleted: tuple[str, ...] = ()  # uninstall: the file and directories install had created
 
 
-def install(agent: str, path: str, command: str) -> Outcome:
-    return _change(path, lambda document: with_our_hooks(document, agent, command, path), True)
-
-
-def uninstall(agent: str, path: str) -> Outcome:
-    return _change(path, lambda document: without_our_hooks(document, agent, path), False)
-
-
-def _change(path: str, change: Callable[[dict[str, Any]], dict[str, Any]], create: bool) -> Outcome:
-    """Apply ``change`` to the file's document; write only when the document differs (or the
-    file is missing and ``create``). Any refusal leaves the file as it was."""
+def install(
+    agent: str, path: str, command: str, *, root: str | None = None, records: str | None = None
+) -> Outcome:
+    """Add our hooks to the file at ``path``. ``root``: a project's file, which must not lead
+    out of it. ``records``: where to keep what changed, for ``uninstall`` (none when None)."""
     try:
+        if root is not None:
+            check_inside(path, root)
         current = read_settings(path)
-        if current.document is None and not create:
-            return Outcome(path, changed=False)
         before = current.document if current.document is not None else {}
-        after = change(before)
+        after = with_our_hooks(before, agent, command, path)
         if current.document is not None and after == before:
             return Outcome(path, changed=False)
-        write_settings(current, after)
-    except (SettingsFileError, InstallError) as exc:
+        text, prefix = _text(current)
+        wanted = [(e.event, our_group(agent, e, command)) for e in HOOK_EVENTS[agent]]
+        if text.strip():
+            edited = add_ours(text, before, wanted, lambda h: is_ours(h, agent))
+            data = _encoded(path, prefix + edited, after)
+        else:
+            data = _encoded(path, render_settings(after), after)
+        check_writable(current)  # before the record: a refusal leaves no trace
+        if records is not None:
+            install_record.save(
+                records, current.target, agent, _new_record(current, data, records, agent)
+            )
+        write_settings(current, data)
+    except (
+        SettingsFileError,
+        InstallError,
+        OutsideProjectError,
+        install_record.RecordError,
+    ) as exc:
         raise InstallError(f"{exc}; left unchanged") from exc
     return Outcome(path, changed=True)
+
+
+def uninstall(
+    agent: str, path: str, *, root: str | None = None, records: str | None = None
+) -> Outcome:
+    """Take our hooks out of the file at ``path``: the file install found (byte for byte, or
+    none at all) when it is as install left it, else the file without our entries."""
+    try:
+        if root is not None:
+            check_inside(path, root)
+        current = read_settings(path)
+        record = None if records is None else install_record.load(records, current.target, agent)
+        if current.document is None or current.data is None:
+            if records is not None:
+                install_record.forget(records, current.target, agent)
+            return Outcome(path, changed=False)
+        if record is not None and record.after == current.data:
+            outcome = _restore(agent, current, record)
+        else:
+            outcome = _remove(agent, current)
+        if records is not None:
+            install_record.forget(records, current.target, agent)
+    except (SettingsFileError, InstallError, OutsideProjectError) as exc:
+        raise InstallError(f"{exc}; left unchanged") from exc
+    return outcome
+
+
+def _text(current: SettingsFile) -> tuple[str, str]:
+    """The file's text without its byte-order mark, and the mark (kept when writing)."""
+    text = (current.data or b"").decode("utf-8")
+    return (text[1:], "\ufeff") if text.startswith("\ufeff") else (text, "")
+
+
+def _encoded(path: str, text: str, expected: dict[str, Any]) -> bytes:
+    """The bytes to write, after checking that they read back as exactly ``expected``."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InstallError(f"{path}: the hook command is not UTF-8 text") from exc
+    written = parse_settings(path, data)
+    if json.dumps(written) != json.dumps(expected):  # order-sensitive, unlike ==
+        raise InstallError(f"{path}: could not edit the file faithfully")
+    return data
+
+
+def _new_record(
+    current: SettingsFile, data: bytes, records: str, agent: str
+) -> install_record.Record:
+    """Keep the bytes from before the first install while the file is as install left it."""
+    previous = install_record.load(records, current.target, agent)
+    if previous is not None and previous.after == current.data:
+        return install_record.Record(previous.before, data, previous.created_dirs)
+    created = (
+        ()
+        if current.data is not None
+        else install_record.missing_dirs(os.path.dirname(current.target))
+    )
+    return install_record.Record(current.data, data, created)
+
+
+def _restore(agent: str, current: SettingsFile, record: install_record.Record) -> Outcome:
+    if record.before is None:
+        deleted = remove_settings(current, record.created_dirs)
+        return Outcome(current.path, changed=True, deleted=tuple(deleted))
+    # The file install found may itself hold our entries (an older install without a record):
+    # those go too.
+    found = SettingsFile(
+        current.path,
+        current.target,
+        parse_settings(current.path, record.before),
+        current.mode,
+        record.before,
+    )
+    removed = _without_ours_bytes(agent, found)
+    write_settings(current, record.before if removed is None else removed)
+    return Outcome(current.path, changed=True)
+
+
+def _remove(agent: str, current: SettingsFile) -> Outcome:
+    data = _without_ours_bytes(agent, current)
+    if data is None:
+        return Outcome(current.path, changed=False)
+    write_settings(current, data)
+    return Outcome(current.path, changed=True)
+
+
+def _without_ours_bytes(agent: str, current: SettingsFile) -> bytes | None:
+    """The file's bytes without our entries; None when it holds none."""
+    before = current.document or {}
+    after = without_our_hooks(before, agent, current.path)
+    if after == before:
+        return None
+    text, prefix = _text(current)
+    edited = remove_ours(text, before, lambda h: is_ours(h, agent))
+    return _encoded(current.path, prefix + edited, after)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from dsh_sidecar.config import Settings
 from dsh_sidecar.fs import LOCAL_FS
 from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 
@@ -45,6 +46,12 @@ def project_root(given: str | None, markers: tuple[str, ...]) -> str:
     return find_project_root(os.getcwd(), markers, LOCAL_FS)
 
 
+def records_dir(env: Mapping[str, str], home: str) -> str:
+    """Where install keeps what it changed, for uninstall: the user's DSH home, never the
+    project."""
+    return os.path.join(Settings().instructions.home(env, home), "hooks", "installed")
+
+
 def install_hooks(
     agent: str, scope: str, root: str, env: Mapping[str, str], home: str, executable: str
 ) -> Report:
@@ -52,7 +59,13 @@ def install_hooks(
     command = hook_command(agent, executable)
     name = AGENT_NAMES[agent]
     try:
-        outcome = install(agent, path, command)
+        outcome = install(
+            agent,
+            path,
+            command,
+            root=root if scope == "project" else None,
+            records=records_dir(env, home),
+        )
     except InstallError as exc:
         return Report([], [str(exc)])
     events = ", ".join(e.event for e in HOOK_EVENTS[agent])
@@ -68,13 +81,20 @@ def install_hooks(
 def uninstall_hooks(agent: str, scope: str, root: str, env: Mapping[str, str], home: str) -> Report:
     path = settings_path(agent, scope, root, env, home)
     try:
-        outcome = uninstall(agent, path)
+        outcome = uninstall(
+            agent, path, root=root if scope == "project" else None, records=records_dir(env, home)
+        )
     except InstallError as exc:
         return Report([], [str(exc)])
     name, shown = AGENT_NAMES[agent], shown_path(path, home)
+    if outcome.deleted:
+        gone = " and ".join(shown_path(p, home) for p in outcome.deleted)
+        return Report(
+            [f"{name}: dsh-sidecar hooks removed; deleted {gone}, created by install"], []
+        )
     if outcome.changed:
         return Report([f"{name}: dsh-sidecar hooks removed from {shown}"], [])
-    return Report([f"{name}: no dsh-sidecar hooks in {shown}; unchanged"], [])
+    return Report([f"{name}: nothing to remove: no dsh-sidecar hooks in {shown}"], [])
 
 
 def status_lines(agents: Sequence[str], root: str, env: Mapping[str, str], home: str) -> Report:

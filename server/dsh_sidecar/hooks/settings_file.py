@@ -3,13 +3,15 @@
 The file belongs to the user and to the agent: ``hooks install`` only adds its own entries. So a
 file that does not parse is refused with its line and left byte for byte as it was, a read-only
 file is refused rather than replaced, a symlink (a dotfiles checkout, say) is written through to
-its target, and a new version replaces the old one by an atomic rename of a complete temporary
-file with the old file's mode. A FIFO or a device in the file's place is refused without being
-opened for a blocking read.
+its target (at project scope only when that stays in the project: confine.py), and a new
+version replaces the old one by an atomic rename of a complete temporary file with the old
+file's mode. A FIFO or a device in the file's place is refused without being opened for a
+blocking read.
 
 Comments: Gemini CLI strips ``//`` and ``/* */`` comments from its settings before parsing them
-(JSONC). Rewriting such a file from its parsed value would drop the comments, so a file with
-comments is refused too, naming the line of the first one.
+(JSONC), but Claude Code ignores the hooks of a file with one, so a file with comments is refused
+too, naming the line of the first one. So is a file whose values the agents' readers would not
+all read as Python does (``json_check``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from typing import Any
+
+from .json_check import first_ambiguity
 
 MAX_SETTINGS_BYTES = 8 * 1024 * 1024
 
@@ -35,6 +39,7 @@ class SettingsFile:
     target: str  # where its bytes are: the symlink's target, else ``path``
     document: dict[str, Any] | None  # None: the file does not exist
     mode: int | None
+    data: bytes | None = None  # the bytes read, None when the file does not exist
 
 
 def read_settings(path: str) -> SettingsFile:
@@ -43,7 +48,7 @@ def read_settings(path: str) -> SettingsFile:
     if read is None:
         return SettingsFile(path, target, None, None)
     data, mode = read
-    return SettingsFile(path, target, parse_settings(path, data), mode)
+    return SettingsFile(path, target, parse_settings(path, data), mode, data)
 
 
 def read_regular_file(path: str, *, shown: str | None = None) -> tuple[bytes, int] | None:
@@ -96,8 +101,16 @@ def parse_settings(path: str, data: bytes) -> dict[str, Any]:
         ) from exc
     except RecursionError as exc:
         raise SettingsFileError(f"{path}: nested too deeply") from exc
+    except ValueError as exc:  # an integer past Python's digit limit
+        raise SettingsFileError(f"{path}: not readable as JSON ({exc})") from exc
     if not isinstance(document, dict):
         raise SettingsFileError(f"{path}: not a JSON object")
+    ambiguity = first_ambiguity(text)
+    if ambiguity is not None:
+        offset, problem = ambiguity
+        line = text.count("\n", 0, offset) + 1
+        column = offset - text.rfind("\n", 0, offset)
+        raise SettingsFileError(f"{path}:{line}:{column}: {problem}")
     return document
 
 
@@ -121,17 +134,22 @@ def first_comment_line(text: str) -> int | None:
     return None
 
 
-def render_settings(document: dict[str, Any]) -> bytes:
-    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+def render_settings(document: dict[str, Any]) -> str:
+    """A new (or blank) file's text, in the layout the agents write themselves."""
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_settings(current: SettingsFile, document: dict[str, Any]) -> None:
-    """Replace the file's content with ``document``: complete or not at all."""
-    target = current.target
+def check_writable(current: SettingsFile) -> None:
     # The owner's write bit too: root may write anything, but a file made read-only says "keep".
     read_only = current.mode is not None and not current.mode & stat.S_IWUSR
-    if current.document is not None and (read_only or not os.access(target, os.W_OK)):
+    if current.document is not None and (read_only or not os.access(current.target, os.W_OK)):
         raise SettingsFileError(f"{current.path}: read-only")
+
+
+def write_settings(current: SettingsFile, data: bytes) -> None:
+    """Replace the file's content with ``data``: complete or not at all."""
+    check_writable(current)
+    target = current.target
     directory = os.path.dirname(target) or "."
     try:
         os.makedirs(directory, exist_ok=True)
@@ -142,7 +160,7 @@ def write_settings(current: SettingsFile, document: dict[str, Any]) -> None:
         ) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(render_settings(document))
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, current.mode if current.mode is not None else _new_file_mode())
@@ -153,6 +171,23 @@ def write_settings(current: SettingsFile, document: dict[str, Any]) -> None:
     except BaseException:
         _remove_quietly(temporary)
         raise
+
+
+def remove_settings(current: SettingsFile, created_dirs: tuple[str, ...]) -> list[str]:
+    """Delete the file, then those of ``created_dirs`` (outermost first) that are left empty;
+    the paths removed, file first."""
+    try:
+        os.unlink(current.target)
+    except OSError as exc:
+        raise SettingsFileError(f"{current.path}: cannot remove: {exc.strerror or exc}") from exc
+    removed = [current.path]
+    for directory in reversed(created_dirs):
+        try:
+            os.rmdir(directory)  # only when empty: anything else in it is not ours
+        except OSError:
+            break
+        removed.append(directory)
+    return removed
 
 
 def _target(path: str) -> str:
