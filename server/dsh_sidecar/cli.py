@@ -444,14 +444,8 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     rows.extend(
         ("convention", terminal_safe(f"off, but used here: {c.describe()}")) for c in conventions
     )
-    ignored = [c for c in conventions if c.in_project]
-    if ignored:
-        # A repository whose instructions the sidecar ignores is never "ok": the baseline would
-        # be silently poorer than what the repository's agents read.
-        problems.append(
-            f"this repository's instructions are not all read ({len(ignored)} convention"
-            f"{'s' if len(ignored) != 1 else ''} off; see the convention lines)"
-        )
+    # Another agent's convention in the repository is information (its line names the setting
+    # that would read it), not a fault of this installation: the status stays ok.
     rows.extend(("hooks", terminal_safe(h)) for h in hooks_here(settings.instructions))
     rows.append(("spool", terminal_safe(spool_row(store, settings.instructions.home(os.environ)))))
     if tmux is None and settings.tmux_context.enabled:

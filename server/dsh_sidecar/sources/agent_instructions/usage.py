@@ -182,10 +182,19 @@ def project_conventions(
             out.append(override_convention(found))
     if imports and not settings.imports:
         users = []
+        # The instruction slots from the root down to the importer's directory: the engine loads
+        # each as itself, so importing one (``@AGENTS.md`` in a CLAUDE.md) leaves nothing unread
+        # (imports.py, "in-chain") and is not the convention at work.
+        loaded: set[str] = set()
         for each in chain:
-            for cand in directory_candidates(project_root, each, settings):
+            candidates = directory_candidates(project_root, each, settings)
+            loaded.update(c.abs_path for c in candidates)
+            for cand in candidates:
                 text = read_confined(fs, cand.abs_path, settings.max_source_bytes, confinement)
-                if text is not None and existing_imports(text, cand.abs_path, home, fs):
+                if text is not None and any(
+                    span.path not in loaded
+                    for span in existing_imports(text, cand.abs_path, home, fs)
+                ):
                     users.append(cand.display_path)
         if users:
             out.append(imports_convention(tuple(users)))
