@@ -289,6 +289,23 @@ def test_scopes_lists_chain(nvim: Path, project: Project) -> None:
     assert f"project root: {project.root}" in scopes["lines"]
 
 
+def test_q_closes_the_dsh_buffers(nvim: Path, project: Project) -> None:
+    record = succeed(nvim, "close_with_q", project).records["close_with_q"]
+    names = [c["name"] for c in record["closed"]]
+    assert names == ["dsh://scopes", "dsh://pending", "dsh://preview"]
+    for closed in record["closed"]:
+        # The split closed, the file's window has the cursor again, and no macro is recording.
+        assert closed["windows"] == [2, 1], closed
+        assert closed["still_shown"] is False and closed["back_to_file"] is True, closed
+        assert closed["recording"] == "", closed
+    alone = record["alone"]
+    assert alone["windows"] == [1, 1] and alone["still_shown"] is False, alone
+    assert alone["back_to_file"] is True and alone["recording"] == "", alone
+    install = record["install"]
+    assert install["name"] == "dsh://install" and install["windows"] == [2, 1], install
+    assert install["still_shown"] is False and install["recording"] == "", install
+
+
 def test_scopes_of_a_hostile_directory_name(nvim: Path, project: Project) -> None:
     evil = "a\nforged\x1b[31m"
     (project.root / evil).mkdir()

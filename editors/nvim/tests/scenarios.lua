@@ -146,6 +146,43 @@ function scenarios.scopes()
   out(vim.tbl_extend('force', { check = 'scopes' }, scratch('DshScopes')))
 end
 
+-- `q` in the dsh:// buffers closes them instead of recording a macro: the command buffers in
+-- their split, one left alone in its tab page, and the :DshInstall log.
+function scenarios.close_with_q()
+  setup({ install_python = '/bin/false' })
+  local file = edit('pkg/src/x.txt')
+  local function press_q()
+    local buf = vim.api.nvim_get_current_buf()
+    local before = #vim.api.nvim_tabpage_list_wins(0)
+    vim.api.nvim_feedkeys('q', 'mx', false)
+    return {
+      name = vim.api.nvim_buf_get_name(buf),
+      windows = { before, #vim.api.nvim_tabpage_list_wins(0) },
+      still_shown = vim.fn.bufwinid(buf) ~= -1,
+      back_to_file = vim.api.nvim_get_current_buf() == file,
+      recording = vim.fn.reg_recording(),
+    }
+  end
+  local closed = {}
+  for _, command in ipairs({ 'DshScopes', 'DshPending', 'DshPreview' }) do
+    scratch(command)
+    table.insert(closed, press_q())
+  end
+  -- Alone in the window (nothing to close): the file shown before comes back.
+  scratch('DshScopes')
+  vim.cmd('only')
+  local alone = press_q()
+  -- The install log, after an install that failed at once (install_python is /bin/false).
+  vim.cmd('DshInstall')
+  local log = vim.fn.bufnr('dsh://install')
+  wait_for(':DshInstall to fail', function()
+    return log ~= -1 and vim.b[log].dsh_status == 'error'
+  end)
+  vim.fn.win_gotoid(vim.fn.bufwinid(log))
+  local install = press_q()
+  out({ check = 'close_with_q', closed = closed, alone = alone, install = install })
+end
+
 function scenarios.preview()
   setup()
   edit('pkg/src/x.txt')

@@ -3,6 +3,7 @@
 -- the answer arrives and b:dsh_status tells scripts when it is 'ready' (or 'error').
 
 local client = require('dsh_sidecar.client')
+local keymaps = require('dsh_sidecar.keymaps')
 local methods = require('dsh_sidecar.methods')
 local session = require('dsh_sidecar.session')
 
@@ -45,6 +46,7 @@ local function open_scratch(kind, origin)
     vim.bo[buf].bufhidden = 'hide'
     vim.bo[buf].swapfile = false
     vim.bo[buf].filetype = 'markdown'
+    keymaps.close_with_q(buf)
   end
   local win = vim.fn.bufwinid(buf)
   if win == -1 then

@@ -5,6 +5,7 @@
 -- then starts the sidecars.
 
 local config = require('dsh_sidecar.config')
+local keymaps = require('dsh_sidecar.keymaps')
 
 local M = {}
 
@@ -35,6 +36,7 @@ local function open_log()
     vim.bo[buf].buftype = 'nofile'
     vim.bo[buf].bufhidden = 'hide'
     vim.bo[buf].swapfile = false
+    keymaps.close_with_q(buf)
   end
   if vim.fn.bufwinid(buf) == -1 then
     vim.cmd('botright 12split')

@@ -52,4 +52,19 @@ function M.on_attach(bufnr)
   vim.b[bufnr].dsh_hover_key = key
 end
 
+-- `q` closes a dsh:// buffer's window, as it does in many plugins' side windows; without the
+-- mapping it starts recording a macro. Buffer-local (nowait: a user's `q...` mappings do not
+-- make it wait). In the last window, where there is nothing to close, the buffer shown before
+-- takes its place (or an empty one).
+function M.close_with_q(bufnr)
+  vim.keymap.set('n', 'q', function()
+    if pcall(vim.cmd, 'close') then
+      return
+    end
+    if not pcall(vim.cmd, 'buffer #') then
+      vim.cmd('enew')
+    end
+  end, { buffer = bufnr, nowait = true, silent = true, desc = 'dsh_sidecar: close this window' })
+end
+
 return M
