@@ -31,6 +31,9 @@ The real agent CLIs (Claude Code, Codex CLI, Gemini CLI):
 - ``proxy_trap``: where every proxy variable of a run points; records outside requests.
 - ``record_hooks``: ``python -m tests.support.record_hooks`` rewrites
   tests/fixtures/agent_hooks/.
+- ``hook_processes``: ``HookAgent``, one agent session's ``dsh-sidecar hook`` processes on a real
+  store, stopped at the hook's test point and killed; ``LockHolder``, another process holding the
+  store's write lock.
 
 A test that uses the CLIs lives under tests/agents/ or is marked ``agent_clis``; it fails (never
 skips) when ``scripts/install-agent-clis`` has not been run. What the CLIs were seen to do is in

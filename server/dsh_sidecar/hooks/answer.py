@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 import attrs
 
@@ -50,9 +49,7 @@ from .config import HookConfig
 from .event import HookEvent
 from .mapping import open_session
 from .output import CAPPED_INSTRUCTION_BYTES, CAPS, Shaped, shape
-
-if TYPE_CHECKING:
-    from dsh_sidecar.sources.tmux_context import TmuxLocation
+from .prefetch import TmuxQuery, query_tmux
 
 # The agent said it loaded these files itself (the model saw them), so they are recorded as seen.
 NATIVE_NOTE = "Loaded by {agent} itself (not sent by the sidecar): {paths}"
@@ -87,8 +84,16 @@ class _Outcome:
 class EventRun:
     """The work of one event, inside the event's transaction."""
 
-    def __init__(self, store: Store, event: HookEvent, config: HookConfig) -> None:
+    def __init__(
+        self,
+        store: Store,
+        event: HookEvent,
+        config: HookConfig,
+        tmux_query: TmuxQuery | None = None,
+    ) -> None:
         self.store, self.event, self.config = store, event, config
+        # Asked before the transaction (``prefetch``); None: ask when the step wants it.
+        self.tmux_query = tmux_query
         self.now = config.clock()
         real_cwd = config.fs.resolve(event.cwd)
         self.header, self.resumed = open_session(store, event, real_cwd, self.now)
@@ -456,7 +461,7 @@ class EventRun:
             compose_env=self.env,
             instruction_state=self.state,
             read_surface=read_surface,
-            tmux_query=lambda: _query_tmux(env),
+            tmux_query=self.tmux_query or (lambda: query_tmux(env)),
             fallback_zone=lambda: settings.time_context.time_zone or _system_time_zone(env),
             warn=lambda message: None,
             dismissed=dismissed_of(store, self.sid),
@@ -481,12 +486,6 @@ def _tmux_events(store: Store, sid: str) -> tuple[Event, ...]:
     from dsh_sidecar.sessions.stepping import tmux_events
 
     return tuple(tmux_events(store, sid))
-
-
-def _query_tmux(env: Mapping[str, str]) -> TmuxLocation | None:
-    from dsh_sidecar.sources.tmux_context import query_tmux
-
-    return query_tmux(os.getppid(), env=env)
 
 
 def _system_time_zone(env: Mapping[str, str]) -> str:

@@ -8,7 +8,7 @@ pipe, at most a few ten kilobytes; the reverse order, commit then print, would l
 a hook killed between the two and need an undo in an append-only log.)
 
 What needs no lock is done before the transaction: the answered-already check (repeated inside,
-where it is authoritative) and the read of the spooled touches. Spooled touches are consumed
+where it is authoritative), the read of the spooled touches and the tmux query (``prefetch``). Spooled touches are consumed
 by id in the event's own transaction and removed from the spool only after its commit
 (``sessions/spool.py``), so a kill anywhere loses none and delivers none twice.
 """
@@ -23,6 +23,7 @@ from . import testpoint
 from .config import HookConfig
 from .event import HookEvent
 from .mapping import session_id_of
+from .prefetch import tmux_before_lock
 
 
 def handle(
@@ -39,6 +40,7 @@ def handle(
     spool = config.spool()
     # An event that answers nothing leaves kept touches for one that does.
     kept = spool.read(sid) if event.kind != "other" else []
+    tmux = tmux_before_lock(store, event, config, sid)
     testpoint.stage(config.env, "begin")
     with store.transaction():
         if key is not None and store.hook_event_seen(sid, key):
@@ -46,7 +48,7 @@ def handle(
         from .answer import EventRun
         from .output import envelope
 
-        run = EventRun(store, event, config)
+        run = EventRun(store, event, config, tmux)
         fresh = [k for k in kept if not store.hook_event_seen(run.sid, k.consumed_key)]
         shaped = run.answer(list(dict.fromkeys(p for k in fresh for p in k.paths)))
         for entry in fresh:

@@ -1,7 +1,8 @@
-"""Spooled touches against killed and waiting hook processes: real ``dsh-sidecar hook``
-processes on one real store, stopped where a test wants them through the hook's test point
-(``DSH_TEST_HOOK_PAUSE``, a FIFO), killed with ``os.kill``. Every touch a busy hook kept is
-delivered exactly once, whichever moment a kill hits; a lock held for a second is waited for."""
+"""Real ``dsh-sidecar hook`` processes of one Claude Code session on one real store, and the
+moments between: ``HookAgent`` runs events (to their end, or stopped at a stage of the hook's
+test point, ``DSH_TEST_HOOK_PAUSE``, then killed or let go on), reads ``sessions`` and the spool;
+``LockHolder`` is another process holding the store's write lock until released.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from dsh_sidecar.sessions.spool import Spool
 STAGE_WAIT_S = 60  # only bounds a hook that never reaches its stage (a failing test)
 
 
-class Agent:
+class HookAgent:
     """A Claude Code session of one project, its hooks run as real processes."""
 
     def __init__(self, tmp: Path, sid: str) -> None:
@@ -73,7 +74,9 @@ class Agent:
     def prompt(self, text: str) -> bytes:
         return self.payload("UserPromptSubmit", prompt=text)
 
-    def start(self, payload: bytes, pause: str | None = None) -> subprocess.Popen[bytes]:
+    def start(
+        self, payload: bytes, pause: str | None = None, *args: str
+    ) -> subprocess.Popen[bytes]:
         env = dict(self.env)
         if pause is not None:
             env["DSH_TEST_HOOK_PAUSE"] = f"{pause}:{self.fifo}"
@@ -82,15 +85,15 @@ class Agent:
         event.write_bytes(payload)
         with event.open("rb") as stdin:
             return subprocess.Popen(
-                [sys.executable, "-m", "dsh_sidecar", "hook", "--agent", "claude"],
+                [sys.executable, "-m", "dsh_sidecar", "hook", "--agent", "claude", *args],
                 stdin=stdin,
                 stdout=subprocess.PIPE,
                 env=env,
             )
 
-    def hook(self, payload: bytes) -> str:
+    def hook(self, payload: bytes, *args: str) -> str:
         """One event run to its end; the text it added ("" for none)."""
-        proc = self.start(payload)
+        proc = self.start(payload, None, *args)
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == 0
         return text_of(out)
@@ -153,7 +156,7 @@ def text_of(out: bytes) -> str:
     return text
 
 
-class Holder:
+class LockHolder:
     """Another process holding the store's write lock until released."""
 
     def __init__(self, store: Path) -> None:
@@ -173,112 +176,3 @@ class Holder:
         self.proc.stdin.write("\n")
         self.proc.stdin.close()
         assert self.proc.wait(60) == 0
-
-
-@pytest.fixture
-def agent(tmp_path: Path) -> Agent:
-    a = Agent(tmp_path, "s1")
-    assert "ROOT-AGENTS" in a.hook(a.payload("SessionStart", source="startup"))
-    return a
-
-
-def keep_two(agent: Agent) -> None:
-    """What two busy events of the session left in the spool."""
-    agent.spool.keep(agent.session, (str(agent.root / "pkg/x.py"),))
-    agent.spool.keep(agent.session, (str(agent.root / "other/y.py"),))
-
-
-def test_a_hook_killed_inside_its_transaction_leaves_every_spooled_touch_for_the_next_event(
-    agent: Agent,
-) -> None:
-    keep_two(agent)
-    killed = agent.start(agent.read("notes.txt", "t1"), pause="printed")
-    agent.reached(killed, "printed")  # printed, not committed: the agent throws it away
-    printed = agent.kill(killed)
-    assert printed.count("PKG-AGENTS") == 1 and printed.count("OTHER-AGENTS") == 1
-    assert agent.waiting_json() == [str(agent.root / "pkg/x.py"), str(agent.root / "other/y.py")]
-
-    text = agent.hook(agent.prompt("go on"))
-    assert text.count("PKG-AGENTS") == 1 and text.count("OTHER-AGENTS") == 1
-    assert agent.waiting_json() == []
-    assert agent.spool.read(agent.session) == []  # settled after the commit
-    again = agent.hook(agent.read("notes.txt", "t2"))
-    assert "PKG-AGENTS" not in again and "OTHER-AGENTS" not in again
-
-
-def test_a_hook_killed_after_its_commit_delivers_nothing_twice(agent: Agent) -> None:
-    keep_two(agent)
-    killed = agent.start(agent.read("notes.txt", "t1"), pause="committed")
-    agent.reached(killed, "committed")
-    delivered = agent.kill(killed)
-    assert delivered.count("PKG-AGENTS") == 1 and delivered.count("OTHER-AGENTS") == 1
-    # The spool still holds both entries, but the store says they were consumed.
-    assert len(agent.spool.read(agent.session)) == 2
-    assert agent.waiting_json() == []
-
-    text = agent.hook(agent.prompt("go on"))
-    assert "PKG-AGENTS" not in text and "OTHER-AGENTS" not in text
-    assert agent.spool.read(agent.session) == []  # and now they are gone from it too
-    assert "PKG-AGENTS" not in agent.hook(agent.read("pkg/x.py", "t2"))
-
-
-def test_a_kill_between_the_spool_being_set_aside_and_removed_loses_nothing(
-    agent: Agent,
-) -> None:
-    """What an older dsh-sidecar, or a kill during settling, leaves: ``<name>.jsonl.<suffix>``
-    beside the live file, holding one entry of its own and one already in the live file."""
-    keep_two(agent)
-    (live,) = [p for p in Path(agent.spool.directory).iterdir()]
-    legacy = json.dumps([str(agent.root / "pkg/x.py")])
-    aside = live.read_text().splitlines()[1]  # other/y.py's entry, written back twice
-    live.with_name(live.name + ".4242").write_text(legacy + "\n" + aside + "\n")
-
-    text = agent.hook(agent.prompt("go on"))
-    assert text.count("PKG-AGENTS") == 1 and text.count("OTHER-AGENTS") == 1
-    assert list(Path(agent.spool.directory).iterdir()) == []
-
-
-def test_a_lock_held_for_a_second_is_waited_for_not_spooled(agent: Agent) -> None:
-    holder = Holder(agent.home / "sessions.sqlite3")
-    try:
-        waiting = agent.start(agent.read("pkg/x.py", "t1"), pause="begin")
-        agent.reached(waiting, "begin")
-        agent.go_on()  # to BEGIN IMMEDIATE, where the lock is held
-        time.sleep(1.0)  # the other process's one second with the lock, not a synchronisation
-    finally:
-        holder.release()
-    out, _ = waiting.communicate(timeout=60)
-    assert waiting.returncode == 0
-    assert text_of(out).count("PKG-AGENTS") == 1
-    assert "store busy" not in agent.log()
-    assert agent.spool.read(agent.session) == []
-
-
-def test_sessions_and_doctor_show_spooled_touches_as_touches_waiting(agent: Agent) -> None:
-    holder = Holder(agent.home / "sessions.sqlite3")
-    try:  # held for longer than the hook may wait: its touch is kept
-        assert agent.hook(agent.read("pkg/x.py", "t1")) == ""
-    finally:
-        holder.release()
-    assert "store busy: kept 1 touch(es)" in agent.log()
-    agent.spool.keep(agent.session, (str(agent.root / "other/y.py"),))
-
-    listing = agent.cli("sessions").splitlines()
-    assert "  pending  2 touches waiting" in listing
-    assert agent.waiting_json() == [str(agent.root / "pkg/x.py"), str(agent.root / "other/y.py")]
-    doctor = subprocess.run(
-        [sys.executable, "-m", "dsh_sidecar", "doctor"],
-        capture_output=True,
-        text=True,
-        env=agent.env,
-        cwd=agent.root,
-        timeout=60,
-    ).stdout.splitlines()
-    assert [line.split(None, 1)[1] for line in doctor if line.startswith("spool ")] == [
-        f"2 touches waiting for {agent.session}"
-    ]
-
-    text = agent.hook(agent.prompt("go on"))
-    assert text.count("PKG-AGENTS") == 1 and text.count("OTHER-AGENTS") == 1
-    assert "  pending  nothing" in agent.cli("sessions").splitlines()
-    assert agent.waiting_json() == []
