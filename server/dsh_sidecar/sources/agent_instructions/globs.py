@@ -18,12 +18,18 @@ ignored, and a ``!`` pattern applies to nothing. Matched against the path from t
 Patterns come from the repository, so they are untrusted: matching runs the pattern as a small
 automaton over the path, one step per character (no backtracking, so ``*a*a*a*b`` against a long
 name costs the same as any other pattern), and a pattern that is too long or expands to too many
-brace alternatives is refused (``None``), matching nothing.
+brace alternatives is refused (``None``), matching nothing. A pattern's brace alternatives run as
+one automaton, not one after another: alternatives that begin alike share their states, and so
+do those that end alike (``src/{a,b,…}/**/*.py`` steps through ``src/`` once and through
+``/**/*.py`` once), so 64 alternatives cost about what their differences cost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal
 
 import attrs
 
@@ -38,7 +44,8 @@ Token = tuple[int, str, bool]  # kind, characters (literal or class), negated cl
 
 @attrs.frozen
 class Glob:
-    """One compiled pattern: its brace alternatives, each a token list.
+    """One compiled pattern: its brace alternatives as one automaton (``_merge``), and the
+    literal text each alternative's matches start and end with.
 
     ``vscode``: the pattern is VS Code's (``compile_vscode_glob``); ``matches`` then wants the
     file's path from the project root and ``base``, the project root, to make it absolute.
@@ -46,13 +53,13 @@ class Glob:
     """
 
     pattern: str
-    alternatives: tuple[tuple[Token, ...], ...]
+    automaton: _Merged
+    # Per alternative (each distinct pair once): the literal text every match starts and ends
+    # with (``{a,b}/*.py`` has one pair per first segment, ``x.{c,h}`` two).
+    literal_ends: tuple[tuple[str, str], ...]
     vscode: bool = False
     everything: bool = False
     lowercase: bool = False  # the path is matched lower-cased (the pattern already is)
-    _literal_ends: tuple[tuple[str, str], ...] | None = attrs.field(
-        default=None, eq=False, repr=False, alias="_literal_ends"
-    )
 
     def matches(self, path: str, base: str = "") -> bool:
         if self.everything:
@@ -63,27 +70,41 @@ class Glob:
             path = path.lower()
         if len(path) > MAX_PATH_LENGTH:
             return False
-        for tokens, (prefix, suffix) in zip(self.alternatives, self.literal_ends, strict=True):
-            # Most globs of a rule set fail on their literal ends ("src/", ".py") at once; only
-            # those that pass run the automaton.
-            if len(path) < len(prefix) + len(suffix):
-                continue
-            if path.startswith(prefix) and path.endswith(suffix) and _run(tokens, path):
-                return True
+        # Most globs of a rule set fail on their literal ends ("src/", ".py") at once; only
+        # those that pass run the automaton (every alternative's at once: one whose ends
+        # failed cannot match in it either).
+        for prefix, suffix in self.literal_ends:
+            if (
+                len(path) >= len(prefix) + len(suffix)
+                and path.startswith(prefix)
+                and path.endswith(suffix)
+            ):
+                return _run_merged(self.automaton, path)
         return False
 
-    @property
-    def literal_ends(self) -> tuple[tuple[str, str], ...]:
-        """Per alternative, the literal text every match starts and ends with."""
-        found = self._literal_ends
-        if found is None:
-            found = tuple(_literal_ends(tokens) for tokens in self.alternatives)
-            object.__setattr__(self, "_literal_ends", found)
-        return found
+
+def _glob(
+    pattern: str, expanded: list[str], below: Literal["", "also", "only"] = "", **flags: bool
+) -> Glob:
+    """The ``Glob`` of ``pattern``'s brace alternatives ``expanded``. ``below`` (Claude Code's
+    directories): "also", each alternative matches as written and with "/**" after it
+    (everything below what it names); "only", with "/**" only (a pattern ending in "/")."""
+    alternatives = tuple(_tokens(alternative) for alternative in expanded)
+    if compiling is not None:
+        compiling.count += sum(len(tokens) for tokens in alternatives)
+    ends = (_literal_ends(tokens) for tokens in alternatives)
+    if below:
+        # A path below what an alternative names starts as its matches do, and ends otherwise.
+        ends = ((prefix, "") for prefix, _ in ends)
+    return Glob(pattern, _merge(alternatives, below), tuple(dict.fromkeys(ends)), **flags)
 
 
 def compile_glob(pattern: str) -> Glob | None:
     """The compiled ``pattern``, or None when it is empty or too complex to trust."""
+    return _compiled("root", pattern, _compile_glob)
+
+
+def _compile_glob(pattern: str) -> Glob | None:
     text = pattern.strip()
     while text.startswith("./"):
         text = text[2:]
@@ -93,7 +114,7 @@ def compile_glob(pattern: str) -> Glob | None:
     expanded = _expand(text)
     if expanded is None:
         return None
-    return Glob(pattern, tuple(_tokens(alternative) for alternative in expanded))
+    return _glob(pattern, expanded)
 
 
 VSCODE_EVERYTHING = frozenset({"*", "**", "**/*"})
@@ -103,9 +124,13 @@ def compile_vscode_glob(pattern: str) -> Glob | None:
     """``pattern`` as GitHub Copilot in VS Code matches an ``applyTo`` glob, or None when it is
     empty or too complex. ``matches(rel, base=project_root)`` then answers for the file at
     ``project_root/rel``."""
+    return _compiled("vscode", pattern, _compile_vscode_glob)
+
+
+def _compile_vscode_glob(pattern: str) -> Glob | None:
     text = pattern.strip()
     if text in VSCODE_EVERYTHING:
-        return Glob(pattern, (), vscode=True, everything=True)
+        return Glob(pattern, _NOTHING, (), vscode=True, everything=True)
     if not text.startswith(("/", "**/")):
         text = "**/" + text
     # Matched against the absolute path without its leading "/": a pattern that starts with
@@ -116,15 +141,20 @@ def compile_vscode_glob(pattern: str) -> Glob | None:
     expanded = _expand(text)
     if expanded is None:
         return None
-    return Glob(pattern, tuple(_tokens(alternative) for alternative in expanded), vscode=True)
+    return _glob(pattern, expanded, vscode=True)
 
 
 def compile_claude_glob(pattern: str) -> Glob | None:
     """``pattern`` as Claude Code matches a rule's ``paths`` glob (module docstring), or None
     when it is empty or too complex; ``matches`` then wants the path from the project root."""
+    return _compiled("claude", pattern, _compile_claude_glob)
+
+
+def _compile_claude_glob(pattern: str) -> Glob | None:
     text = pattern.strip()
     if text.startswith("!"):
-        return Glob(pattern, (), lowercase=True)  # observed: a negated pattern loads nothing
+        # Observed: a negated pattern loads nothing.
+        return Glob(pattern, _NOTHING, (), lowercase=True)
     directory_only = text.endswith("/")
     text = text.rstrip("/")
     if text.startswith("/"):
@@ -137,15 +167,44 @@ def compile_claude_glob(pattern: str) -> Glob | None:
     expanded = _expand(text)
     if expanded is None:
         return None
-    below: Token = (_REST, "", False)
-    alternatives: list[tuple[Token, ...]] = []
-    for alternative in expanded:
-        tokens = _tokens(alternative)
-        if not directory_only:
-            alternatives.append(tokens)
-        # A pattern that matches a directory covers everything below it.
-        alternatives.append((*tokens, (_LITERAL, "/", False), below))
-    return Glob(pattern, tuple(alternatives), lowercase=True)
+    # A pattern that matches a directory covers everything below it.
+    return _glob(pattern, expanded, "only" if directory_only else "also", lowercase=True)
+
+
+# --- compiled once ------------------------------------------------------------------------------
+
+# Compiled globs by dialect and pattern, the most recently used kept while their automata hold
+# at most this many nodes together (a node is a token and its successors: some 100 bytes). A
+# request reads the same rule files more than once (the sidecar's chain, then each agent's
+# simulation) and the next request reads them again, so each pattern is compiled once while it
+# is in use; a glob is never changed once made, so one object serves every thread.
+CACHE_NODES = 400_000
+_cache: OrderedDict[tuple[str, str], Glob | None] = OrderedDict()
+_cache_nodes = 0
+_cache_lock = threading.Lock()
+
+
+def _compiled(dialect: str, pattern: str, compile_one: Callable[[str], Glob | None]) -> Glob | None:
+    global _cache_nodes
+    key = (dialect, pattern)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    made = compile_one(pattern)
+    size = _nodes(made)
+    with _cache_lock:
+        if key not in _cache and size <= CACHE_NODES:
+            _cache[key] = made
+            _cache_nodes += size
+            while _cache_nodes > CACHE_NODES:
+                _, dropped = _cache.popitem(last=False)
+                _cache_nodes -= _nodes(dropped)
+    return made
+
+
+def _nodes(glob: Glob | None) -> int:
+    return 1 if glob is None else len(glob.automaton.kinds)
 
 
 def glob_matches(pattern: str, relative_path: str) -> bool:
@@ -301,13 +360,16 @@ def _literal_ends(tokens: tuple[Token, ...]) -> tuple[str, str]:
 
 class StepCount:
     """Automaton steps taken while ``counting`` is set (states stepped, summed over the path's
-    characters); the property tests compare its growth, never a time."""
+    characters), and tokens made while ``compiling`` is set (summed over a pattern's brace
+    alternatives, one per compilation); the property tests compare their growth, never a
+    time."""
 
     def __init__(self) -> None:
         self.count = 0
 
 
 counting: StepCount | None = None
+compiling: StepCount | None = None
 
 
 def _run(tokens: tuple[Token, ...], path: str) -> bool:
@@ -362,4 +424,187 @@ def _closure(
             if state not in out:
                 out.add(state)
                 pending.append(state)
+    return out
+
+
+# --- the alternatives as one automaton --------------------------------------------------------
+
+_ACCEPT = 0  # the state past the last token of some alternative
+
+
+@attrs.frozen
+class _Merged:
+    """Every alternative's tokens in one graph: node ``n`` (from 1) is a token (``kinds[n]``,
+    ``members[n]``, ``negated[n]``) and ``after[n]`` the nodes that may come next, ``_ACCEPT``
+    among them where an alternative can end. States are encoded ``node * 2 + inside`` (inside a
+    ``**/``), as ``_run``'s ``(index, inside)``."""
+
+    kinds: tuple[int, ...]
+    members: tuple[str, ...]
+    negated: tuple[bool, ...]
+    after: tuple[tuple[int, ...], ...]  # encoded states (inside clear)
+    start: tuple[int, ...]  # encoded states before the first character
+
+
+def _merge(alternatives: tuple[tuple[Token, ...], ...], below: str = "") -> _Merged:
+    """One graph for ``alternatives``: the tokens every alternative starts with, once; then the
+    middles, as a trie (middles that begin alike share their nodes); then the tokens every
+    alternative ends with, once. Brace expansion makes exactly that shape (``src/{a,b}/*.py``:
+    ``src/``, then ``a`` or ``b``, then ``/*.py``), and it accepts what the alternatives
+    accept: a path that one of them matches, no other. Nodes: at most the alternatives' tokens
+    together, and for an expanded brace about the length of the pattern. ``below`` (Claude
+    Code's directories, ``Glob.below``): after the last token, "/" and then anything, as well
+    as the end ("also") or instead of it ("only")."""
+    kinds, members, negated = [-1], [""], [False]
+    after: list[list[int]] = [[]]
+
+    def node(token: Token) -> int:
+        kinds.append(token[0])
+        members.append(token[1])
+        negated.append(token[2])
+        after.append([])
+        return len(kinds) - 1
+
+    def chain(tokens: Sequence[Token]) -> tuple[int, int]:
+        """A run of nodes, one per token; its first and last node (``0, 0`` for none)."""
+        first = last = 0
+        for token in tokens:
+            made = node(token)
+            if last:
+                after[last].append(made * 2)
+            else:
+                first = made
+            last = made
+        return first, last
+
+    if not alternatives:
+        return _NOTHING
+    head = _common_start(alternatives)
+    shortest = min(len(tokens) for tokens in alternatives)
+    tail = min(_common_start([tokens[::-1] for tokens in alternatives]), shortest - head)
+    first = alternatives[0]
+    head_first, head_last = chain(first[:head])
+    tail_first, tail_last = chain(first[len(first) - tail :])
+    end = _ACCEPT * 2
+    if below:
+        slash, _ = chain(((_LITERAL, "/", False), (_REST, "", False)))
+        after[slash + 1].append(_ACCEPT * 2)
+        end = slash * 2
+    if tail_last:
+        after[tail_last].append(end)
+        if below == "also":
+            after[tail_last].append(_ACCEPT * 2)
+    past_middle = tail_first * 2 if tail else end
+    # The middles' trie: ``entries`` are the states a middle starts with; ``children`` maps a
+    # node's next token to its child.
+    entries: list[int] = []
+    top: dict[Token, int] = {}
+    children: dict[int, dict[Token, int]] = {}
+    for tokens in alternatives:
+        middle = tokens[head : len(tokens) - tail]
+        if not middle:
+            entries.append(past_middle)
+            if below == "also" and not tail:
+                entries.append(_ACCEPT * 2)
+            continue
+        level = top
+        parent = 0
+        for token in middle:
+            child = level.get(token)
+            if child is None:
+                child = node(token)
+                level[token] = child
+                (after[parent] if parent else entries).append(child * 2)
+                children[child] = {}
+            parent, level = child, children[child]
+        after[parent].append(past_middle)
+        if below == "also" and not tail:
+            after[parent].append(_ACCEPT * 2)
+    entries = list(dict.fromkeys(entries))
+    start: tuple[int, ...] = tuple(entries)
+    if head_last:
+        after[head_last].extend(entries)
+        start = (head_first * 2,)
+    return _Merged(
+        tuple(kinds),
+        tuple(members),
+        tuple(negated),
+        tuple(tuple(dict.fromkeys(states)) for states in after),
+        start,
+    )
+
+
+def _common_start(sequences: Sequence[tuple[Token, ...]]) -> int:
+    """How many leading tokens all ``sequences`` share: those the least and the greatest of
+    them share (any other lies between the two)."""
+    low, high = min(sequences), max(sequences)
+    for index, token in enumerate(low):
+        if token != high[index]:
+            return index
+    return len(low)
+
+
+# The automaton of no alternative: it matches nothing.
+_NOTHING = _Merged((-1,), ("",), (False,), ((),), ())
+
+_SKIPPABLE = frozenset((_STAR, _DIRS, _REST))
+
+
+def _run_merged(automaton: _Merged, path: str) -> bool:
+    """``_run`` over the merged alternatives: whether any of them matches ``path``. Each
+    character steps each state at most once, and there are at most two per node, so a run costs
+    O(len(path) * nodes), nodes never more than the alternatives' tokens together."""
+    kinds, members, negated, after = (
+        automaton.kinds,
+        automaton.members,
+        automaton.negated,
+        automaton.after,
+    )
+    states = _merged_closure(automaton, automaton.start)
+    counter = counting
+    for char in path:
+        if counter is not None:
+            counter.count += len(states)
+        following: set[int] = set()
+        for state in states:
+            node = state >> 1
+            kind = kinds[node]
+            if kind == _LITERAL:
+                if char == members[node]:
+                    following.update(after[node])
+            elif kind == _ONE:
+                if char != "/":
+                    following.update(after[node])
+            elif kind == _CLASS:
+                if char != "/" and (char in members[node]) != negated[node]:
+                    following.update(after[node])
+            elif kind == _STAR:
+                if char != "/":
+                    following.add(node * 2)
+            elif kind == _DIRS:
+                following.add(node * 2 + 1)
+                if char == "/":
+                    following.update(after[node])
+            elif kind == _REST:
+                following.add(node * 2)
+            # _ACCEPT (kind -1) consumes nothing: a path longer than the match dies there.
+        if not following:
+            return False
+        states = _merged_closure(automaton, following)
+    return _ACCEPT * 2 in states
+
+
+def _merged_closure(automaton: _Merged, states: Iterable[int]) -> set[int]:
+    """Add the states reachable without consuming a character (``*``, ``**/`` and a final
+    ``**`` may match nothing)."""
+    out = set(states)
+    pending = [state for state in out if not state & 1]
+    kinds, after = automaton.kinds, automaton.after
+    while pending:
+        node = pending.pop() >> 1
+        if kinds[node] in _SKIPPABLE:
+            for state in after[node]:
+                if state not in out:
+                    out.add(state)
+                    pending.append(state)
     return out
