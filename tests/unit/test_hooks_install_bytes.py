@@ -6,12 +6,27 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+from tests.support.property_budget import examples
 
 from dsh_sidecar.cli import main
-from dsh_sidecar.hooks.install import InstallError, hook_command, install, status, uninstall
+from dsh_sidecar.hooks.install import (
+    HOOK_EVENTS,
+    InstallError,
+    hook_command,
+    install,
+    is_ours,
+    status,
+    uninstall,
+    with_our_hooks,
+    without_our_hooks,
+)
 
 Capture = pytest.CaptureFixture[bytes]
 EXE = "/opt/dsh/bin/dsh-sidecar"
@@ -324,3 +339,88 @@ def test_cli_refuses_an_ambiguous_file(project: Path, capsysbinary: Capture) -> 
     )
     assert (code, out) == (2, "") and "half a surrogate pair" in err and "Traceback" not in err
     assert settings.read_bytes() == b'{"s": "\\ud800"}'
+
+
+# --- any document, any layout ---------------------------------------------------------------
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(codec="utf-8"), max_size=8)
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+HANDLERS = st.sampled_from(
+    [THEIRS, {"type": "command", "command": "/old/bin/dsh-sidecar hook --agent claude"}, {"x": 1}]
+)
+GROUPS = st.fixed_dictionaries(
+    {"hooks": st.lists(HANDLERS, max_size=3)}, optional={"matcher": st.sampled_from(["Read", "*"])}
+)
+EVENTS = st.sampled_from(["SessionStart", "PostToolUse", "Stop", "Notification"])
+HOOK_TABLES = st.dictionaries(EVENTS, st.lists(GROUPS, max_size=3), max_size=4)
+DOCUMENTS = st.dictionaries(st.text(max_size=6).filter(lambda k: k != "hooks"), VALUES, max_size=4)
+
+
+@st.composite
+def settings_files(draw: st.DrawFn) -> bytes:
+    document = draw(DOCUMENTS)
+    if draw(st.booleans()):
+        items = list(document.items())
+        items.insert(draw(st.integers(0, len(items))), ("hooks", draw(HOOK_TABLES)))
+        document = dict(items)
+    indent = draw(st.sampled_from([None, 0, 1, 2, 4, "\t"]))
+    separators = draw(st.sampled_from([(",", ":"), (", ", ": "), (" ,", " : ")]))
+    text = json.dumps(
+        document, indent=indent, separators=separators, ensure_ascii=draw(st.booleans())
+    )
+    if draw(st.booleans()):
+        text = text.replace("\n", "\r\n")
+    return (text + draw(st.sampled_from(["", "\n", "\r\n", "  \n"]))).encode("utf-8")
+
+
+@hsettings(max_examples=examples(300), deadline=None)
+@given(original=settings_files(), agent=st.sampled_from(["claude", "gemini"]))
+def test_any_file_in_any_layout_round_trips(original: bytes, agent: str) -> None:
+    document = json.loads(original)
+    hooks = document.get("hooks") or {}
+    ours_before = any(
+        is_ours(handler, agent)
+        for groups in hooks.values()
+        for group in groups
+        for handler in group["hooks"]
+    )
+    # An empty list (or "hooks" object) our entries went into comes out emptied by us, and
+    # goes: only the record knows it was there.
+    filled = document.get("hooks") == {} or any(
+        hooks[e.event] == [] for e in HOOK_EVENTS[agent] if e.event in hooks
+    )
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "settings.json"
+        path.write_bytes(original)
+        records = str(Path(scratch) / "records")
+        install(agent, str(path), cmd(agent), records=records)
+        assert status(agent, str(path)).installed
+        assert not install(agent, str(path), cmd(agent), records=records).changed
+        uninstall(agent, str(path), records=records)
+        if not ours_before:
+            assert path.read_bytes() == original
+        else:  # an older entry of ours is not brought back
+            assert status(agent, str(path)).state == "not installed"
+            assert json.loads(path.read_bytes()) == without_our_hooks(document, agent, str(path))
+        # Without the record, only our entries come out of the text.
+        path.write_bytes(original)
+        install(agent, str(path), cmd(agent))
+        uninstall(agent, str(path))
+        if not filled and not ours_before:
+            assert path.read_bytes() == original
+        expected = without_our_hooks(
+            with_our_hooks(document, agent, cmd(agent), str(path)), agent, str(path)
+        )
+        assert json.loads(path.read_bytes()) == expected
