@@ -74,8 +74,8 @@ def once(event: Mapping[str, object], env: dict[str, str], kind: str) -> float:
 
 
 def busy(root: Path, files: list[Path], env: dict[str, str], runs: int) -> list[float]:
-    """After-tool events while another process holds the store's write lock (they keep their
-    touches for later and answer within a second)."""
+    """After-tool events while another process holds the store's write lock (they wait what the
+    installed timeout leaves them, ``hooks/budget.py``, then keep their touches for later)."""
     store = Path(env["DSH_HOME"]) / "sessions.sqlite3"
     holder = subprocess.Popen(
         [

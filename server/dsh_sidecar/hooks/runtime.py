@@ -7,10 +7,22 @@ hook processes of one session never interleave. (The answer is written whole to 
 pipe, at most a few ten kilobytes; the reverse order, commit then print, would lose the answer of
 a hook killed between the two and need an undo in an append-only log.)
 
-What needs no lock is done before the transaction: the answered-already check (repeated inside,
-where it is authoritative), the read of the spooled touches and the tmux query (``prefetch``). Spooled touches are consumed
-by id in the event's own transaction and removed from the spool only after its commit
-(``sessions/spool.py``), so a kill anywhere loses none and delivers none twice.
+Spooled touches are consumed by id in the event's own transaction and removed from the spool
+only after its commit (``sessions/spool.py``), so a kill anywhere loses none and delivers none
+twice.
+
+Where each part of an event runs, against the write lock (every other hook of the store waits
+while it is held):
+
+- before ``BEGIN IMMEDIATE``, without it: the answered-already check (repeated inside, where it is
+  authoritative), the read of the spool, the tmux query (``prefetch``);
+- inside, by design: the store's reads and writes, and the print (above): one write of an
+  answer bounded by the byte budget to the agent's pipe;
+- inside, still: the engine's filesystem work (the session directory resolved, the project root
+  found, the baseline's and the projection's probes and reads of instruction files, the model of
+  what the agent loads itself). It decides from what the log says was sent, so running it before
+  the lock needs a snapshot of the session to run it against; until then the wait it can cause
+  is bounded by the other hook's budget, past which that hook spools (``budget``).
 """
 
 from __future__ import annotations
