@@ -192,13 +192,19 @@ def _hooks_parser(sub: Any) -> None:
         ("status", "show, per agent and scope, whether the hooks are installed"),
     ):
         parser = actions.add_parser(action, help=text)
-        parser.add_argument(
-            "--agent",
-            choices=AGENT_CHOICES,
-            required=action != "status",
-            help="the agent (status: every agent when left out)",
-        )
-        if action != "status":
+        if action == "status":
+            parser.add_argument(
+                "--agent", choices=AGENT_CHOICES, help="only this agent (default: every agent)"
+            )
+        else:
+            # A heading of its own: argparse lists every option under "options", which reads as
+            # optional, and install or uninstall without an agent has nothing to change.
+            parser.add_argument_group("required arguments").add_argument(
+                "--agent",
+                choices=AGENT_CHOICES,
+                required=True,
+                help="the agent whose settings file to change",
+            )
             parser.add_argument(
                 "--scope",
                 choices=("project", "user"),

@@ -577,6 +577,43 @@ def test_usage_errors_show_the_usage_of_their_command(
     assert run(capsysbinary, *argv) == (2, b"", f"{usage}\n{error}\n")
 
 
+def test_hooks_install_and_uninstall_show_agent_as_required(
+    capsysbinary: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")  # argparse wraps usage at the terminal width
+    for action in ("install", "uninstall"):
+        pad = " " * len(f"usage: dsh-sidecar hooks {action} ")
+        assert run(capsysbinary, "hooks", action, "--help") == (
+            0,
+            f"usage: dsh-sidecar hooks {action} [-h] --agent {{claude,codex,gemini}}"
+            " [--scope {project,user}]\n"
+            f"{pad}[--root DIR]\n"
+            "\n"
+            "options:\n"
+            "  -h, --help            show this help message and exit\n"
+            "  --scope {project,user}\n"
+            "                        the project's settings (default) or the user's\n"
+            "  --root DIR            the project directory (default: the current directory's"
+            " project root)\n"
+            "\n"
+            "required arguments:\n"
+            "  --agent {claude,codex,gemini}\n"
+            "                        the agent whose settings file to change\n".encode(),
+            "",
+        )
+        code, out, err = run(capsysbinary, "hooks", action)
+        assert (code, out) == (2, b"")
+        assert err.endswith(
+            f"dsh-sidecar hooks {action}: error: the following arguments are required: --agent\n"
+        )
+    code, out, _ = run(capsysbinary, "hooks", "status", "--help")
+    assert code == 0
+    assert out.startswith(
+        b"usage: dsh-sidecar hooks status [-h] [--agent {claude,codex,gemini}] [--root DIR]\n"
+    )
+    assert b"required" not in out
+
+
 def test_version(capsysbinary: Capture) -> None:
     assert run(capsysbinary, "--version") == (0, f"dsh-sidecar {__version__}\n".encode(), "")
 
@@ -635,7 +672,7 @@ def test_doctor_reports_the_default_home_when_dsh_home_is_blank(
     code, out, _ = run(capsysbinary, "doctor")
     assert code == 0
     home = env / "os-home" / ".dsh"
-    assert doctor_rows(out)["DSH_HOME"] == f"{home} (default (DSH_HOME is blank))"
+    assert doctor_rows(out)["DSH_HOME"] == f"{home} (default: DSH_HOME is blank)"
 
 
 def test_doctor_existing_store_is_writable(env: Path, capsysbinary: Capture) -> None:

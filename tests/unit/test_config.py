@@ -87,8 +87,8 @@ def test_expand_tilde_leaves_other_paths_alone() -> None:
     [
         ("/e", {"DSH_HOME": "/x"}, "setting instructions.dshHome"),
         (None, {"DSH_HOME": "/x"}, "environment DSH_HOME"),
-        (None, {"DSH_HOME": "  "}, "default (DSH_HOME is blank)"),
-        (None, {}, "default (DSH_HOME is unset)"),
+        (None, {"DSH_HOME": "  "}, "default: DSH_HOME is blank"),
+        (None, {}, "default: DSH_HOME is unset"),
     ],
 )
 def test_describe_dsh_home_names_the_rule(

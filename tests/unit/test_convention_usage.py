@@ -52,8 +52,9 @@ def test_a_project_using_conventions_that_are_off(tmp_path: Path) -> None:
         "(pkg/AGENTS.override.md): set instructions.overrideFiles to true to read it",
         "Claude Code's convention @path imports another file (CLAUDE.md): set "
         "instructions.imports to true to read it",
-        "GitHub Copilot's convention .github/instructions holds rules for the files they name "
-        '(.github/copilot-instructions.md): add "copilot" to instructions.ruleSets to read it',
+        "GitHub Copilot's convention .github/copilot-instructions.md holds repository-wide "
+        'instructions (.github/copilot-instructions.md): add "copilot" to instructions.ruleSets '
+        "to read it",
         "Claude Code's convention .claude/rules holds rules for the files they name "
         '(.claude/rules/x.md): add "claude" to instructions.ruleSets to read it',
         "Claude Code's convention keeps user-global instructions in your home directory "
@@ -89,6 +90,37 @@ def test_a_document_names_what_it_uses(tmp_path: Path) -> None:
     assert [(c.setting, c.paths) for c in claude] == [("instructions.imports", ("docs/a.md",))]
     rule = document_conventions(f"{root}/.claude/rules/x.md", root, off, LOCAL_FS, home)
     assert [c.enable for c in rule] == ['add "claude" to instructions.ruleSets']
+
+
+def test_copilots_repository_wide_file_is_not_called_a_rule_for_some_files(
+    tmp_path: Path,
+) -> None:
+    # .github/copilot-instructions.md applies to every file; the .instructions.md files of
+    # .github/instructions apply to the files their applyTo names.
+    write_tree(
+        tmp_path,
+        {
+            "p/.git/": "",
+            "p/.github/copilot-instructions.md": "wide\n",
+            "p/.github/instructions/py.instructions.md": "---\napplyTo: '**/*.py'\n---\npy\n",
+        },
+    )
+    root, home = tmp_path / "p", tmp_path / "home"
+    assert conventions(root, root, home, InstructionSettings()) == [
+        "GitHub Copilot's convention .github/instructions holds rules for the files they name, "
+        "and .github/copilot-instructions.md holds repository-wide instructions "
+        "(.github/copilot-instructions.md, .github/instructions/py.instructions.md): "
+        'add "copilot" to instructions.ruleSets to read it'
+    ]
+    off = InstructionSettings()
+    effects = [
+        [c.effect for c in document_conventions(str(root / rel), str(root), off, LOCAL_FS, "")]
+        for rel in (".github/copilot-instructions.md", ".github/instructions/py.instructions.md")
+    ]
+    assert effects == [
+        [".github/copilot-instructions.md holds repository-wide instructions"],
+        [".github/instructions holds rules for the files they name"],
+    ]
 
 
 def cli(tmp_path: Path, cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:

@@ -188,7 +188,7 @@ def test_the_cli_under_an_empty_home_names_the_real_home(tmp_path: Path) -> None
         check=False,
     )
     line = next(x for x in done.stdout.splitlines() if x.startswith("DSH_HOME"))
-    assert f"{os.path.join(_password_home(), '.dsh')} (default (DSH_HOME is unset))" in line
+    assert f"{os.path.join(_password_home(), '.dsh')} (default: DSH_HOME is unset)" in line
     assert done.returncode == 0, done.stdout + done.stderr
 
 

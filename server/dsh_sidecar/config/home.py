@@ -72,10 +72,10 @@ def describe_dsh_home(
     else:
         from_env = env.get("DSH_HOME")
         if from_env is None:
-            chosen, origin = None, "default (DSH_HOME is unset)"
+            chosen, origin = None, "default: DSH_HOME is unset"
         elif not js_trim(from_env):
             # Upstream counts a blank or whitespace-only value as unset.
-            chosen, origin = None, "default (DSH_HOME is blank)"
+            chosen, origin = None, "default: DSH_HOME is blank"
         else:
             chosen, origin = from_env, "environment DSH_HOME"
     if chosen is None:

@@ -107,12 +107,25 @@ def imports_convention(paths: tuple[str, ...] = ()) -> OffConvention:
     )
 
 
-def rule_set_convention(rule_set: RuleSet, paths: tuple[str, ...] = ()) -> OffConvention:
+def rule_set_convention(
+    rule_set: RuleSet, paths: tuple[str, ...] = (), *, document: str | None = None
+) -> OffConvention:
+    """A rule set in use while off. Its folder's rules apply to the files their globs name, but a
+    repository-wide file of the set (Copilot's ``.github/copilot-instructions.md``) applies to
+    every file: the effect names each kind that ``paths`` (or the one ``document``, relative to
+    the project root) holds."""
+    files = paths if document is None else (document,)
+    wide = tuple(f for f in rule_set.repository_files if f in files)
+    effects = []
+    if len(wide) < len(files) or not files:
+        effects.append(f"{rule_set.folder} holds rules for the files they name")
+    if wide:
+        effects.append(f"{' and '.join(wide)} holds repository-wide instructions")
     return OffConvention(
         RULE_SETS_KEY,
         f'add "{rule_set.name}" to {RULE_SETS_KEY}',
         rule_set.agent,
-        f"{rule_set.folder} holds rules for the files they name",
+        ", and ".join(effects),
         paths,
     )
 
@@ -145,7 +158,7 @@ def document_conventions(
         out.append(override_convention())
     rule_set = rule_set_of_path(project_root, path)
     if rule_set is not None and rule_set.name not in settings.rule_sets:
-        out.append(rule_set_convention(rule_set))
+        out.append(rule_set_convention(rule_set, document=os.path.relpath(path, project_root)))
     if text is not None and not settings.imports:
         spans = existing_imports(text, path, home, fs)
         if spans:
