@@ -1,10 +1,12 @@
 """A hostile repository against the real Gemini CLI 0.61.0 with ``dsh-sidecar hook`` installed:
 its instruction files are full of ``@`` signs that Gemini reads as file references in the text
-a SessionStart hook puts before the prompt (docs/reference/agent-clis.md, "Gemini CLI's `@`
-references"), next to real files those references name, each holding a marker. No marker may
-reach the fake model, and the instruction text must reach it as the hook means it: a backslash
-before exactly the ``@`` signs Gemini would expand at session start, nothing changed anywhere
-else.
+a SessionStart hook puts before the prompt, next to real files those references name, each
+holding a marker. The rule:
+docs/reference/agent-clis.md, Gemini CLI's @ file references.
+
+No marker may reach the fake model, and the instruction text must reach it as the hook means it:
+a backslash before exactly the ``@`` signs Gemini would expand at session start, nothing changed
+anywhere else.
 
 A control run answers the same text at SessionStart as the hook printed it before it knew
 Gemini's rule (an ``@`` escaped only at the start of a word): the markers do arrive then, so

@@ -1,6 +1,6 @@
 """The Gemini ``@`` escape (``hooks/gemini.py``, ``escape_at_references``) against a model of
-Gemini CLI 0.61.0's own ``@`` parser, written from its shipped code
-(docs/reference/agent-clis.md, "Gemini CLI's `@` references").
+Gemini CLI 0.61.0's own ``@`` parser, written from its shipped code:
+docs/reference/agent-clis.md, Gemini CLI's @ file references.
 
 The model is an independent re-implementation of that parser (the whole tokenizer: where a
 reference starts, how far it runs, which references swallow later ``@`` signs), not of the

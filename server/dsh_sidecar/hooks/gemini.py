@@ -60,9 +60,10 @@ def _call_key(data: Mapping[str, Any]) -> str | None:
     return "gemini-" + hashlib.sha1(body.encode("utf-8")).hexdigest()
 
 
-# Gemini CLI 0.61.0 reads `@` references in the text of its first prompt, and a SessionStart
-# hook's text is put in front of that prompt (docs/reference/agent-clis.md, "Gemini CLI's `@`
-# references"): an `@` opens one unless a backslash stands right before it, as long as the next
+# Gemini CLI 0.61.0 reads `@` file references in the text of its first prompt, and a
+# SessionStart hook's text is put in front of that prompt. The rule, from its shipped code:
+# docs/reference/agent-clis.md, Gemini CLI's @ file references.
+# An `@` opens a reference unless a backslash stands right before it, as long as the next
 # character can begin a path. Every character can, except whitespace (space, tab, newline,
 # carriage return), the punctuation `, ; ! ? ( ) [ ] { }`, and a dot that ends the text or is
 # followed by whitespace. The end of our text counts as "more path": Gemini closes it with

@@ -32,8 +32,9 @@ SEPARATOR = "\n\n"
 def escape_for(agent: Agent, kind: Kind, text: str) -> str:
     """``text`` as ``agent`` must be handed it at a ``kind`` event. Only Gemini CLI's
     SessionStart text goes through its ``@`` parser (headless, in front of the prompt); its
-    BeforeAgent and AfterTool texts are added after that parser ran (docs/reference/agent-clis.md,
-    "Gemini CLI's `@` references"), so a backslash there would only change what the model reads."""
+    BeforeAgent and AfterTool texts are added after that parser ran, so a backslash there would
+    only change what the model reads. See
+    docs/reference/agent-clis.md, Gemini CLI's @ file references."""
     return gemini.escape_at_references(text) if agent == "gemini" and kind == "start" else text
 
 
