@@ -345,8 +345,10 @@ class _Run:
                     read = self._unseen_read(path)
                     if read is None:
                         continue
-                    state, reason = self._rule_state(rule_set, owner, read)
-                    when = self._rule_when(rule_set, owner, read)
+                    # Read once: both the state and the time look at it.
+                    front = None if self._unreadable(read) else read_frontmatter(read.text) or {}
+                    state, reason = self._rule_state(rule_set, owner, read, front)
+                    when = self._rule_when(rule_set, owner, front)
                     self._add(path, RULE, state, reason, read, when)
 
     def _rule_owners(self, rule_set: RuleSet) -> list[str]:
@@ -365,10 +367,15 @@ class _Run:
             return [base]
         return ancestor_chain(base, self.where.file_dir)
 
-    def _rule_state(self, rule_set: RuleSet, owner: str, read: FileRead) -> tuple[str, str]:
-        if self._unreadable(read):
+    def _rule_state(
+        self,
+        rule_set: RuleSet,
+        owner: str,
+        read: FileRead,
+        front: dict[str, FrontValue] | None,
+    ) -> tuple[str, str]:
+        if front is None:
             return "unreadable", read.error or ""
-        front = read_frontmatter(read.text) or {}
         field = rule_set.glob_field
         if rule_set.always_field and front.get(rule_set.always_field) is True:
             return "loaded", f"{rule_set.always_field}: true applies it to every file"
@@ -411,12 +418,12 @@ class _Run:
                 return "loaded", f"{field} {pattern} matches {rel}{cut}"
         return "unmatched", f"{field} {shown} does not match {rel}{cut}"
 
-    def _rule_when(self, rule_set: RuleSet, owner: str, read: FileRead) -> str:
+    def _rule_when(self, rule_set: RuleSet, owner: str, front: dict[str, FrontValue] | None) -> str:
         """A rule that applies to every file arrives at start; one whose globs match the file,
         or one in a directory below the working directory, once the agent works on the file."""
         if rule_set.anchor == "walk-and-nested" and owner in self.nested_dirs():
             return AFTER_READ
-        front = read_frontmatter(read.text) or {}
+        front = front or {}
         if rule_set.always_field and front.get(rule_set.always_field) is True:
             return START
         value = front.get(rule_set.glob_field)

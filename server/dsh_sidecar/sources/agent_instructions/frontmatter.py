@@ -111,6 +111,8 @@ def _unquote(raw: str) -> str:
 
 def _strip_comment(raw: str) -> str:
     """Drop a `` #`` comment that is not inside quotes."""
+    if "#" not in raw:
+        return raw.strip()  # no comment can start: one pass in C, not a step per character
     quote: str | None = None
     for index, char in enumerate(raw):
         if quote:
@@ -124,12 +126,15 @@ def _strip_comment(raw: str) -> str:
 
 
 def _split_inline(raw: str) -> list[str]:
-    """Split ``a, "b,c", {d,e}`` on top-level commas."""
+    """Split ``a, "b,c", {d,e}`` on top-level commas. Only quotes, braces and commas change
+    anything, so the loop visits those (found by ``str.find`` in C) and not every character:
+    a glob of 64 alternatives is some 70 steps, not 400."""
     parts: list[str] = []
-    current: list[str] = []
+    start = 0
     quote: str | None = None
     depth = 0
-    for char in raw:
+    for index in offsets_of(raw, "'\"{},"):
+        char = raw[index]
         if quote:
             if char == quote:
                 quote = None
@@ -140,9 +145,20 @@ def _split_inline(raw: str) -> list[str]:
         elif char == "}" and depth:
             depth -= 1
         elif char == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    parts.append("".join(current))
+            parts.append(raw[start:index])
+            start = index + 1
+    parts.append(raw[start:])
     return [p.strip() for p in parts]
+
+
+def offsets_of(text: str, chars: str) -> list[int]:
+    """The offsets of ``chars`` in ``text``, in order: one ``str.find`` pass per character kind,
+    so the text is read a bounded number of times."""
+    found: list[int] = []
+    for char in chars:
+        at = text.find(char)
+        while at != -1:
+            found.append(at)
+            at = text.find(char, at + 1)
+    found.sort()
+    return found

@@ -26,12 +26,15 @@ do those that end alike (``src/{a,b,…}/**/*.py`` steps through ``src/`` once a
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 import attrs
+
+from .frontmatter import offsets_of
 
 MAX_PATTERN_LENGTH = 512
 MAX_ALTERNATIVES = 64
@@ -213,21 +216,21 @@ def glob_matches(pattern: str, relative_path: str) -> bool:
 
 
 def split_patterns(value: str) -> list[str]:
-    """``"a/**, {b,c}/*.ts"`` -> ``["a/**", "{b,c}/*.ts"]``: commas inside braces stay."""
+    """``"a/**, {b,c}/*.ts"`` -> ``["a/**", "{b,c}/*.ts"]``: commas inside braces stay. Only
+    braces and commas are visited (``offsets_of``), not every character."""
     parts: list[str] = []
     depth = 0
-    current: list[str] = []
-    for char in value:
+    start = 0
+    for index in offsets_of(value, "{},"):
+        char = value[index]
         if char == "{":
             depth += 1
         elif char == "}" and depth:
             depth -= 1
-        if char == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    parts.append("".join(current))
+        elif char == "," and depth == 0:
+            parts.append(value[start:index])
+            start = index + 1
+    parts.append(value[start:])
     return [p.strip() for p in parts if p.strip()]
 
 
@@ -253,10 +256,13 @@ def _expand(text: str) -> list[str] | None:
 
 def _first_group(text: str) -> tuple[int, int] | None:
     """``(open, close)`` of the balanced brace group that opens first, in one pass: each ``}``
-    closes the innermost ``{`` still open; an unmatched ``{`` is a plain character."""
+    closes the innermost ``{`` still open; an unmatched ``{`` is a plain character. Only the
+    braces are visited (``offsets_of``): each of a pattern's alternatives is scanned again, and
+    most have none left."""
     opened: list[int] = []
     first: tuple[int, int] | None = None
-    for index, char in enumerate(text):
+    for index in offsets_of(text, "{}"):
+        char = text[index]
         if char == "{":
             opened.append(index)
         elif char == "}" and opened:
@@ -269,23 +275,27 @@ def _first_group(text: str) -> tuple[int, int] | None:
 def split_top_level(inner: str) -> list[str]:
     """The alternatives of a brace group's body, empty ones kept (``{a,}`` is ``a`` or none)."""
     parts: list[str] = []
-    current: list[str] = []
+    start = 0
     depth = 0
-    for char in inner:
+    for index in offsets_of(inner, "{},"):
+        char = inner[index]
         if char == "{":
             depth += 1
         elif char == "}":
             depth -= 1
-        if char == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    parts.append("".join(current))
+        elif depth == 0:  # a comma
+            parts.append(inner[start:index])
+            start = index + 1
+    parts.append(inner[start:])
     return parts
 
 
 # --- tokens and the automaton ----------------------------------------------------------------
+
+
+# One character class: it succeeds or fails at each character, never trying alternatives, and
+# each search stops at the first wildcard after a run, so a pattern is read once.
+_WILDCARD = re.compile(r"[*?\[]")
 
 
 def _tokens(text: str) -> tuple[Token, ...]:
@@ -319,8 +329,11 @@ def _tokens(text: str) -> tuple[Token, ...]:
                 out.append((_CLASS, _class_members(text[first:end]), negated))
                 i = end + 1
                 continue
-        out.append((_LITERAL, char, False))
-        i += 1
+        # A run of plain characters up to the next wildcard, as literals at once.
+        found = _WILDCARD.search(text, i + 1)
+        end = n if found is None else found.start()
+        out.extend((_LITERAL, plain, False) for plain in text[i:end])
+        i = end
     return tuple(out)
 
 
