@@ -1,0 +1,74 @@
+"""The hook spool's file format and its settling, on a real directory (the kills themselves are
+in tests/integration/test_hook_processes.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from dsh_sidecar.sessions.spool import Kept, Spool, waiting_paths
+
+
+def test_entries_come_back_in_order_each_once_with_bad_lines_skipped(tmp_path: Path) -> None:
+    spool = Spool.of_home(str(tmp_path))
+    spool.keep("claude:s", ("/p/a.py", "/p/b.py"))
+    spool.keep("claude:s", ())  # nothing touched: nothing kept
+    spool.keep("claude:t", ("/p/other.py",))
+    spool.keep("claude:s", ("/p/c.py",))
+    (live,) = [p for p in Path(spool.directory).iterdir() if "a.py" in p.read_text()]
+    with live.open("a") as out:
+        out.write("not json\n" + json.dumps({"paths": ["/p/no-id.py"]}) + "\n")
+        out.write(json.dumps({"id": "x", "paths": ["relative.py", 3, "/p/d.py"]}) + "\n")
+
+    entries = spool.read("claude:s")
+    assert [e.paths for e in entries] == [("/p/a.py", "/p/b.py"), ("/p/c.py",), ("/p/d.py",)]
+    assert len({e.id for e in entries}) == 3
+    assert [e.paths for e in spool.read("claude:t")] == [("/p/other.py",)]
+    assert spool.read("claude:none") == []
+
+
+def test_a_leftover_beside_the_live_file_is_read_and_a_line_in_both_counts_once(
+    tmp_path: Path,
+) -> None:
+    spool = Spool.of_home(str(tmp_path))
+    spool.keep("codex:s", ("/p/a.py",))
+    (live,) = Path(spool.directory).iterdir()
+    written = live.read_text()
+    legacy = json.dumps(["/p/old.py", "not/absolute"])  # before entries had ids
+    live.with_name(live.name + ".77").write_text(legacy + "\n" + written)
+
+    entries = spool.read("codex:s")
+    assert [e.paths for e in entries] == [("/p/a.py",), ("/p/old.py",)]
+    assert entries[1].id.startswith("line-")
+
+
+def test_settling_drops_the_consumed_entries_and_keeps_every_other(tmp_path: Path) -> None:
+    spool = Spool.of_home(str(tmp_path))
+    spool.keep("claude:s", ("/p/a.py",))
+    spool.keep("claude:s", ("/p/b.py",))
+    taken = spool.read("claude:s")
+    spool.keep("claude:s", ("/p/late.py",))  # appended after the event read the spool
+    (live,) = Path(spool.directory).iterdir()
+    live.with_name(live.name + ".4242.dead").write_text(
+        json.dumps({"id": taken[0].id, "paths": ["/p/a.py"]}) + "\nnot json\n"
+    )
+
+    spool.settle("claude:s", {e.id for e in taken})
+    assert [e.paths for e in spool.read("claude:s")] == [("/p/late.py",)]
+    assert [p.name for p in Path(spool.directory).iterdir()] == [live.name]
+    spool.settle("claude:s", {e.id for e in spool.read("claude:s")})
+    assert list(Path(spool.directory).iterdir()) == []
+
+
+def test_waiting_paths_leave_out_what_the_store_says_was_consumed() -> None:
+    entries = [Kept("a", ("/p/x.py", "/p/y.py")), Kept("b", ("/p/y.py",)), Kept("c", ("/p/z.py",))]
+    asked: list[list[str]] = []
+
+    def consumed(keys: Sequence[str]) -> set[str]:
+        asked.append(list(keys))
+        return {"spool:c"}
+
+    assert waiting_paths(entries, consumed) == ["/p/x.py", "/p/y.py"]
+    assert asked == [["spool:a", "spool:b", "spool:c"]]
+    assert waiting_paths([], consumed) == [] and len(asked) == 1
