@@ -4,6 +4,7 @@ import {
   describeContext,
   normalizeForModel,
   surfaceToMessages,
+  timeNotesBeforePrompts,
   toChatItems,
   toolResultMessage,
 } from '../src/chat/convert';
@@ -72,6 +73,41 @@ describe('normalizeForModel', () => {
     const rb = toolResultMessage('b', 'B');
     const rb2 = toolResultMessage('b', 'B again');
     expect(normalizeForModel([two, rb, ra, rb2]).map((m) => m.id)).toEqual([two.id, ra.id, rb.id]);
+  });
+});
+
+describe('timeNotesBeforePrompts', () => {
+  const note = (id: string): Message => ({
+    id,
+    role: 'user',
+    content: [{ type: 'text', text: `Time sampled while preparing turn 1, step 1: ${id}` }],
+    source: { kind: 'plugin', plugin: 'time-context', form: 'snapshot', sections: [] },
+  });
+  const tmux: Message = { id: 't', role: 'user', content: [{ type: 'text', text: 'tmux location (turn 1):' }], source: { kind: 'plugin', plugin: 'tmux-context' } };
+  const ids = (messages: Message[]): string[] => messages.map((m) => m.id);
+
+  it('puts the note of a prompt\'s batch before the prompt, after what came before it', () => {
+    const time = note('n1');
+    expect(ids(timeNotesBeforePrompts([answer, tmux, prompt, instructions, time]))).toEqual([answer.id, 't', 'n1', 'p', 'i']);
+  });
+
+  it('moves the notes of earlier turns in the history the same way, and changes no message', () => {
+    const first = note('n1');
+    const second = note('n2');
+    const later: Message = { ...prompt, id: 'p2' };
+    const out = timeNotesBeforePrompts([prompt, first, answer, later, instructions, second]);
+    expect(ids(out)).toEqual(['n1', 'p', answer.id, 'n2', 'p2', 'i']);
+    expect(out.find((m) => m.id === 'n2')).toBe(second);
+  });
+
+  it('leaves a later step\'s note after the tool results it follows', () => {
+    const time = note('n3');
+    const history = [prompt, call, result, instructions, time];
+    expect(ids(timeNotesBeforePrompts(history))).toEqual(ids(history));
+  });
+
+  it('puts a retry\'s note before the prompt still waiting for its answer', () => {
+    expect(ids(timeNotesBeforePrompts([answer, prompt, note('n4')]))).toEqual([answer.id, 'n4', 'p']);
   });
 });
 

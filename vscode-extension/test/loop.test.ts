@@ -269,6 +269,25 @@ describe('AgentLoop', () => {
     expect(sidecar.calls.at(-1)).toMatchObject({ method: 'dsh/turn/end', params: { reason: 'aborted' } });
   });
 
+  it('sends the time note before the prompt (the log keeps the sidecar\'s order)', async () => {
+    const time = text('time', 'Time sampled while preparing turn 3, step 1: 2026-07-14T11:33:20+02:00[Europe/Berlin]', {
+      kind: 'plugin',
+      plugin: 'time-context',
+      form: 'snapshot',
+      sections: [],
+    });
+    const baseline = text('b', '<system-reminder>\nInstructions from: AGENTS.md\n</system-reminder>', { kind: 'agent-instructions', form: 'instructions', baseline: true });
+    const sidecar = new FakeSidecar({ 1: [promptMsg, baseline, time] });
+    const model = new ScriptedModel([{ text: 'Done.', toolCalls: [] }]);
+    const shown: string[] = [];
+    const history = [text('old', 'earlier prompt')];
+    await new AgentLoop(sidecar).runTurn(
+      options({ model, history, observer: { onMessage: (m) => shown.push(m.id), onTextDelta: () => undefined } }),
+    );
+    expect(model.requests[0]!.map((m) => m.id)).toEqual(['old', 'time', 'p', 'b']);
+    expect(shown).toEqual(['p', 'b', 'time', expect.any(String)]);
+  });
+
   it('omits clientTimeZone when the panel has none', async () => {
     const sidecar = new FakeSidecar({ 1: [promptMsg] });
     const o = options({ model: new ScriptedModel([{ text: 'ok', toolCalls: [] }]) });

@@ -62,6 +62,40 @@ export function isUserPrompt(message: Message): boolean {
   return message.role === 'user' && message.source.kind === 'user';
 }
 
+/** The time-context note (docs/sources.md, time-context): when the prompt was sent, and where. */
+export function isTimeNote(message: Message): boolean {
+  return message.role === 'user' && message.source.kind === 'plugin' && message.source['plugin'] === 'time-context';
+}
+
+/**
+ * The conversation in the order the model reads it. The sidecar records a step's time note at the
+ * end of its batch, after the prompt; small models answer the last message they read, so a note
+ * last in the request got the answer instead of the prompt. Each note that follows a prompt,
+ * with only sourced context between them (the prompt's own batch), goes right before that
+ * prompt. Notes of later steps (after tool results) stay where they are, and the session's log is
+ * not reordered: this is the request's order only.
+ */
+export function timeNotesBeforePrompts(messages: readonly Message[]): Message[] {
+  const out: Message[] = [];
+  for (const message of messages) {
+    if (isTimeNote(message)) {
+      let at = out.length;
+      while (at > 0 && isSourcedContext(out[at - 1]!)) at -= 1;
+      if (at > 0 && isUserPrompt(out[at - 1]!)) {
+        out.splice(at - 1, 0, message);
+        continue;
+      }
+    }
+    out.push(message);
+  }
+  return out;
+}
+
+/** A user-role message that neither the person typed nor a tool answered (instructions, notes). */
+function isSourcedContext(message: Message): boolean {
+  return message.role === 'user' && !isUserPrompt(message) && !isToolResult(message);
+}
+
 /**
  * Make a history safe to send: every tool call must be answered by a tool result before the
  * next non-tool message, and every tool result must answer a call (chat APIs reject both

@@ -26,7 +26,7 @@ import type {
   ToolResultParams,
 } from '../protocol';
 import { type ToolCall, type ToolDefinition, type ToolOutcome } from '../tools';
-import { assistantMessage, toolResultMessage } from './convert';
+import { assistantMessage, timeNotesBeforePrompts, toolResultMessage } from './convert';
 
 export interface LoopObserver {
   /** A message entered the conversation (context from the sidecar, the answer, a tool result). */
@@ -110,7 +110,8 @@ export class AgentLoop {
         let response: ModelResponse;
         try {
           response = await o.model.complete({
-            messages: conversation,
+            // The log's order, except that a time note is read before its prompt, not after.
+            messages: timeNotesBeforePrompts(conversation),
             ...(o.system !== undefined ? { system: o.system } : {}),
             tools: o.tools,
             signal: o.signal,
