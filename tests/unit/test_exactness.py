@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 from tests.support.instrkit import instructions, load, run_as_nobody, states, write_tree
-from tests.support.sessionkit import Kit, all_changes, opened, start, step
+from tests.support.sessionkit import (
+    Kit,
+    all_changes,
+    baseline_text,
+    opened,
+    start,
+    step,
+)
 
 from dsh_sidecar.config import Settings, os_home, parse_settings, resolve_dsh_home
 from dsh_sidecar.sessions.service import SessionService
@@ -109,6 +116,31 @@ async def test_an_editor_event_on_an_existing_folder_is_a_touch_of_that_folder(k
     assert all_changes(await svc.pending(sid)) == [("set", "pkg/AGENTS.md")]
 
 
+async def test_a_project_directory_named_user_global_shares_the_user_global_key(
+    kit: Kit,
+) -> None:
+    """docs/reference/agent-instructions.md, Paths and scopes (scope key): the text is upstream's;
+    the changes list one per file, two under the user-global key (upstream lists one for it)."""
+    kit.home.mkdir(parents=True)
+    (kit.home / "AGENTS.md").write_text("everywhere\n")
+    kit.write("user-global/AGENTS.md", "a project directory\n")
+    svc = kit.service()
+    sid = await opened(kit, svc, kit.path("user-global"))
+    (baseline,) = [m for m in await start(svc, sid) if m.source.get("baseline")]
+    assert baseline.text == baseline_text(
+        [
+            ("$DSH_HOME/AGENTS.md", "everywhere\n"),
+            ("AGENTS.md", "root rules\n"),
+            ("user-global/AGENTS.md", "a project directory\n"),
+        ]
+    )
+    assert [(c["scope"], c["path"]) for c in baseline.source["changes"]] == [
+        ("user-global\u0000AGENTS.md", "$DSH_HOME/AGENTS.md"),
+        (".\u0000AGENTS.md", "AGENTS.md"),
+        ("user-global\u0000AGENTS.md", "user-global/AGENTS.md"),
+    ]
+
+
 # --- an empty HOME counts as unset -------------------------------------------------------------
 
 
@@ -174,6 +206,36 @@ async def test_a_service_under_an_empty_home_keeps_its_store_under_the_real_home
         assert svc.os_home == _password_home()
     finally:
         await svc.shutdown()
+
+
+@pytest.mark.parametrize("started", [False, True])
+async def test_a_service_takes_every_home_from_the_environment_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, started: bool
+) -> None:
+    # This process's HOME is another directory: nothing of the service may come from it.
+    monkeypatch.setenv("HOME", str(tmp_path / "process-home"))
+    monkeypatch.delenv("DSH_HOME", raising=False)
+    given = tmp_path / "given-home"
+    env = {"HOME": str(given)}
+
+    async def service(raw: dict[str, object]) -> SessionService:
+        settings = parse_settings(raw)
+        if started:
+            return await SessionService.start(settings, env=env)
+        return SessionService(settings, env=env)
+
+    defaults = await service({})
+    tilde = await service({"instructions": {"dshHome": "~/d"}, "store": {"path": "~/s.sqlite3"}})
+    try:
+        assert defaults.os_home == str(given)
+        assert defaults.dsh_home == str(given / ".dsh")
+        assert defaults.store.path == str(given / ".dsh" / "sessions.sqlite3")
+        assert tilde.dsh_home == str(given / "d")
+        assert tilde.store.path == str(given / "s.sqlite3")
+    finally:
+        await defaults.shutdown()
+        await tilde.shutdown()
+    assert not (tmp_path / "process-home").exists()
 
 
 def test_the_cli_under_an_empty_home_names_the_real_home(tmp_path: Path) -> None:

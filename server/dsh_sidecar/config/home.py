@@ -16,7 +16,9 @@ def os_home(env: Mapping[str, str] | None = None) -> str:
     when it is set and not empty, else this user's entry in the password database, which is
     where Python's ``expanduser`` and Node's ``os.homedir`` look when ``HOME`` is unset.
 
-    An empty ``HOME`` counts as unset: taken literally it would put the DSH home at ``/.dsh``.
+    An empty ``HOME`` counts as unset too, where both differ: Node's ``os.homedir`` returns the
+    empty string (a DSH home relative to the working directory) and Python's ``expanduser``
+    makes ``~`` the root, so the DSH home would be ``/.dsh``; neither is anyone's home.
     Without either, nothing sensible is left to guess, so the caller gets a ``ConfigError``
     that says what to set.
     """

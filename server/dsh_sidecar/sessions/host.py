@@ -46,13 +46,15 @@ class Host:
         # Asked on every touch and hover: worked out once per settings (and environment).
         found = self._dsh_home
         if found is None or found[0] is not self.settings:
-            found = self._dsh_home = (self.settings, self.settings.instructions.home(self.env))
+            home = self.settings.instructions.home(self.env, self.os_home)
+            found = self._dsh_home = (self.settings, home)
         return found[1]
 
     @property
     def os_home(self) -> str:
-        """The home directory of this service's environment (``~`` in settings, display paths)."""
-        return self.env.get("HOME") or os_home()
+        """The home directory of this service's environment (``~`` in settings, display paths,
+        the default DSH home)."""
+        return environment_home(self.env)
 
     def git_user(self) -> GitUser:
         return GitUser.from_env(self.env, self.os_home)
@@ -87,9 +89,18 @@ class Host:
             self.on_inbox_changed(session_id, count)
 
 
+def environment_home(env: Mapping[str, str]) -> str:
+    """The home directory of a service's environment: its ``HOME``, else this process's. Every
+    home-relative path of the service (``~`` in settings, the default DSH home and with it the
+    default store) is taken from this one, so a service given another environment never mixes
+    in this process's home."""
+    return env.get("HOME") or os_home()
+
+
 def open_store(settings: Settings, env: Mapping[str, str], clock: Callable[[], int]) -> Store:
     """The configured store file, opened (blocking)."""
-    return Store(settings.store_path(env), clock, busy_timeout_ms=settings.store.busy_timeout_ms)
+    path = settings.store_path(env, environment_home(env))
+    return Store(path, clock, busy_timeout_ms=settings.store.busy_timeout_ms)
 
 
 def not_open(session_id: str) -> DshError:

@@ -112,7 +112,8 @@ class SessionService:
     @classmethod
     async def start(cls, settings: Settings, **kwargs: Any) -> SessionService:
         """A service whose store is opened in a worker thread, never on the event loop."""
-        env: Mapping[str, str] = kwargs.get("env") or os.environ
+        given: Mapping[str, str] | None = kwargs.get("env")
+        env = os.environ if given is None else given  # as __init__ takes it: {} is an environment
         clock = kwargs.get("clock", now_ms)
         store = await asyncio.to_thread(open_store, settings, env, clock)
         return cls(settings, store=store, **kwargs)
