@@ -517,12 +517,13 @@ def spool_row(store: str, dsh_home: str) -> str:
     from dsh_sidecar.sessions.spool import Spool
 
     try:
-        waiting = waiting_touches(store, Spool.of_home(dsh_home))
+        waiting, unowned = waiting_touches(store, Spool.of_home(dsh_home))
     except (sqlite3.Error, OSError) as exc:
         return f"unknown (cannot read the session store: {exc})"
-    if not waiting:
-        return "no touches waiting"
-    return ", ".join(f"{describe_waiting(len(p))} for {sid}" for sid, p in waiting.items())
+    parts = [f"{describe_waiting(len(p))} for {sid}" for sid, p in waiting.items()]
+    if unowned:
+        parts.append(f"{describe_waiting(len(unowned))} for sessions not in the store yet")
+    return ", ".join(parts) or "no touches waiting"
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

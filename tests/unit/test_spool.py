@@ -7,7 +7,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from dsh_sidecar.cli import spool_row
+from dsh_sidecar.model import SessionHeader
 from dsh_sidecar.sessions.spool import Kept, Spool, waiting_paths
+from dsh_sidecar.sessions.store import Store
 
 
 def test_entries_come_back_in_order_each_once_with_bad_lines_skipped(tmp_path: Path) -> None:
@@ -72,3 +75,23 @@ def test_waiting_paths_leave_out_what_the_store_says_was_consumed() -> None:
     assert waiting_paths(entries, consumed) == ["/p/x.py", "/p/y.py"]
     assert asked == [["spool:a", "spool:b", "spool:c"]]
     assert waiting_paths([], consumed) == [] and len(asked) == 1
+
+
+def test_touches_of_sessions_the_store_does_not_hold_are_counted_too(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    spool = Spool.of_home(str(home))
+    spool.keep("claude:stored", ("/p/a.py",))
+    spool.keep("claude:first-events-busy", ("/p/b.py", "/p/c.py"))
+    (Path(spool.directory) / "README").write_text("not a spool file\n")
+    assert [e.paths for e in spool.unowned(["claude:stored"])] == [("/p/b.py", "/p/c.py")]
+
+    store = home / "sessions.sqlite3"
+    assert spool_row(str(store), str(home)) == "3 touches waiting for sessions not in the store yet"
+    opened = Store(str(store), durable=False)
+    try:
+        opened.create_session(SessionHeader("claude:stored", 1, str(tmp_path), agent="claude"))
+    finally:
+        opened.close()
+    assert spool_row(str(store), str(home)) == (
+        "1 touch waiting for claude:stored, 2 touches waiting for sessions not in the store yet"
+    )

@@ -58,14 +58,17 @@ def list_stored_sessions(
         ]
 
 
-def waiting_touches(store: str, spool: Spool) -> dict[str, list[str]]:
-    """The sessions of ``store`` for which ``spool`` keeps touches, with those touches."""
+def waiting_touches(store: str, spool: Spool) -> tuple[dict[str, list[str]], list[str]]:
+    """The sessions of ``store`` for which ``spool`` keeps touches, with those touches; and the
+    touches kept for sessions the store does not hold (yet)."""
     reader = open_reader(store)
     if reader is None:
-        return {}
+        return {}, waiting_paths(spool.unowned(()), lambda keys: set())
     with reader:
-        found = {h.id: _waiting(reader, spool, h.id) for h in reader.list_sessions()}
-    return {sid: paths for sid, paths in found.items() if paths}
+        ids = [h.id for h in reader.list_sessions()]
+        found = {sid: _waiting(reader, spool, sid) for sid in ids}
+    unowned = waiting_paths(spool.unowned(ids), lambda keys: set())
+    return {sid: paths for sid, paths in found.items() if paths}, unowned
 
 
 def _waiting(reader: StoreReader, spool: Spool, session_id: str) -> list[str]:

@@ -105,6 +105,25 @@ class Spool:
             with contextlib.suppress(FileNotFoundError):  # another event settled it first
                 os.unlink(path)
 
+    def unowned(self, session_ids: Iterable[str]) -> list[Kept]:
+        """The entries kept for none of ``session_ids``: a session whose events were all busy so
+        far (its first answered event creates it and takes them), or one deleted since."""
+        owned = {self._name(sid) for sid in session_ids}
+        try:
+            names = sorted(os.listdir(self.directory))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        found: dict[str, Kept] = {}
+        for name in names:
+            stem, suffix, _ = name.partition(".jsonl")  # the live file's name, or a leftover's
+            if not suffix or stem + suffix in owned:
+                continue
+            for line in _lines(os.path.join(self.directory, name)):
+                entry = _parse(line)
+                if entry is not None:
+                    found.setdefault(entry.id, entry)
+        return list(found.values())
+
     def _files(self, session_id: str) -> list[str]:
         name = self._name(session_id)
         try:
