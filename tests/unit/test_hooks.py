@@ -224,7 +224,9 @@ def test_bad_input_and_a_corrupt_home_exit_0_silently_with_one_log_line(
     assert "file is not a database" in project.log()
 
 
-def test_a_busy_store_answers_quickly_and_keeps_the_touch(project: Project) -> None:
+def test_a_store_busy_past_the_hooks_wait_keeps_the_touch(project: Project) -> None:
+    """The lock is held until the hook has answered: the hook waits what its budget allows
+    (``hooks/budget.py``), then keeps the touch."""
     project.hook("claude", start("c8"))
     store_path = project.home / "sessions.sqlite3"
     holder = subprocess.Popen(
