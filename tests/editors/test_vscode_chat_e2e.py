@@ -10,6 +10,7 @@ it found, the files on disk and what the model was sent.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -251,4 +252,136 @@ def test_chat_panel(cs: CodeServer, fake_model: FakeModel, workspace: Path, them
         "log": ["log", "off"],
         "status": "polite",
         "prompt": ["combobox", "mentions"],
+    }
+
+
+# --- issue 34: focus, contrast, the time note's place, the history search -----------------------
+# One code-server each, in Light Modern (the contrast part switches the theme itself), with the
+# time context on; the runner is vscode-extension/test/e2e/chat-parts-runner.js.
+
+TIME_NOTE = re.compile(
+    r"Time sampled while preparing turn \d+, step 1: "
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d(?::\d\d)?\[[^\]\n]+\]\n"
+    r"Browser time zone for this request: [^\n]+\n"
+    r"Elapsed since the preceding model-visible message: [^\n]+"
+)
+# WCAG 2.1 AA for normal-size text: the actions are words ("Copy", "Apply", ...).
+AA_TEXT = 4.5
+
+
+@tool_fixture()
+def cs_parts(tmp_path: Path, workspace: Path, fake_model: FakeModel) -> Iterator[CodeServer]:
+    require_tools()
+    settings = {
+        "dsh.pythonPath": str(PYTHON),
+        "workbench.colorTheme": THEMES["light"],
+        "dsh.timeContext.enabled": True,
+        **model_settings(fake_model),
+    }
+    with code_server(tmp_path, workspace, user_settings=settings) as server:
+        yield server
+
+
+def run_part(cs: CodeServer, workspace: Path, part: str) -> dict[str, Any]:
+    code, details = run_runner("chat-parts-runner.js", cs, workspace, 240, PART=part)
+    found: dict[str, Any] = json.loads((cs.home / "e2e" / "parts-done").read_text())
+    assert code == 0, f"{details}\n--- found ---\n{json.dumps(found, indent=1)}"
+    return found
+
+
+@rerun_if_a_webview_never_showed
+def test_focus_stays_off_accept_and_ctrl_alt_d_focuses_the_prompt(
+    cs_parts: CodeServer, workspace: Path
+) -> None:
+    found = run_part(cs_parts, workspace, "focus")
+
+    # The card came while the user was in the prompt box: the focus stayed there, not on Accept.
+    assert found["afterCard"]["id"] == "prompt", found["afterCard"]
+    assert not found["afterCard"]["inCard"]
+    # A Space and an Enter then went into the box; the edit still waits and nothing was written.
+    after = found["afterKeys"]
+    assert after["prompt"] == " " and after["focus"]["id"] == "prompt", after
+    assert after["pending"] == 1 and after["onDisk"] == APP
+    # The card is announced by the status line (a live region) and reached with Shift+Tab.
+    assert found["status"]["live"] == "polite" and "src/app.py" in found["status"]["text"]
+    assert found["card"] == {"role": "group", "label": "Proposed edit of src/app.py"}
+    walked = [(f["tag"], f["text"] or f["className"]) for f in found["shiftTab"]]
+    assert all(f["inCard"] for f in found["shiftTab"]), walked
+    assert ("button", "Accept") in walked and ("button", "View diff") in walked, walked
+    assert found["onDiskAfterTabbing"] == APP == (workspace / "src" / "app.py").read_text()
+
+    # Ctrl+Alt+D from an editor gives the prompt box the keys: after the focus had left the box,
+    # after the view was hidden, and with the view in sight; each time, not only the first.
+    assert found["afterClickInLog"]["id"] != "prompt"
+    assert found["editorFocusedBefore"] is True
+    for key, typed in (("first", "abc"), ("second", "abcdef"), ("third", "abcdefghi")):
+        step = found[key]
+        assert step["reached"] is True, (key, step["focus"])
+        assert step["focus"]["pageHasFocus"] is True and step["focus"]["id"] == "prompt"
+        assert step["value"] == typed, (key, step)
+
+
+@rerun_if_a_webview_never_showed
+def test_code_block_actions_have_aa_contrast_in_every_theme(
+    cs_parts: CodeServer, workspace: Path
+) -> None:
+    found = run_part(cs_parts, workspace, "contrast")
+    measured = found["contrast"]
+    assert set(measured) == {
+        "Default Light Modern",
+        "Default Dark Modern",
+        "Default High Contrast",
+        "Default High Contrast Light",
+    }
+    failures = []
+    for theme, states in measured.items():
+        for state in ("plain", "hovered"):
+            actions = states[state]
+            names = [a["text"] for a in actions]
+            assert names == ["Copy", "Apply", "Insert into New File"], (theme, state, names)
+            failures += [
+                f"{theme}, {state}: {a['what']} {a['ratio']:.2f}:1 "
+                f"({a['color']} on {a['background']})"
+                for a in actions
+                if a["ratio"] < AA_TEXT
+            ]
+    assert failures == [], "\n".join(failures)
+
+
+@rerun_if_a_webview_never_showed
+def test_the_time_note_is_sent_before_the_prompt(
+    cs_parts: CodeServer, fake_model: FakeModel, workspace: Path
+) -> None:
+    found = run_part(cs_parts, workspace, "time")
+    assert found["prompts"] == ["FOLLOWUP what time is it", "FOLLOWUP and now"]
+    logged = found["loggedNotes"]
+    assert len(logged) == 2 and all(TIME_NOTE.fullmatch(n) for n in logged), logged
+
+    requests = [b["messages"] for b in fake_model.bodies() if "tools" in b]
+    assert len(requests) == 2
+    for turn, messages in enumerate(requests, start=1):
+        sent = [("\n".join(texts(m)), m["role"]) for m in messages]
+        notes = [i for i, (t, _) in enumerate(sent) if t.startswith("Time sampled while")]
+        prompts = [
+            i for i, (t, role) in enumerate(sent) if role == "user" and t.startswith("FOLLOWUP")
+        ]
+        assert len(notes) == len(prompts) == turn, sent
+        # Each note right before its prompt (the history's too), the note's text unchanged.
+        assert [p - 1 for p in prompts] == notes, sent
+        assert [sent[i][0] for i in notes] == logged[:turn]
+        # What the model reads last is the prompt's turn, never the note.
+        assert not sent[-1][0].startswith("Time sampled while"), sent[-1]
+
+
+@rerun_if_a_webview_never_showed
+def test_an_empty_history_search_says_so_and_reopens_unfiltered(
+    cs_parts: CodeServer, workspace: Path
+) -> None:
+    found = run_part(cs_parts, workspace, "history")
+    assert found["rowsAtFirst"] >= 1
+    assert found["noMatch"] == {"visibleRows": 0, "message": ["No conversations match"]}
+    assert found["reopened"] == {
+        "search": "",
+        "visibleRows": found["rowsAtFirst"],
+        "noMatchShown": False,
     }

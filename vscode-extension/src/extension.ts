@@ -88,14 +88,22 @@ export function activate(context: vscode.ExtensionContext): DshApi {
     vscode.workspace.onDidChangeWorkspaceFolders((e) => {
       if (sidecar.isRunning) void sessions.resumeRemembered(e.added);
     }),
-    vscode.commands.registerCommand('dsh.chat.open', () => openChat()),
+    // Ctrl+Alt+D means "let me type to the agent": the prompt box gets the focus every time.
+    vscode.commands.registerCommand('dsh.chat.open', async () => {
+      const panel = await openChat();
+      panel?.focusPrompt();
+      return panel;
+    }),
     vscode.commands.registerCommand('dsh.chat.openInEditor', async () => {
       const folder = await pickFolder();
-      return folder === undefined ? undefined : panels.openInEditor(folder);
+      const panel = folder === undefined ? undefined : panels.openInEditor(folder);
+      panel?.focusPrompt();
+      return panel;
     }),
     vscode.commands.registerCommand('dsh.chat.newSession', async () => {
       const panel = await openChat();
       await panel?.newSession();
+      panel?.focusPrompt();
     }),
     // Asks in the panel first; `{confirmed: true}` (for scripts and tests) skips the question.
     vscode.commands.registerCommand('dsh.session.compact', async (options?: { confirmed?: boolean }) => {

@@ -149,6 +149,15 @@ export class ChatPanel implements vscode.Disposable {
     this.panel.reveal(column);
   }
 
+  /**
+   * Put the caret in the prompt box. Revealing or focusing the view gives focus to the webview,
+   * not to anything inside it (a hidden view's textarea lost its focus), so typed keys went
+   * nowhere; the page focuses the box when told.
+   */
+  focusPrompt(): void {
+    this.post({ type: 'focusPrompt' });
+  }
+
   /** Whether a turn (or a compaction) is running. */
   get isBusy(): boolean {
     return this.busy;

@@ -107,7 +107,9 @@ export type ToChat =
   /** `canDrop`: the sidecar implements dsh/context/discard. */
   | { type: 'pending'; items: PendingItemView[]; canDrop: boolean }
   | { type: 'model'; model: ModelView }
-  | { type: 'confirmCompact'; count: number };
+  | { type: 'confirmCompact'; count: number }
+  /** The chat was shown by its command (Ctrl+Alt+D): the prompt box takes the focus. */
+  | { type: 'focusPrompt' };
 
 export type FromChat =
   | { type: 'ready' }

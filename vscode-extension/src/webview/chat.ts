@@ -251,7 +251,8 @@ function askCompact(count: number): void {
     confirmBar.hidden = true;
   });
   confirmBar.append(yes, no);
-  yes.focus();
+  // As for Delete: a stray Enter must not replace the history (Tab reaches Compact).
+  no.focus();
 }
 
 /** Deleting is for good: asked in the panel first, like compaction. */
@@ -318,24 +319,31 @@ function renderApprovalCard(view: ApprovalView): void {
   const existing = byIdOrNull(card.id);
   if (existing !== null) existing.replaceWith(card);
   else {
+    // Focus stays where the user is (usually the prompt box): a card that took it would turn a
+    // Space or Enter typed for something else into Accept, and write the file. The card is in
+    // the Tab order (Shift+Tab from the prompt box reaches it) and the status line, a live
+    // region, announces it.
     log.append(card);
     scrollToEnd();
-    card.querySelector<HTMLButtonElement>('button.accept')?.focus();
   }
 }
 
 // --- sessions -----------------------------------------------------------------------------------
 
+/** The search typed into the session list; kept while the list is re-rendered (a rename). */
+let sessionQuery = '';
+
 function toggleSessions(open: boolean): void {
   sessionList.hidden = !open;
   sessionsButton.setAttribute('aria-expanded', String(open));
   if (open) {
+    // Each opening starts unfiltered: a search left from last time could hide every session.
+    sessionQuery = '';
     sessionList.replaceChildren(el('li', 'muted', 'Loading…'));
     post({ type: 'listSessions' });
   }
 }
 
-let sessionQuery = '';
 
 function renderSessions(sessions: SessionListItem[]): void {
   sessionList.replaceChildren();
@@ -378,11 +386,16 @@ function renderSessions(sessions: SessionListItem[]): void {
     sessionList.append(li);
     rows.push({ li, title: s.title.toLowerCase() });
   });
+  // Said when the search hides every session, so the list is never a blank box.
+  const noMatch = el('li', 'muted no-match', 'No conversations match');
+  noMatch.setAttribute('role', 'status');
   const filter = (): void => {
     sessionQuery = search.value;
     const needle = search.value.trim().toLowerCase();
     for (const row of rows) row.li.hidden = needle !== '' && !row.title.includes(needle);
+    noMatch.hidden = rows.length === 0 || rows.some((row) => !row.li.hidden);
   };
+  sessionList.append(noMatch);
   search.addEventListener('input', filter);
   filter();
   const first = sessionList.querySelector<HTMLElement>('li.current') ?? sessionList.querySelector<HTMLElement>('li[role=option]');
@@ -529,6 +542,11 @@ window.addEventListener('message', (event: MessageEvent<ToChat>) => {
       break;
     case 'confirmCompact':
       askCompact(m.count);
+      break;
+    case 'focusPrompt':
+      // The view can get focus while nothing inside it has any (it was hidden, or the user was
+      // elsewhere in it): the command that shows the chat means "let me type".
+      prompt.textarea.focus();
       break;
   }
 });

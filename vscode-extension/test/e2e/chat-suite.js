@@ -26,6 +26,10 @@ async function answer(api, folder, call) {
     case 'config':
       await vscode.workspace.getConfiguration('dsh').update(call.key, call.value, vscode.ConfigurationTarget.Global);
       return null;
+    case 'setting':
+      // Any section (the colour theme, say), in the User settings like the dsh.* ones above.
+      await vscode.workspace.getConfiguration(call.section).update(call.key, call.value, vscode.ConfigurationTarget.Global);
+      return null;
     case 'command':
       return (await vscode.commands.executeCommand(call.command, ...(call.args || []))) ?? null;
     case 'hover': {

@@ -271,59 +271,75 @@ async function notificationsSeen(page) {
 }
 
 /**
- * WCAG contrast of every visible control in `frame` (buttons, links, inputs, summaries, options):
- * the text colour, faded by the opacity of the element and its ancestors, over the background
- * composited from the page down. Returns those under `min` (4.5:1, AA for normal text).
+ * In the page (passed to frame.evaluate): the WCAG contrast of every visible element matching
+ * `selector`, in its current state (hovered too, when the mouse is over it): the text colour,
+ * faded by the opacity of the element and its ancestors, over the background composited from the
+ * page down. Each entry: `what` (tag, classes and text), `ratio`, and the two colours.
+ */
+function measureContrast({ selector }) {
+  const parse = (c) => {
+    const m = /rgba?\(([^)]+)\)/.exec(c || '');
+    if (!m) return null;
+    const p = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
+    return { r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1 };
+  };
+  const over = (fg, bg) => ({ r: fg.r * fg.a + bg.r * (1 - fg.a), g: fg.g * fg.a + bg.g * (1 - fg.a), b: fg.b * fg.a + bg.b * (1 - fg.a), a: 1 });
+  const lum = (c) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);
+  };
+  const css = (c) => `rgb(${Math.round(c.r)}, ${Math.round(c.g)}, ${Math.round(c.b)})`;
+  // The colour a CSS variable resolves to (the webview host defines the theme's colours).
+  const probe = document.createElement('span');
+  document.body.append(probe);
+  const colorOf = (value) => { probe.style.color = value; return parse(getComputedStyle(probe).color); };
+  const rootStyle = getComputedStyle(document.documentElement);
+  const page = [getComputedStyle(document.body).backgroundColor, rootStyle.backgroundColor].map(parse).find((c) => c && c.a > 0)
+    || colorOf(rootStyle.getPropertyValue('--vscode-sideBar-background').trim() || rootStyle.getPropertyValue('--vscode-editor-background').trim())
+    || { r: 255, g: 255, b: 255, a: 1 };
+  const measured = [];
+  for (const el of document.querySelectorAll(selector)) {
+    const rect = el.getBoundingClientRect();
+    if (rect.width === 0 || rect.height === 0 || el.closest('[hidden]') || el.disabled) continue;
+    const chain = [];
+    for (let e = el; e; e = e.parentElement) chain.unshift(e);
+    let bg = { ...page };
+    let opacity = 1;
+    for (const e of chain) {
+      const cs = getComputedStyle(e);
+      opacity *= Number(cs.opacity);
+      const own = parse(cs.backgroundColor);
+      if (own && own.a > 0) bg = over(own, bg);
+    }
+    const fg = parse(getComputedStyle(el).color);
+    if (!fg) continue;
+    const seen = over({ ...fg, a: fg.a * opacity }, bg);
+    const l1 = lum(seen), l2 = lum(bg);
+    const text = (el.textContent || el.getAttribute('aria-label') || el.getAttribute('placeholder') || '').trim().slice(0, 40);
+    measured.push({
+      what: `${el.tagName.toLowerCase()}.${String(el.className).replace(/ /g, '.')} "${text}"`,
+      text,
+      ratio: (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05),
+      color: css(seen),
+      background: css(bg),
+    });
+  }
+  probe.remove();
+  return measured;
+}
+
+/**
+ * WCAG contrast of every visible control in `frame` (buttons, links, inputs, summaries, options).
+ * Returns those under `min` (4.5:1, AA for normal text).
  */
 async function contrastFailures(frame, label, min = 4.5) {
-  return frame.evaluate(({ label, min }) => {
-    const parse = (c) => {
-      const m = /rgba?\(([^)]+)\)/.exec(c || '');
-      if (!m) return null;
-      const p = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
-      return { r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1 };
-    };
-    const over = (fg, bg) => ({ r: fg.r * fg.a + bg.r * (1 - fg.a), g: fg.g * fg.a + bg.g * (1 - fg.a), b: fg.b * fg.a + bg.b * (1 - fg.a), a: 1 });
-    const lum = (c) => {
-      const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-      return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);
-    };
-    // The colour a CSS variable resolves to (the webview host defines the theme's colours).
-    const probe = document.createElement('span');
-    document.body.append(probe);
-    const colorOf = (value) => { probe.style.color = value; return parse(getComputedStyle(probe).color); };
-    const rootStyle = getComputedStyle(document.documentElement);
-    const page = [getComputedStyle(document.body).backgroundColor, rootStyle.backgroundColor].map(parse).find((c) => c && c.a > 0)
-      || colorOf(rootStyle.getPropertyValue('--vscode-sideBar-background').trim() || rootStyle.getPropertyValue('--vscode-editor-background').trim())
-      || { r: 255, g: 255, b: 255, a: 1 };
-    const failures = [];
-    const controls = document.querySelectorAll('button, a, input, textarea, summary, [role=option], .tool-status');
-    for (const el of controls) {
-      const rect = el.getBoundingClientRect();
-      if (rect.width === 0 || rect.height === 0 || el.closest('[hidden]') || el.disabled) continue;
-      const chain = [];
-      for (let e = el; e; e = e.parentElement) chain.unshift(e);
-      let bg = { ...page };
-      let opacity = 1;
-      for (const e of chain) {
-        const cs = getComputedStyle(e);
-        opacity *= Number(cs.opacity);
-        const own = parse(cs.backgroundColor);
-        if (own && own.a > 0) bg = over(own, bg);
-      }
-      const fg = parse(getComputedStyle(el).color);
-      if (!fg) continue;
-      const seen = over({ ...fg, a: fg.a * opacity }, bg);
-      const l1 = lum(seen), l2 = lum(bg);
-      const ratio = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
-      if (ratio < min) {
-        const text = (el.textContent || el.getAttribute('aria-label') || el.getAttribute('placeholder') || '').trim().slice(0, 40);
-        failures.push(`${label}: ${el.tagName.toLowerCase()}.${String(el.className).replace(/ /g, '.')} "${text}" ${ratio.toFixed(2)}:1`);
-      }
-    }
-    probe.remove();
-    return failures;
-  }, { label, min });
+  const measured = await frame.evaluate(measureContrast, { selector: 'button, a, input, textarea, summary, [role=option], .tool-status' });
+  return measured.filter((m) => m.ratio < min).map((m) => `${label}: ${m.what} ${m.ratio.toFixed(2)}:1`);
+}
+
+/** The contrast of each visible element matching `selector` in `frame`, as it is drawn now. */
+async function contrastOf(frame, selector) {
+  return frame.evaluate(measureContrast, { selector });
 }
 
 /** A hard stop well inside the pytest timeout, so nothing can hang. */
@@ -336,5 +352,5 @@ function hardTimeout() {
 
 module.exports = {
   env, say, launch, findFrame, findReadyFrame, describeWorkbench, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout,
-  recordNotifications, notificationsSeen, contrastFailures,
+  recordNotifications, notificationsSeen, contrastFailures, contrastOf,
 };

@@ -1,0 +1,278 @@
+// @ts-check
+/**
+ * Short checks of the chat panel, one PART per run, in real VS Code (code-server) and Chromium,
+ * against the scripted model of tests/editors/test_vscode_chat_e2e.py (issue 34):
+ *
+ * - focus: an approval card never takes the focus (typed keys stay in the prompt box, nothing is
+ *   written), Shift+Tab reaches the card and the status line announces it; Ctrl+Alt+D puts the
+ *   caret in the prompt box every time, also after the view was hidden.
+ * - contrast: every code-block action, plain and hovered, in the four default themes.
+ * - time: two prompts (pytest reads the model requests: the time note before each prompt).
+ * - history: a search that matches nothing says so, and the list opens unfiltered again.
+ *
+ * chat-suite.js is the extension-host half. Findings go to $DSH_E2E_DIR/parts-done for pytest,
+ * which makes the assertions; the runner fails only when the page does not get where it must.
+ *
+ * Environment: see lib.js, plus PART.
+ */
+const fs = require('node:fs');
+const path = require('node:path');
+const { env, say, launch, findReadyFrame, runCommand, waitForFile, hardTimeout, contrastOf } = require('./lib');
+
+const csUrl = env('CS_URL');
+const workspace = env('WORKSPACE');
+const extDir = env('EXT_DIR');
+const dir = env('DSH_E2E_DIR');
+const part = env('PART');
+const APP = path.join(workspace, 'src', 'app.py');
+const found = {};
+
+let callCount = 0;
+/** Ask the extension-host suite (chat-suite.js). */
+async function call(kind, payload = {}) {
+  const n = ++callCount;
+  fs.writeFileSync(path.join(dir, `call-${n}.json`), JSON.stringify({ kind, ...payload }));
+  const reply = await waitForFile(`answer-${n}.json`, 30000);
+  if (reply.error) throw new Error(`${kind} failed in the extension host: ${reply.error}`);
+  return reply.result;
+}
+
+/** What has the focus inside the chat's page, and whether that page has it at all. */
+function focusIn(chat) {
+  return chat.evaluate(() => {
+    const a = document.activeElement;
+    return {
+      pageHasFocus: document.hasFocus(),
+      id: a?.id ?? '',
+      tag: a?.tagName.toLowerCase() ?? '',
+      className: a instanceof HTMLElement ? a.className : '',
+      text: (a?.textContent ?? '').trim().slice(0, 40),
+      inCard: !!a?.closest('.approval'),
+    };
+  });
+}
+
+/** Whether the workbench's keyboard focus is in a text editor (not in any webview). */
+function editorHasFocus(page) {
+  return page.evaluate(() => document.activeElement?.closest('.monaco-editor') != null);
+}
+
+/** Bring a text editor to the front with the keyboard focus in it. */
+async function focusAnEditor(page) {
+  await call('openFile', { path: APP });
+  await page.waitForFunction(() => document.activeElement?.closest('.monaco-editor') != null, undefined, { timeout: 15000 });
+}
+
+/**
+ * Press Ctrl+Alt+D and wait (bounded) until the prompt box has the focus; then type `keys`.
+ * Returns what had the focus and what the box holds; typing is skipped when the box never got
+ * the focus, so the keys do not land in the editor.
+ */
+async function keybindingThenType(page, chat, keys) {
+  await page.keyboard.press('Control+Alt+D');
+  await page.waitForSelector('.pane-header:has-text("Agent: ws")', { state: 'visible', timeout: 15000 });
+  let reached = true;
+  try {
+    await chat.waitForFunction(() => document.hasFocus() && document.activeElement?.id === 'prompt', undefined, { timeout: 15000 });
+  } catch {
+    reached = false;
+  }
+  const focus = await focusIn(chat);
+  if (reached) await page.keyboard.type(keys);
+  return { reached, focus, value: await chat.inputValue('#prompt') };
+}
+
+async function focusPart(page, chat) {
+  const ask = async (text) => {
+    await chat.fill('#prompt', text);
+    await chat.press('#prompt', 'Enter');
+  };
+  // --- an approval card appears while the user is in the prompt box --------------------------
+  await chat.locator('#prompt').click();
+  await ask('EDIT please change the greeting');
+  await chat.waitForSelector('.approval.pending:has-text("src/app.py")', { timeout: 30000 });
+  await chat.waitForSelector('#status:has-text("src/app.py")', { timeout: 15000 });
+  found.afterCard = await focusIn(chat);
+  found.status = {
+    text: await chat.locator('#status').innerText(),
+    live: await chat.locator('#status').getAttribute('aria-live'),
+  };
+  found.card = {
+    role: await chat.locator('.approval.pending').getAttribute('role'),
+    label: await chat.locator('.approval.pending').getAttribute('aria-label'),
+  };
+  // A Space and an Enter meant for the prompt box: they must land there (the box is empty, so
+  // Enter sends nothing), not on Accept.
+  await page.keyboard.press('Space');
+  await page.keyboard.press('Enter');
+  found.afterKeys = {
+    prompt: await chat.inputValue('#prompt'),
+    focus: await focusIn(chat),
+    pending: await chat.locator('.approval.pending').count(),
+    onDisk: fs.readFileSync(APP, 'utf8'),
+  };
+  // The card is in the Tab order: Shift+Tab from the prompt box walks back through its controls.
+  found.shiftTab = [];
+  for (let i = 0; i < 4; i++) {
+    await page.keyboard.press('Shift+Tab');
+    found.shiftTab.push(await focusIn(chat));
+  }
+  found.onDiskAfterTabbing = fs.readFileSync(APP, 'utf8');
+  await chat.locator('.approval.pending button:has-text("Reject")').click();
+  await chat.waitForSelector('.approval.rejected', { timeout: 15000 });
+  await chat.waitForSelector('#send:has-text("Send")', { timeout: 60000 });
+  await chat.fill('#prompt', '');
+  say('approval card checked');
+
+  // --- Ctrl+Alt+D, three times, from an editor and with the view hidden ------------------------
+  // A click on the conversation's text takes the focus out of the prompt box (to the page).
+  await chat.locator('article.msg.user .body').first().click();
+  found.afterClickInLog = await focusIn(chat);
+  await focusAnEditor(page);
+  found.editorFocusedBefore = await editorHasFocus(page);
+  found.first = await keybindingThenType(page, chat, 'abc');
+  await runCommand(page, 'View: Show Explorer');
+  await page.waitForSelector('.pane-header:has-text("Agent: ws")', { state: 'hidden', timeout: 15000 });
+  await focusAnEditor(page);
+  found.second = await keybindingThenType(page, chat, 'def');
+  // The view stays in sight this time; only the keyboard focus is in the editor.
+  await focusAnEditor(page);
+  found.third = await keybindingThenType(page, chat, 'ghi');
+  await page.screenshot({ path: path.join(dir, 'focus.png') });
+  say('keybinding checked');
+}
+
+const THEMES = [
+  ['Default Light Modern', 'vscode-light'],
+  ['Default Dark Modern', 'vscode-dark'],
+  ['Default High Contrast', 'vscode-high-contrast'],
+  ['Default High Contrast Light', 'vscode-high-contrast-light'],
+];
+
+async function contrastPart(page, chat) {
+  await chat.fill('#prompt', 'MARKDOWN show me the plan');
+  await chat.press('#prompt', 'Enter');
+  await chat.waitForSelector('article.msg.assistant:not(.streaming) .code-block', { timeout: 60000 });
+  await chat.waitForSelector('#send:has-text("Send")', { timeout: 60000 });
+  const actions = chat.locator('article.msg.assistant:not(.streaming) .code-block .code-header button');
+  found.contrast = {};
+  for (const [theme, kind] of THEMES) {
+    await call('setting', { section: 'workbench', key: 'colorTheme', value: theme });
+    // The webview host puts the theme kind on <body> (High Contrast Light is not also marked as
+    // the dark high contrast kind, so each kind names one theme here).
+    try {
+      await chat.waitForFunction((k) => {
+        const classes = document.body.classList;
+        return classes.contains(k) && (k !== 'vscode-high-contrast' || !classes.contains('vscode-high-contrast-light'));
+      }, kind, { timeout: 20000 });
+    } catch (e) {
+      const seen = await chat.evaluate(() => `${document.body.className} | ${document.body.dataset['vscodeThemeName']}`);
+      throw new Error(`the chat never showed ${theme} (${kind}); its body: ${seen}\n${e}`);
+    }
+    // Away from every action first: the plain state.
+    await page.mouse.move(1, 1);
+    const plain = await contrastOf(chat, 'article.msg.assistant:not(.streaming) .code-block .code-header button');
+    const hovered = [];
+    for (let i = 0; i < (await actions.count()); i++) {
+      const action = actions.nth(i);
+      await action.hover();
+      await chat.waitForFunction((el) => el.matches(':hover'), await action.elementHandle(), { timeout: 5000 });
+      const [measured] = await contrastOf(chat, 'article.msg.assistant:not(.streaming) .code-block .code-header button:hover');
+      hovered.push(measured);
+    }
+    found.contrast[theme] = {
+      plain,
+      hovered,
+      body: await chat.evaluate(() => `${document.body.className} | ${document.body.dataset['vscodeThemeName']}`),
+    };
+    await page.screenshot({ path: path.join(dir, `code-actions-${kind}.png`) });
+    say(`contrast measured in ${theme}`);
+  }
+}
+
+async function timePart(chat) {
+  for (const text of ['FOLLOWUP what time is it', 'FOLLOWUP and now']) {
+    const answers = await chat.locator('article.msg.assistant:not(.streaming)').count();
+    await chat.fill('#prompt', text);
+    await chat.press('#prompt', 'Enter');
+    await chat.waitForFunction((n) => document.querySelectorAll('article.msg.assistant:not(.streaming)').length > n, answers, { timeout: 60000 });
+    await chat.waitForSelector('#send:has-text("Send")', { timeout: 60000 });
+  }
+  found.prompts = await chat.locator('article.msg.user .body').allInnerTexts();
+  // The notes as the session's log holds them, to compare byte for byte with what was sent.
+  const session = await call('session');
+  const surface = await call('sidecar', { method: 'dsh/session/surface', params: { sessionId: session.id } });
+  found.loggedNotes = surface.events
+    .filter((e) => e.type === 'user/message' && e.data.source && e.data.source.plugin === 'time-context')
+    .map((e) => e.data.content.map((b) => b.text).join(''));
+  say('two turns answered');
+}
+
+async function historyPart(chat) {
+  const options = '#session-list li[role=option]';
+  await chat.click('#sessions-button');
+  await chat.waitForSelector(options, { timeout: 15000 });
+  found.rowsAtFirst = await chat.locator(`${options}:visible`).count();
+  await chat.fill('#session-list .session-search', 'no session is called this');
+  found.noMatch = {
+    visibleRows: await chat.locator(`${options}:visible`).count(),
+    message: (await chat.locator('#session-list li.no-match:visible').allInnerTexts()).map((t) => t.trim()),
+  };
+  await chat.press('#session-list .session-search', 'Escape');
+  await chat.waitForSelector('#session-list', { state: 'hidden', timeout: 10000 });
+  await chat.click('#sessions-button');
+  await chat.waitForSelector('#session-list .session-search', { timeout: 15000 });
+  await chat.waitForSelector(options, { state: 'attached', timeout: 15000 });
+  found.reopened = {
+    search: await chat.inputValue('#session-list .session-search'),
+    visibleRows: await chat.locator(`${options}:visible`).count(),
+    noMatchShown: await chat.locator('#session-list li.no-match').isVisible(),
+  };
+  say('history search checked');
+}
+
+async function main() {
+  const browser = await launch();
+  let code = 0;
+  try {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const page = await context.newPage();
+    page.on('pageerror', (e) => console.log('[page error]', String(e).slice(0, 300)));
+    await page.exposeFunction('codeAutomationLog', () => undefined);
+    await page.exposeFunction('codeAutomationExit', (c) => say(`suite exit ${c}`));
+    const remote = `vscode-remote://${new URL(csUrl).host}`;
+    const payload = JSON.stringify([
+      ['extensionDevelopmentPath', `${remote}${extDir}`],
+      ['extensionTestsPath', `${remote}${path.join(extDir, 'test', 'e2e', 'chat-suite.js')}`],
+      ['skipWelcome', 'true'],
+    ]);
+    await page.goto(`${csUrl}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`);
+    await page.waitForSelector('.monaco-workbench', { timeout: 30000 });
+    await waitForFile('chat-open', 60000);
+    const chat = await findReadyFrame(page, '#prompt', '#session:has-text("session ")', 30000);
+    say(`chat open; part ${part}`);
+    if (part === 'focus') await focusPart(page, chat);
+    else if (part === 'contrast') await contrastPart(page, chat);
+    else if (part === 'time') await timePart(chat);
+    else if (part === 'history') await historyPart(chat);
+    else throw new Error(`unknown PART ${part}`);
+  } catch (err) {
+    code = 2;
+    console.error('[runner] FAILED:', err && err.stack ? err.stack : err);
+    console.error('[runner] found so far:', JSON.stringify(found).slice(0, 4000));
+    try {
+      const pages = browser.contexts().flatMap((c) => c.pages());
+      if (pages[0]) await pages[0].screenshot({ path: path.join(dir, 'parts-failure.png') });
+    } catch {
+      // the screenshot is a courtesy
+    }
+  } finally {
+    fs.writeFileSync(path.join(dir, 'parts-done'), JSON.stringify(found, null, 2));
+    fs.writeFileSync(path.join(dir, 'done'), '{}');
+    await browser.close().catch(() => undefined);
+  }
+  process.exit(code);
+}
+
+hardTimeout();
+void main();
