@@ -48,6 +48,7 @@ class Peer:
         self._next = 0
         self._responses: dict[int, queue.Queue[dict[str, Any]]] = {}
         self.notifications: list[dict[str, Any]] = []
+        self.received: list[dict[str, Any]] = []  # every message, in order
         self.orphans: queue.Queue[dict[str, Any]] = queue.Queue()
         self.closed = threading.Event()
         self._reader = threading.Thread(target=self._read_loop, daemon=True)
@@ -87,9 +88,11 @@ class Peer:
                 for waiting in list(self._responses.values()):
                     waiting.put({"gone": True})
                 return
+            self.received.append(message)
             if "method" in message:
                 if "id" in message:  # a server request (workspace/configuration, ...)
-                    self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+                    result = self.answer_server_request(message)
+                    self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
                 else:
                     self.notifications.append(message)
                 continue
@@ -98,6 +101,11 @@ class Peer:
                 answered.put(message)
             else:
                 self.orphans.put(message)
+
+    def answer_server_request(self, message: dict[str, Any]) -> Any:
+        """The result sent back for a request of the server's (``workspace/configuration``):
+        null unless a test says otherwise."""
+        return None
 
     def send_raw(self, data: bytes) -> None:
         with self._lock:

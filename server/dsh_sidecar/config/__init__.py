@@ -3,8 +3,9 @@
 One module a job: ``keys`` (every settings key declared once: its wire name, check, type, doc
 line and scope; the rest derives from it), ``settings`` (the frozen sections and their defaults),
 ``checks`` (each key's value check and its exact refusal), ``parse`` (the strict read and the
-tree written back), ``lenient`` (the read that keeps going past a refused key) and ``home`` (the
-home directory and the DSH home). Everything else imports from here.
+tree written back), ``lenient`` (the read that keeps going past a refused key), ``secrets``
+(the values never quoted back: those of keys named like a secret) and ``home`` (the home
+directory and the DSH home). Everything else imports from here.
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 returns the value to keep, or raises an error that names the key.
 
 The messages are the contract (upstream's where a key is upstream's, tests assert them byte for
-byte), so every check words its refusal itself rather than through a generic schema.
+byte), so every check words its refusal itself rather than through a generic schema. A value
+quoted in a message goes through ``secrets.hidden`` (``shown``): a wrong value that is an object
+holding a token, say, is quoted with the token hidden.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from dsh_sidecar.errors import ConfigError, DshError
 from dsh_sidecar.jsutil import js_trim
 from dsh_sidecar.rule_sets import RULE_SET_NAMES
 
+from .secrets import hidden, shown
+
 MAX_SAFE_INTEGER = 2**53 - 1
 
 Check = Callable[[str, Any], Any]
@@ -24,7 +28,7 @@ Check = Callable[[str, Any], Any]
 
 def boolean(key: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ConfigError(key, f"must be true or false, got {value!r}")
+        raise ConfigError(key, f"must be true or false, got {shown(value)}")
     return value
 
 
@@ -37,7 +41,7 @@ def budget(key: str, value: Any) -> float:
 
 def _number(key: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(key, f"must be a number, got {value!r}")
+        raise ConfigError(key, f"must be a number, got {shown(value)}")
     if isinstance(value, int) and abs(value) > MAX_SAFE_INTEGER:
         # JSON may carry an integer beyond double range (1e400 written out); JS reads it as
         # Infinity, and Python's math.isfinite would raise OverflowError on it.
@@ -52,7 +56,7 @@ def positive_integer(key: str, value: Any) -> int:
     """Upstream's ``z.number().step(1).min(1)``: any integral double >= 1, unlike the session
     settings, which must also be safe integers."""
     if not _integral_double_from_one(value):
-        raise ConfigError(key, f"must be a positive integer, got {value!r}")
+        raise ConfigError(key, f"must be a positive integer, got {shown(value)}")
     return int(value)
 
 
@@ -79,7 +83,7 @@ def _safe_int(value: Any, minimum: int) -> bool:
 
 def non_negative_safe_integer(key: str, value: Any) -> int:
     if not _safe_int(value, 0):
-        raise ConfigError(key, f"must be a non-negative safe integer, got {value!r}")
+        raise ConfigError(key, f"must be a non-negative safe integer, got {shown(value)}")
     return int(value)
 
 
@@ -152,7 +156,7 @@ def one_of(*choices: str) -> Check:
 
     def check(key: str, value: Any) -> str:
         if value not in choices:
-            raise ConfigError(key, f"must be one of {allowed}, got {value!r}")
+            raise ConfigError(key, f"must be one of {allowed}, got {shown(value)}")
         return str(value)
 
     return check
@@ -175,10 +179,10 @@ def refresh_interval(plugin: str) -> Check:
 
     def check(key: str, value: Any) -> int:
         if not _safe_int(value, 0):
-            shown = value if not isinstance(value, float) or not value.is_integer() else int(value)
+            given = value if not isinstance(value, float) or not value.is_integer() else int(value)
             leaf = key.rpartition(".")[2]
             raise ConfigError(
-                key, f"{plugin}: {leaf} must be a non-negative safe integer, got {shown}"
+                key, f"{plugin}: {leaf} must be a non-negative safe integer, got {hidden(given)}"
             )
         return int(value)
 
@@ -191,5 +195,5 @@ def time_zone(key: str, value: Any) -> str | None:
     from dsh_sidecar.zones import canonical_time_zone
 
     if not isinstance(value, str) or canonical_time_zone(value) is None:
-        raise ConfigError(key, f'time-context: invalid IANA timeZone "{value}"')
+        raise ConfigError(key, f'time-context: invalid IANA timeZone "{hidden(value)}"')
     return value

@@ -11,6 +11,7 @@ from dsh_sidecar.errors import DshError
 
 from .keys import KEYS
 from .parse import parse_settings
+from .secrets import HIDDEN, hidden, is_secret_key
 from .settings import Settings
 
 # Forms to name for keys whose refusal message does not already say what is expected.
@@ -19,7 +20,9 @@ _EXPECTED_FORMS = {k.wire: k.expected for k in KEYS if k.expected is not None}
 
 @attrs.frozen
 class SettingProblem:
-    """One refused key: its dotted name, the value given, and why (naming the expected form)."""
+    """One refused key: its dotted name, the value given, and why (naming the expected form).
+    ``value`` is never a secret's: ``problem`` hides the value of a key named like one, and
+    inside any other value the keys named so (``secrets``)."""
 
     key: str
     value: Any
@@ -49,9 +52,16 @@ def parse_settings_leniently(
             key = exc.data.get("key") if isinstance(exc.data, dict) else None
             value, removed = _pop_leaf(tree, key) if isinstance(key, str) else (None, False)
             if not removed:  # nothing to take out (the tree itself is not an object)
-                problems.append(SettingProblem("dsh", tree, exc.message))
+                problems.append(problem("dsh", tree, exc.message))
                 return base, tuple(problems)
-            problems.append(SettingProblem(str(key), value, _with_expected(str(key), exc.message)))
+            problems.append(problem(str(key), value, _with_expected(str(key), exc.message)))
+
+
+def problem(key: str, value: Any, message: str) -> SettingProblem:
+    """The refusal of ``key``, its value as it may be shown: ``HIDDEN`` for a key named like a
+    secret (``authToken`` sent inside the settings), secrets inside it hidden otherwise."""
+    shown = HIDDEN if value is not None and is_secret_key(key) else hidden(value)
+    return SettingProblem(key, shown, message)
 
 
 def _copy_tree(raw: Any) -> Any:

@@ -8,6 +8,8 @@ import sys
 
 from pygls.exceptions import JsonRpcInvalidParams
 
+from dsh_sidecar.config.secrets import hidden
+
 from .rpc import serve as transports
 from .rpc.framing import DEFAULT_MAX_BODY_BYTES
 from .rpc.transport import Limits
@@ -24,11 +26,28 @@ class _QuietBadParams(logging.Filter):
         return not isinstance(exc, JsonRpcInvalidParams)
 
 
+class _HiddenSecrets(logging.Filter):
+    """Every record's arguments with secret-named values hidden (``config.secrets``) before they
+    are formatted: with ``-v``, pygls logs whole messages (``initialize``'s params, the
+    ``workspace/configuration`` answer, each notification sent), where a client may have put a
+    token among its settings."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(hidden(arg) for arg in record.args)
+        elif record.args:
+            record.args = hidden(record.args)
+        if not isinstance(record.msg, str):
+            record.msg = hidden(record.msg)
+        return True
+
+
 def configure_logging(log_file: str | None, verbose: bool) -> None:
     handler: logging.Handler = (
         logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
     )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(_HiddenSecrets())
     root = logging.getLogger()
     root.handlers[:] = [handler]  # stdout is the protocol channel: never log there
     root.setLevel(logging.DEBUG if verbose else logging.INFO)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dsh_sidecar import errors
+from dsh_sidecar.config.secrets import HIDDEN, is_secret_name
 
 MAX_SAFE_INTEGER = 2**53 - 1
 MAX_NESTING_DEPTH = 256  # the message object itself is level 1
@@ -268,12 +269,24 @@ def _first_problem(document: dict[str, Any]) -> tuple[str, str, bool] | None:
                 )
         elif isinstance(value, _OutOfRange):
             shown = value.text if len(value.text) <= 40 else value.text[:37] + "..."
+            if _under_secret(link):
+                shown = HIDDEN  # an all-digit token sent as a number is still a token
             return (
                 _path(link),
                 f"the number {shown} is beyond 2^53-1 in magnitude, where JSON clients lose precision",
                 False,
             )
     return None
+
+
+def _under_secret(link: _Link) -> bool:
+    """Whether the value at ``link`` lies under a key named like a secret (``config.secrets``),
+    at any depth: its value is never quoted."""
+    while link is not None:
+        link, key = link
+        if isinstance(key, str) and is_secret_name(key):
+            return True
+    return False
 
 
 def _path(link: _Link) -> str:
