@@ -10,7 +10,9 @@ it found, the files on disk and what the model was sent.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -283,7 +285,15 @@ def cs_parts(tmp_path: Path, workspace: Path, fake_model: FakeModel) -> Iterator
 
 
 def run_part(cs: CodeServer, workspace: Path, part: str) -> dict[str, Any]:
-    code, details = run_runner("chat-parts-runner.js", cs, workspace, 240, PART=part)
+    shots = cs.home / "shots"
+    shots.mkdir()
+    code, details = run_runner(
+        "chat-parts-runner.js", cs, workspace, 240, PART=part, SCREENSHOTS=str(shots)
+    )
+    keep = os.environ.get("DSH_KEEP_SCREENSHOTS")  # a folder to keep the screenshots in
+    if keep:
+        for shot in shots.iterdir():
+            shutil.copyfile(shot, Path(keep) / shot.name)
     found: dict[str, Any] = json.loads((cs.home / "e2e" / "parts-done").read_text())
     assert code == 0, f"{details}\n--- found ---\n{json.dumps(found, indent=1)}"
     return found
@@ -346,6 +356,8 @@ def test_code_block_actions_have_aa_contrast_in_every_theme(
                 if a["ratio"] < AA_TEXT
             ]
     assert failures == [], "\n".join(failures)
+    for short in ("light", "dark", "hc", "hc-light"):
+        assert (cs_parts.home / "shots" / f"code-actions-hover-{short}.png").stat().st_size > 1000
 
 
 @rerun_if_a_webview_never_showed

@@ -13,7 +13,7 @@
  * chat-suite.js is the extension-host half. Findings go to $DSH_E2E_DIR/parts-done for pytest,
  * which makes the assertions; the runner fails only when the page does not get where it must.
  *
- * Environment: see lib.js, plus PART.
+ * Environment: see lib.js, plus PART and, optionally, SCREENSHOTS (a folder; default $DSH_E2E_DIR).
  */
 const fs = require('node:fs');
 const path = require('node:path');
@@ -24,6 +24,7 @@ const workspace = env('WORKSPACE');
 const extDir = env('EXT_DIR');
 const dir = env('DSH_E2E_DIR');
 const part = env('PART');
+const shots = process.env.SCREENSHOTS || dir;
 const APP = path.join(workspace, 'src', 'app.py');
 const found = {};
 
@@ -138,15 +139,16 @@ async function focusPart(page, chat) {
   // The view stays in sight this time; only the keyboard focus is in the editor.
   await focusAnEditor(page);
   found.third = await keybindingThenType(page, chat, 'ghi');
-  await page.screenshot({ path: path.join(dir, 'focus.png') });
+  await page.screenshot({ path: path.join(shots, 'focus.png') });
   say('keybinding checked');
 }
 
+/** Each default theme, the kind the webview host puts on <body>, and a short name for files. */
 const THEMES = [
-  ['Default Light Modern', 'vscode-light'],
-  ['Default Dark Modern', 'vscode-dark'],
-  ['Default High Contrast', 'vscode-high-contrast'],
-  ['Default High Contrast Light', 'vscode-high-contrast-light'],
+  ['Default Light Modern', 'vscode-light', 'light'],
+  ['Default Dark Modern', 'vscode-dark', 'dark'],
+  ['Default High Contrast', 'vscode-high-contrast', 'hc'],
+  ['Default High Contrast Light', 'vscode-high-contrast-light', 'hc-light'],
 ];
 
 async function contrastPart(page, chat) {
@@ -156,7 +158,7 @@ async function contrastPart(page, chat) {
   await chat.waitForSelector('#send:has-text("Send")', { timeout: 60000 });
   const actions = chat.locator('article.msg.assistant:not(.streaming) .code-block .code-header button');
   found.contrast = {};
-  for (const [theme, kind] of THEMES) {
+  for (const [theme, kind, short] of THEMES) {
     await call('setting', { section: 'workbench', key: 'colorTheme', value: theme });
     // The webview host puts the theme kind on <body> (High Contrast Light is not also marked as
     // the dark high contrast kind, so each kind names one theme here).
@@ -185,7 +187,8 @@ async function contrastPart(page, chat) {
       hovered,
       body: await chat.evaluate(() => `${document.body.className} | ${document.body.dataset['vscodeThemeName']}`),
     };
-    await page.screenshot({ path: path.join(dir, `code-actions-${kind}.png`) });
+    // The block with its last action still hovered.
+    await chat.locator('article.msg.assistant:not(.streaming) .code-block').first().screenshot({ path: path.join(shots, `code-actions-hover-${short}.png`) });
     say(`contrast measured in ${theme}`);
   }
 }
