@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import json
 import os
 import shlex
+import sys
+import tracemalloc
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -420,6 +425,124 @@ def test_a_megabyte_command() -> None:
     # 500,000 empty quotes, then one left open: it holds the rest, as in the shell.
     assert reads("cat " + "'" * 1_000_001 + " a") == ("/proj/ a",)
     assert reads("bash -c " * 100_000 + "'cat a'") == ()
+
+
+# --- hostile, model-steered commands: bounded work --------------------------------------------
+# The model writes the command, so it can be built to make the reader slow, or to make it give up
+# and lose a read. Work is asserted as Python's recursion limit and as traced memory, never time.
+
+MIXED_WRAPPERS = "timeout -s KILL 5 sudo -u me -- env -u A -u B C=1 nice -n 5 stdbuf -oL command "
+
+
+@contextlib.contextmanager
+def stack_of(frames: int) -> Iterator[None]:
+    """Python's recursion limit set to this many frames above the caller's."""
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack(0)) + frames)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(saved)
+
+
+def traced_peak(command: str) -> int:
+    """The most memory reading ``command`` held at once, in bytes (the command itself aside)."""
+    tracemalloc.start()
+    try:
+        shell_touches(command, CWD)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_fifty_thousand_nices_hide_no_read() -> None:
+    # 250 KB; the reader used to copy the remaining words for each wrapper (770 MB) and hit the
+    # recursion limit after about 1,000 of them, losing the read.
+    assert reads("nice " * 50_000 + "cat pkg/x") == ("/proj/pkg/x",)
+
+
+@pytest.mark.parametrize(
+    "wrappers",
+    [
+        "nice " * 2_000,
+        "env -u X " * 2_000,
+        "timeout -s KILL 5 " * 2_000,
+        "timeout --signal=KILL -k 1 5 " * 2_000,
+        "sudo -u me -g staff -- " * 2_000,
+        MIXED_WRAPPERS * 300,
+        "env " + "-u X " * 20_000,
+        "FOO=1 command exec -a name nohup time -p " * 1_000,
+    ],
+)
+def test_thousands_of_wrappers_on_a_shallow_stack_keep_the_read(wrappers: str) -> None:
+    with stack_of(40):
+        assert shell_touches(wrappers + "cat pkg/x > out", CWD) == ShellTouches(
+            ("/proj/pkg/x",), ("/proj/out",)
+        )
+
+
+def test_wrappers_in_nested_shells_on_a_shallow_stack() -> None:
+    inner = "nice " * 2_000 + "cat pkg/x"
+    command = "bash -c " + shlex.quote("sh -c " + shlex.quote("bash -lc " + shlex.quote(inner)))
+    with stack_of(40):
+        assert reads(command) == ("/proj/pkg/x",)
+
+
+def test_each_env_chdir_applies_to_its_command_only() -> None:
+    command = "env -C sub nice env -C deeper " * 100 + "cat x; cat y"
+    assert reads(command) == ("/proj" + "/sub/deeper" * 100 + "/x", "/proj/y")
+
+
+def test_command_v_after_wrappers_still_runs_nothing() -> None:
+    assert reads("nice " * 2_000 + "command -v cat x; cat y") == ("/proj/y",)
+
+
+@pytest.mark.parametrize(
+    ("opening", "closing"),
+    [('"$(', ')"'), ('"${', '}"'), ('<("$(', ')")'), ('"$(echo `x` ', ')"')],
+)
+def test_expansions_nested_in_double_quotes_keep_the_later_reads(
+    opening: str, closing: str
+) -> None:
+    # Each level used to be a Python call (quotes, then the bracket, then quotes...): a few
+    # thousand levels raised RecursionError and everything after was lost.
+    command = "cat " + opening * 5_000 + closing * 5_000 + " pkg/x; cat pkg/y"
+    with stack_of(40):
+        assert reads(command) == ("/proj/pkg/x", "/proj/pkg/y")
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        lambda n: "nice " * n + "cat pkg/x",
+        lambda n: MIXED_WRAPPERS * (n // 16) + "cat pkg/x",
+        lambda n: 'cat "$(' * n + ')"' * n + " pkg/x",
+        # A long directory copied into every later relative path: quadratic output before.
+        lambda n: "cd " + "d" * (6 * n) + "; cat /pkg/x " + " ".join(f"f{i}" for i in range(n)),
+    ],
+    ids=["nice", "mixed wrappers", "nested quotes", "long cd"],
+)
+def test_memory_grows_linearly_with_the_attack(attack: Callable[[int], str]) -> None:
+    # Sizes below the old recursion limit, where copying the words was quadratic: four times
+    # the attack must hold about four times the memory, not sixteen.
+    small, large = traced_peak(attack(200)), traced_peak(attack(800))
+    assert shell_touches(attack(800), CWD).reads[:1] in (("/proj/pkg/x",), ("/pkg/x",))
+    assert large <= 4.5 * small
+
+
+def test_a_megabyte_of_repeated_flags_holds_no_entry_per_letter() -> None:
+    command = "cat -" + "n" * 1_000_000 + " pkg/x"
+    assert reads(command) == ("/proj/pkg/x",)
+    assert traced_peak(command) < 3 * len(command)  # the word's own copy, not a tuple per letter
+
+
+def test_a_cd_longer_than_path_max_knows_no_relative_path() -> None:
+    # No file under it can be named by an absolute path; relative names are left out rather than
+    # each becoming a copy of the directory.
+    assert reads("cd " + "d" * 5_000 + " && cat x /abs/y") == ("/abs/y",)
+    assert reads("cd " + "/d" * 2_100 + " && cat x") == ()
+    near = "d/" * 2_000
+    assert reads(f"cd {near} && cat x") == (os.path.join(CWD, near, "x"),)
 
 
 @given(st.text(max_size=300))

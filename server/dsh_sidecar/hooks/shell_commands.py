@@ -17,6 +17,13 @@ is looked at a bounded number of times (nested ``bash -c`` scripts are re-read a
 ``_MAX_NESTING`` deep), and nothing raises: unbalanced quotes end at the end of the input, as a
 best effort.
 
+The command is the model's text, so nothing here recurses as deep as the text goes: wrappers
+(``nice nice … cat x``, ``env -u A -u B … timeout -s KILL 5 …``) are stepped over with an index
+into the words, never a call and a copy of the remaining words per wrapper, and brackets nested in
+double quotes (``"$(cat "$(…)")"``) are kept on a list of their own. Time and memory grow in
+proportion to the command's length up to the 16 MiB a hook accepts, and Python's recursion limit,
+which used to end the reading and drop the touches silently, is never approached.
+
 What is recognised (anything else contributes nothing):
 
 - reads: ``cat``, ``tac``, ``nl``, ``head``, ``tail``, ``wc``, ``less``, ``more``, ``bat``,
@@ -34,10 +41,11 @@ What is recognised (anything else contributes nothing):
   whose script is read the same way.
 
 A word whose value depends on the shell (``$VAR``, ``$(…)``, backquotes, a glob, ``~``, a brace
-expansion) is not a path this module can know, and is left out; so is ``-`` (standard input) and
-anything under ``/dev/``. Paths are made absolute against ``cwd`` and normalised lexically
-(``os.path.normpath``; symlinks are the caller's business, as is whether a path exists or is a
-directory).
+expansion) is not a path this module can know, and is left out; so is ``-`` (standard input),
+anything under ``/dev/``, and a relative path after a ``cd`` into a directory longer than
+``PATH_MAX`` (no file there can be named by its absolute path). Paths are made absolute against
+``cwd`` and normalised lexically (``os.path.normpath``; symlinks are the caller's business, as is
+whether a path exists or is a directory).
 """
 
 from __future__ import annotations
@@ -50,6 +58,8 @@ __all__ = ["ShellTouches", "argv_touches", "patch_touches", "shell_touches"]
 
 # ``bash -c 'bash -c "…"'`` is read this many levels deep; deeper scripts contribute nothing.
 _MAX_NESTING = 4
+# Linux's PATH_MAX, in characters (each at least a byte): no longer absolute path names a file.
+_PATH_MAX = 4096
 _PATCH_BEGIN = "*** Begin Patch"
 _PATCH_HEADERS = ("*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:")
 
@@ -72,14 +82,13 @@ def shell_touches(command: str, cwd: str) -> ShellTouches:
     absolute ones are reported). Never raises.
     """
     collector = _Collector()
-    try:
-        if command.lstrip().startswith(_PATCH_BEGIN):
-            # Codex's apply_patch tool: the whole input is the patch.
-            collector.patch(command, _usable_cwd(cwd))
-        else:
-            _run_script(command, _usable_cwd(cwd), collector, 0)
-    except RecursionError:  # pragma: no cover - nesting is bounded; kept as the last guard
-        pass
+    # No ``except RecursionError`` here: it once hid the touches of a command 1,000 wrappers deep.
+    # The stack no longer grows with the text, and a failure reaches the hook's log.
+    if command.lstrip().startswith(_PATCH_BEGIN):
+        # Codex's apply_patch tool: the whole input is the patch.
+        collector.patch(command, _usable_cwd(cwd))
+    else:
+        _run_script(command, _usable_cwd(cwd), collector, 0)
     return collector.result()
 
 
@@ -102,7 +111,7 @@ def patch_touches(patch: str, cwd: str) -> ShellTouches:
 # --- tokens -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Word:
     """One shell word after quote removal. ``literal`` is false when its value depends on the
     shell (an expansion, a glob, ``~``): such a word is never reported as a path."""
@@ -185,6 +194,16 @@ _ANSI_C_ESCAPES = {
 }
 # Inside double quotes a backslash escapes only these (and a newline, which it removes).
 _DOUBLE_QUOTE_ESCAPES = frozenset('$`"\\')
+
+
+@dataclass(slots=True)
+class _Nest:
+    """An open bracket (``$(``, ``${``, ``<(``) or double quote being skipped, and how many of
+    its opening brackets are still open."""
+
+    opening: str
+    closing: str
+    depth: int = 0
 
 
 class _Tokenizer:
@@ -375,15 +394,19 @@ class _Tokenizer:
             self.pos += 1
             self._skip_balanced("{", "}")
         else:
-            self.pos += 1
-            i = self.pos
-            if i < n and (text[i].isdigit() or text[i] in "@*#?$!-"):
-                i += 1
-            else:
-                while i < n and (text[i].isalnum() or text[i] == "_"):
-                    i += 1
-            self.pos = i
+            self._skip_parameter()
         return False
+
+    def _skip_parameter(self) -> None:
+        """Skip ``$NAME`` (or ``$1``, ``$@``…) from the ``$`` at ``self.pos``."""
+        text, n = self.text, len(self.text)
+        i = self.pos + 1
+        if i < n and (text[i].isdigit() or text[i] in "@*#?$!-"):
+            i += 1
+        else:
+            while i < n and (text[i].isalnum() or text[i] == "_"):
+                i += 1
+        self.pos = i
 
     def _ansi_c(self) -> str:
         text, n = self.text, len(self.text)
@@ -407,29 +430,60 @@ class _Tokenizer:
 
     def _skip_balanced(self, opening: str, closing: str) -> None:
         """Skip from an opening bracket at ``self.pos`` to its match, stepping over quoted text.
-        An unmatched bracket runs to the end of the input."""
+        An unmatched bracket runs to the end of the input.
+
+        Brackets and double quotes nest in each other (``"$(cat "$(…)")"``), as deep as the
+        text is long; they are kept on a stack of their own rather than on Python's, where a
+        few thousand levels would raise ``RecursionError``."""
         text, n = self.text, len(self.text)
-        depth = 0
-        while self.pos < n:
+        stack = [_Nest(opening, closing)]  # innermost last
+        while self.pos < n and stack:
+            nest = stack[-1]
+            if nest.opening == '"':
+                self._step_in_double_quotes(stack)
+                continue
             c = text[self.pos]
             if c == "\\":
                 self.pos += 2
-                continue
-            if c == "'":
+            elif c == "'":
                 end = text.find("'", self.pos + 1)
                 self.pos = n if end < 0 else end + 1
-                continue
-            if c == '"':
-                self._double_quoted([])
-                continue
-            self.pos += 1
-            if c == opening:
-                depth += 1
-            elif c == closing:
-                depth -= 1
-                if depth == 0:
-                    return
+            elif c == '"':
+                self.pos += 1
+                stack.append(_Nest('"', '"'))
+            else:
+                self.pos += 1
+                if c == nest.opening:
+                    nest.depth += 1
+                elif c == nest.closing:
+                    nest.depth -= 1
+                    if nest.depth == 0:
+                        stack.pop()
         self.pos = min(self.pos, n)
+
+    def _step_in_double_quotes(self, stack: list[_Nest]) -> None:
+        """One step of :meth:`_skip_balanced` inside a double-quoted string (the innermost
+        entry of ``stack``): its end, an escape, an expansion, or an ordinary character."""
+        text, n = self.text, len(self.text)
+        c = text[self.pos]
+        following = text[self.pos + 1] if self.pos + 1 < n else ""
+        if c == '"':
+            self.pos += 1
+            stack.pop()
+        elif c == "\\" and following:
+            self.pos += 2
+        elif c == "$" and following == "(":
+            self.pos += 1
+            stack.append(_Nest("(", ")"))
+        elif c == "$" and following == "{":
+            self.pos += 1
+            stack.append(_Nest("{", "}"))
+        elif c == "$":
+            self._skip_parameter()
+        elif c == "`":
+            self._skip_backquotes()
+        else:
+            self.pos += 1
 
     def _skip_backquotes(self) -> None:
         text, n = self.text, len(self.text)
@@ -468,6 +522,16 @@ class _Collector:
 
     def result(self) -> ShellTouches:
         return ShellTouches(tuple(self.reads), tuple(self.writes))
+
+
+def _within_path_max(directory: str) -> str | None:
+    """``directory``, or None (not known) when it is longer than ``PATH_MAX``.
+
+    No file under such a directory can be named by its absolute path (the kernel refuses it
+    with ENAMETOOLONG), so none is worth reporting; and every relative path after the ``cd`` is
+    a copy of the directory, so without this bound ``cd <100 KB>; cat f1 f2 …`` would turn each
+    short name into 100 KB of output (quadratic in the command's length)."""
+    return directory if len(directory) <= _PATH_MAX else None
 
 
 def _usable_cwd(cwd: str) -> str | None:
@@ -545,6 +609,15 @@ def _parse(words: Sequence[_Word], spec: _Options) -> _Parsed:
     """GNU-style options (anywhere among the operands, ``--`` ends them)."""
     operands: list[_Word] = []
     options: list[tuple[str, _Word | None]] = []
+    # A flag given twice means what it means once: kept once, so that ``cat -nnnn…`` (a
+    # megabyte of letters) costs one entry and not a tuple per letter.
+    flags: set[str] = set()
+
+    def flag(name: str) -> None:
+        if name not in flags:
+            flags.add(name)
+            options.append((name, None))
+
     i, n = 0, len(words)
     while i < n:
         word = words[i]
@@ -561,7 +634,7 @@ def _parse(words: Sequence[_Word], spec: _Options) -> _Parsed:
                 options.append((name, words[i]))
                 i += 1
             else:
-                options.append((name, None))
+                flag(name)
         elif text.startswith("-") and len(text) > 1:
             for k in range(1, len(text)):
                 letter = text[k]
@@ -573,9 +646,9 @@ def _parse(words: Sequence[_Word], spec: _Options) -> _Parsed:
                         options.append(("-" + letter, words[i]))
                         i += 1
                     else:
-                        options.append(("-" + letter, None))
+                        flag("-" + letter)
                     break
-                options.append(("-" + letter, None))
+                flag("-" + letter)
         else:
             operands.append(word)
     return _Parsed(operands, options)
@@ -703,28 +776,39 @@ class _Interpreter:
         self._command(words, heredocs)
 
     def _command(self, words: list[_Word], heredocs: list[str]) -> None:
-        i = 0
-        while i < len(words):
-            text = words[i].text if words[i].literal else ""
-            if text in _RESERVED or _is_assignment(words[i]):
-                i += 1
-            else:
+        """Run one simple command: step over its wrappers (``nice``, ``env``, ``timeout 5``…)
+        with an index, then read the wrapped command's words.
+
+        A loop and not a call per wrapper: the model writes the command, and ``nice`` repeated
+        50,000 times must cost 50,000 steps, not a copy of the remaining words (quadratic) and a
+        stack frame each (past the recursion limit, which lost the touch)."""
+        saved = self.cwd
+        env_seen = False  # ``env -C DIR`` changes the directory of its own command only
+        i, n = 0, len(words)
+        while True:
+            i = _after_prefixes(words, i)
+            if i >= n:
                 break
-        words = words[i:]
-        if not words:
-            return
-        name = os.path.basename(words[0].text) if words[0].literal else ""
-        args = words[1:]
+            name = os.path.basename(words[i].text) if words[i].literal else ""
+            if name == "env":
+                env_seen = True
+                i = self._env_options(words, i + 1)
+            elif name in _WRAPPERS:
+                if name == "command" and i + 1 < n and words[i + 1].text in ("-v", "-V"):
+                    break  # ``command -v cat`` looks the name up, runs nothing
+                spec, operand_count = _WRAPPERS[name]
+                i = _after_options(words, i + 1, spec, operand_count)
+            else:
+                self._wrapped(name, words[i + 1 :], heredocs)
+                break
+        if env_seen:
+            self.cwd = saved
+
+    def _wrapped(self, name: str, args: list[_Word], heredocs: list[str]) -> None:
+        """A command that is not a wrapper, named ``name`` (empty when the shell decides it)."""
         if name in _SKIPPED_COMMANDS or not name:
             return
-        if name == "env":
-            self._env(args, heredocs)
-        elif name in _WRAPPERS:
-            if name == "command" and any(w.text in ("-v", "-V") for w in args[:1]):
-                return  # ``command -v cat`` looks the name up, runs nothing
-            spec, operand_count = _WRAPPERS[name]
-            self._command(_after_options(args, spec, operand_count), heredocs)
-        elif name in _SHELLS:
+        if name in _SHELLS:
             self._shell(args)
         elif name in ("cd", "pushd"):
             self._cd(args)
@@ -736,25 +820,25 @@ class _Interpreter:
         else:
             self._file_command(name, args)
 
-    def _env(self, args: list[_Word], heredocs: list[str]) -> None:
-        saved = self.cwd  # ``env -C DIR`` changes the directory of its command only
-        i, n = 0, len(args)
+    def _env_options(self, words: list[_Word], i: int) -> int:
+        """Step over ``env``'s options and assignments from ``words[i]``, following ``-C DIR``;
+        return the index of the command it runs."""
+        n = len(words)
         while i < n:
-            text = args[i].text
+            text = words[i].text
             if text in ("-u", "--unset", "-S", "--split-string"):
                 i += 2
             elif text in ("-C", "--chdir") and i + 1 < n:
-                self._change_directory(args[i + 1])
+                self._change_directory(words[i + 1])
                 i += 2
             elif text.startswith("--chdir="):
-                self._change_directory(_Word(text.partition("=")[2], args[i].literal))
+                self._change_directory(_Word(text.partition("=")[2], words[i].literal))
                 i += 1
-            elif text.startswith("-") or _is_assignment(args[i]):  # ``-`` is ``-i``
+            elif text.startswith("-") or _is_assignment(words[i]):  # ``-`` is ``-i``
                 i += 1
             else:
                 break
-        self._command(args[i:], heredocs)
-        self.cwd = saved
+        return i
 
     def _shell(self, args: list[_Word]) -> None:
         """``bash -lc SCRIPT``: the script is read as a command line of its own."""
@@ -787,9 +871,9 @@ class _Interpreter:
         if not target.literal or target.text in ("", "-") or "\x00" in target.text:
             self.cwd = None
         elif target.text.startswith("/"):
-            self.cwd = os.path.normpath(target.text)
+            self.cwd = _within_path_max(os.path.normpath(target.text))
         elif self.cwd is not None:
-            self.cwd = os.path.normpath(os.path.join(self.cwd, target.text))
+            self.cwd = _within_path_max(os.path.normpath(os.path.join(self.cwd, target.text)))
 
     def _file_command(self, name: str, args: list[_Word]) -> None:
         add = self.collector.add
@@ -884,12 +968,25 @@ def _after_script(
     return parsed.operands if given else parsed.operands[1:]
 
 
-def _after_options(args: list[_Word], spec: _Options, operand_count: int) -> list[_Word]:
-    """The wrapped command of a wrapper like ``timeout 5 cat x``: what follows the wrapper's own
-    options and its ``operand_count`` operands (options stop at the first operand)."""
-    i, n = 0, len(args)
+def _after_prefixes(words: list[_Word], i: int) -> int:
+    """The index of the first word from ``words[i]`` that is neither a reserved word that may
+    start a command (``!``, ``then``…) nor a ``NAME=value`` assignment."""
+    n = len(words)
     while i < n:
-        text = args[i].text
+        text = words[i].text if words[i].literal else ""
+        if not (text in _RESERVED or _is_assignment(words[i])):
+            break
+        i += 1
+    return i
+
+
+def _after_options(words: list[_Word], i: int, spec: _Options, operand_count: int) -> int:
+    """The index of the wrapped command of a wrapper like ``timeout 5 cat x`` whose arguments
+    start at ``words[i]``: past the wrapper's own options and its ``operand_count`` operands
+    (options stop at the first operand)."""
+    n = len(words)
+    while i < n:
+        text = words[i].text
         if text == "--":
             i += 1
             break
@@ -905,7 +1002,7 @@ def _after_options(args: list[_Word], spec: _Options, operand_count: int) -> lis
                 if k == len(text) - 1:
                     i += 1
                 break
-    return args[i + operand_count :]
+    return i + operand_count
 
 
 def _is_assignment(word: _Word) -> bool:
