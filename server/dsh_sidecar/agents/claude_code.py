@@ -56,37 +56,19 @@ RULES = AgentRules(
     ),
     sources=(
         Source(
-            "https://docs.anthropic.com/ja/docs/claude-code/memory",
-            "official page (Japanese edition): reads CLAUDE.md and CLAUDE.local.md from the "
+            "https://code.claude.com/docs/en/memory",
+            "the official memory page (read in its Japanese and Chinese editions, the English one "
+            "as quoted in the claude-code issue tracker and elsewhere): the managed policy file "
+            "/etc/claude-code/CLAUDE.md on Linux, ./CLAUDE.md or ./.claude/CLAUDE.md, "
+            "~/.claude/CLAUDE.md, CLAUDE.local.md; CLAUDE.md and CLAUDE.local.md read from the "
             "working directory up to, not including, /; CLAUDE.md nested below the working "
-            "directory is included only when Claude reads files in that subtree; @path imports, "
-            "relative or absolute, not evaluated in code spans or blocks, at most 5 hops",
-        ),
-        Source(
-            "https://docs.claude.com/zh-CN/docs/claude-code/memory",
-            "official page (Chinese edition): the managed policy file /etc/claude-code/CLAUDE.md "
-            "on Linux, ./CLAUDE.md or ./.claude/CLAUDE.md, ~/.claude/CLAUDE.md, CLAUDE.local.md",
-        ),
-        Source(
-            "https://github.com/anthropics/claude-code/issues/54955",
-            "quotes code.claude.com/docs/en/memory: discovered files are concatenated, not "
-            "overriding each other; within a directory CLAUDE.local.md comes after CLAUDE.md",
-        ),
-        Source(
-            "https://github.com/anthropics/claude-code/issues/15710",
-            "quotes code.claude.com/docs/en/memory: .claude/rules files scoped with a paths "
-            "field apply when Claude works with matching files; without paths a rule loads "
-            "unconditionally",
-        ),
-        Source(
-            "https://dev.classmethod.jp/articles/claude-code-memory-spec",
-            "quotes the official memory page: CLAUDE.md files are loaded in full regardless of "
-            "length (the 200-line / 25 KB limit is MEMORY.md's)",
-        ),
-        Source(
-            "https://github.com/BaseInfinity/claude-sdlc-harness/issues/516",
-            "quotes code.claude.com/docs/en/memory, section AGENTS.md: Claude Code reads "
-            "CLAUDE.md, not AGENTS.md",
+            "directory included only when Claude reads files in that subtree; discovered files "
+            "are concatenated, not overriding each other, CLAUDE.local.md after CLAUDE.md in a "
+            "directory; .claude/rules files with a paths field apply when Claude works with "
+            "matching files, without paths unconditionally; CLAUDE.md files load in full "
+            "whatever their length (the 200-line / 25 KB limit is MEMORY.md's); Claude Code reads "
+            "CLAUDE.md, not AGENTS.md; @path imports, relative or absolute, not evaluated in code "
+            "spans or blocks, at most 5 hops",
         ),
     ),
     undocumented=(

@@ -38,18 +38,6 @@ RULES = AgentRules(
             "empty files skipped; adding stops once the combined size reaches "
             "project_doc_max_bytes (32 KiB)",
         ),
-        Source(
-            "https://github.com/openai/codex/issues/36371",
-            "the limit is one counter for the whole chain, consumed root first: the file that "
-            "overshoots is cut to what is left and no later file is read",
-        ),
-        Source(
-            "https://github.com/openai/codex/blob/0cf644af40f76ffdfbac134b4b17aca78e8dcef5/"
-            "codex-rs/core/src/agents_md.rs",
-            "public source at that commit: the first existing name wins its directory; a file "
-            "empty after trimming is skipped and costs nothing; the user-global file is loaded "
-            "apart from project_doc_max_bytes; the cut is at a byte boundary",
-        ),
     ),
     undocumented=(
         "project_doc_fallback_filenames adds names after AGENTS.md; it is empty by default and "
@@ -60,6 +48,9 @@ RULES = AgentRules(
         "the guide does not say whether the user-global file counts against "
         "project_doc_max_bytes; simulated as in the public source: it does not",
         "the guide says adding stops at the limit; that the file crossing it is cut to the bytes "
-        "left comes from the public source and issue 36371",
+        "left (at a byte boundary) and no later file is read comes from the public source "
+        "(codex-rs/core/src/agents_md.rs at 0cf644af) and issue 36371",
+        "that a file empty after trimming costs nothing against the limit comes from the public "
+        "source",
     ),
 )

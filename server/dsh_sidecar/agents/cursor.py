@@ -36,21 +36,16 @@ RULES = AgentRules(
             ".cursor/rules (a plain .md there is ignored) with description, globs and "
             "alwaysApply frontmatter; an applied rule's content goes at the start of the context",
         ),
-        Source(
-            "https://forum.cursor.com/t/agents-md-isolated-within-a-subdirectory-is-applied-to-root/160773",
-            "Cursor staff: a nested AGENTS.md applies like an always-applied rule with the "
-            "implicit glob <dir>/**, when the agent works with files in that subtree; the root "
-            "AGENTS.md applies to the whole workspace",
-        ),
-        Source(
-            "https://velog.io/@simon_entj/Cursor-Rules",
-            "translation of docs.cursor.com/context/rules: Always, Auto Attached (files matching "
-            "globs referenced), Agent Requested (description), Manual (@rule); subdirectories can "
-            "hold their own .cursor/rules scoped to that folder; .cursorrules still supported "
-            "but deprecated",
-        ),
     ),
     undocumented=(
+        "how a nested AGENTS.md applies is not on the rules page; simulated as Cursor staff "
+        "described it on the Cursor forum: like an always-applied rule with the implicit glob "
+        "<dir>/**, once the agent works with files in that subtree, the root AGENTS.md for the "
+        "whole workspace",
+        "the rule types (Always, Auto Attached by globs, Agent Requested by description, Manual "
+        "by @rule), nested .cursor/rules folders scoped to their folder and the deprecated "
+        ".cursorrules follow the earlier edition of the rules page (docs.cursor.com/context/"
+        "rules), read through a translation",
         "which directory a nested .cursor/rules folder's globs are relative to is not stated; "
         "matched against the path relative to the directory holding that .cursor folder",
         "the load order is not documented",

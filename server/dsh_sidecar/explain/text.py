@@ -3,7 +3,13 @@
 Each file is one line: how it arrives (for the sidecar: baseline or touch; for an agent: start or
 after-read), its state, its size in bytes (for an agent, what it sends for that file; ``-`` when it
 sends nothing) and its display path, then the reason. Each agent's head names the release its
-model was checked against. Differences follow each agent, then the pages its rules follow.
+model was checked against, and its last line the agent's own documentation.
+
+Every reason is printed once. An agent's block lists the files it considers, then, as
+``not-read``, the sidecar's files it does not consider at all (the user-global file, a name it
+never reads); files that share a reason share its line. The two sides' differences are what
+``--json`` spells out (``onlyAgent``, ``onlySidecar``): here a file the agent does not read shows
+its reason once, and a file only the agent sends shows the sidecar's reason in the sidecar's block.
 """
 
 from __future__ import annotations
@@ -17,19 +23,15 @@ def render_text(explanation: Explanation) -> str:
     e = explanation
     budget = json_number(e.max_bytes)
     lines = [
-        f"file          {e.file}",
-        f"project root  {e.project_root}",
-        f"session cwd   {e.cwd}",
-        "",
+        f"{e.file}  (project root {e.project_root}; session cwd {e.cwd})",
         f"{SIDECAR}  (byte budget {budget:,})" if budget is not None else SIDECAR,
     ]
     if not e.sidecar:
         lines.append("  no instruction files")
     for f in e.sidecar:
         via = f.via or "-"
-        lines.append(_line(f"{via:<8} {f.state:<10}", f.bytes, f.display_path, f.reason))
+        lines.append(_line(f"{via:<8} {f.state:<10}", f.bytes, [f.display_path], f.reason))
     for agent in e.agents:
-        lines.append("")
         lines.extend(_agent(agent))
     return "\n".join(lines) + "\n"
 
@@ -40,27 +42,43 @@ def _agent(agent: AgentExplanation) -> list[str]:
         limit = agent.size_limit
         head += f"; {limit.setting} {limit.bytes:,} bytes, filled root first"
     lines = [head + ")"]
-    if not agent.files:
-        lines.append("  no instruction files")
+    rows: list[tuple[str, int | None, list[str], str | None]] = []
+    # A file the agent sends nothing for shares its line with the others of the same state and
+    # reason (one reason, printed once, naming every path).
+    unsent: dict[tuple[str, str | None], list[str]] = {}
+
+    def add(head: str, size: int | None, path: str, reason: str | None) -> None:
+        if size is not None:
+            rows.append((head, size, [path], reason))
+            return
+        shared = unsent.get((head, reason))
+        if shared is None:
+            shared = unsent[(head, reason)] = []
+            rows.append((head, size, shared, reason))
+        shared.append(path)
+
     for f in agent.files:
         # The size is what the agent sends for the file: nothing for a file it does not send.
-        when = f.when or "-"
-        lines.append(_line(f"{when:<10} {f.state:<10}", f.sent_bytes, f.display_path, f.reason))
-    for title, found in (
-        (f"only {agent.name}", agent.only_agent),
-        (f"only {SIDECAR}", agent.only_sidecar),
-    ):
-        if found:
-            lines.append(f"  {title}:")
-            lines.extend(f"    {d.display_path}  {d.reason}" for d in found)
-    lines.extend(f"  documentation: {s.url} (checked {s.checked})" for s in agent.sources)
+        add(f"{f.when or '-':<10} {f.state:<10}", f.sent_bytes, f.display_path, f.reason)
+    considered = {f.path for f in agent.files}
+    for d in agent.only_sidecar:
+        if d.path not in considered:  # the sidecar's file the agent never looks at
+            add(f"{'-':<10} {'not-read':<10}", None, d.display_path, d.reason)
+    if not rows:
+        lines.append("  no instruction files")
+    lines.extend(_line(head, size, paths, reason) for head, size, paths, reason in rows)
+    lines.append(_documentation(agent))
+    return lines
+
+
+def _documentation(agent: AgentExplanation) -> str:
+    checked = sorted({s.checked for s in agent.sources})
+    urls = " ".join(s.url for s in agent.sources)
+    line = f"  documentation (checked {', '.join(checked)}): {urls}" if urls else "  documentation:"
     if agent.undocumented:
         count = len(agent.undocumented)
-        lines.append(
-            f"  {count} point{'s' if count != 1 else ''} the documentation leaves open "
-            "(listed by --json)"
-        )
-    return lines
+        line += f"; {count} point{'s' if count != 1 else ''} it leaves open (--json)"
+    return line
 
 
 def _verified(agent: AgentExplanation) -> str:
@@ -69,7 +87,7 @@ def _verified(agent: AgentExplanation) -> str:
     return f"checked against {agent.verified.package} {agent.verified.version}"
 
 
-def _line(head: str, size: int | None, path: str, reason: str | None) -> str:
+def _line(head: str, size: int | None, paths: list[str], reason: str | None) -> str:
     shown = "-" if size is None else str(size)
-    line = f"  {head} {shown:>8}  {path}"
+    line = f"  {head} {shown:>8}  {', '.join(paths)}"
     return f"{line}  {reason}" if reason else line
