@@ -30,7 +30,15 @@ def shapes(size: int) -> dict[str, str]:
         "apply_patch heredoc": f"apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n{lines}\nEOF",
         "bash -lc script": "bash -lc " + shlex.quote("; ".join(["cat a b"] * (size // 9))),
         "unbalanced $(": "cat " + "$(" * (size // 2),
+        # Issue 30: wrappers used to recurse on a copy of the remaining words (quadratic), and
+        # brackets in double quotes to recurse per level.
+        "nice wrappers": "nice " * (size // 5) + "cat x",
+        "mixed wrappers": _MIXED_WRAPPERS * (size // len(_MIXED_WRAPPERS)) + "cat x",
+        'nested "$(': 'cat "$(' * (size // 9) + ')"' * (size // 9) + " x",
     }
+
+
+_MIXED_WRAPPERS = "timeout -s KILL 5 sudo -u me -- env -u A C=1 nice -n 5 stdbuf -oL command "
 
 
 def main() -> None:
