@@ -20,7 +20,7 @@ from tests.support.property_budget import examples
 from dsh_sidecar.config import parse_settings
 from dsh_sidecar.explain import explain_file
 from dsh_sidecar.fs import LOCAL_FS
-from dsh_sidecar.sources.agent_instructions import globs
+from dsh_sidecar.sources.agent_instructions import frontmatter, globs
 
 PATTERN_PIECES = st.sampled_from(
     ["a", "b", "ab", "/", "*", "**", "**/", "?", "[ab]", "[!a]", ".", "{", "}", ",", "{a,b}"]
@@ -62,6 +62,21 @@ def test_the_merged_automaton_decides_what_each_alternative_decided(
     alternatives = tuple(globs._tokens(alternative) for alternative in expanded)
     merged = globs._merge(alternatives, below)
     assert globs._run_merged(merged, path) is expected
+
+
+@settings(max_examples=examples(2000))
+@given(
+    st.lists(
+        st.sampled_from(["a", "b", "/", "*", "**", "**/", "?", ".", "{", "}", ",", "{a,*}", "[a]"]),
+        min_size=1,
+        max_size=12,
+    ).map("".join)
+)
+def test_alternatives_tokenize_as_each_one_alone(pattern_text: str) -> None:
+    expanded = globs._expand(pattern_text)
+    if expanded is None:
+        return
+    assert globs._tokens_of_all(expanded) == tuple(globs._tokens(a) for a in expanded)
 
 
 @settings(max_examples=examples(1000))
@@ -196,3 +211,71 @@ def test_the_cache_keeps_at_most_its_node_budget(monkeypatch: pytest.MonkeyPatch
     # The most recent pattern is still kept; the first ones made room.
     assert ("root", "src49/{a,b,c}/**/*.py") in globs._cache
     assert ("root", "src0/{a,b,c}/**/*.py") not in globs._cache
+
+
+# --- the scanners that jump from one special character to the next -----------------------------
+# Each is held to a plain loop over every character, written here the straightforward way.
+
+SCANNED = st.lists(
+    st.sampled_from(["a", " ", ",", "{", "}", "'", '"', "#", " #", "b"]), max_size=14
+)
+
+
+def every_char_split(text: str, quotes: bool, guarded: bool) -> list[str]:
+    parts, current, depth, quote = [], "", 0, None
+    for char in text:
+        if quote:
+            if char == quote:
+                quote = None
+        elif quotes and char in "'\"":
+            quote = char
+        elif char == "{":
+            depth += 1
+        elif char == "}" and (depth or not guarded):
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+            continue
+        current += char
+    return [*parts, current]
+
+
+def every_char_first_group(text: str) -> tuple[int, int] | None:
+    opened: list[int] = []
+    first = None
+    for index, char in enumerate(text):
+        if char == "{":
+            opened.append(index)
+        elif char == "}" and opened:
+            start = opened.pop()
+            if first is None or start < first[0]:
+                first = (start, index)
+    return first
+
+
+def every_char_strip_comment(raw: str) -> str:
+    quote = None
+    for index, char in enumerate(raw):
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or raw[index - 1] in " \t"):
+            return raw[:index].rstrip()
+    return raw.strip()
+
+
+@settings(max_examples=examples(1000))
+@given(SCANNED.map("".join))
+def test_the_scanners_decide_what_a_loop_over_every_character_decides(text: str) -> None:
+    assert globs.split_patterns(text) == [
+        p.strip() for p in every_char_split(text, quotes=False, guarded=True) if p.strip()
+    ]
+    assert globs.split_top_level(text) == every_char_split(text, quotes=False, guarded=False)
+    assert globs._first_group(text) == every_char_first_group(text)
+    assert frontmatter._split_inline(text) == [
+        p.strip() for p in every_char_split(text, quotes=True, guarded=True)
+    ]
+    assert frontmatter._strip_comment(text) == every_char_strip_comment(text)

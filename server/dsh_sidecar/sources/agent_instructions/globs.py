@@ -92,7 +92,7 @@ def _glob(
     """The ``Glob`` of ``pattern``'s brace alternatives ``expanded``. ``below`` (Claude Code's
     directories): "also", each alternative matches as written and with "/**" after it
     (everything below what it names); "only", with "/**" only (a pattern ending in "/")."""
-    alternatives = tuple(_tokens(alternative) for alternative in expanded)
+    alternatives = _tokens_of_all(expanded)
     if compiling is not None:
         compiling.count += sum(len(tokens) for tokens in alternatives)
     ends = (_literal_ends(tokens) for tokens in alternatives)
@@ -335,6 +335,47 @@ def _tokens(text: str) -> tuple[Token, ...]:
         out.extend((_LITERAL, plain, False) for plain in text[i:end])
         i = end
     return tuple(out)
+
+
+def _tokens_of_all(expanded: list[str]) -> tuple[tuple[Token, ...], ...]:
+    """``_tokens`` of each alternative, the text they all start and end with tokenized once.
+
+    Brace alternatives differ in a middle (``**/{m0,…,m63}-7/**/*.py``): tokenizing the shared
+    ends 64 times was most of compiling such a glob. A token depends on its neighbours only
+    around a ``*`` (``**`` wants a ``/`` or the start before it and looks two ahead; stars
+    merge) and a class (its ``]`` may lie anywhere after), so where the pattern has no ``[``,
+    text cut between two characters that are not ``*`` tokenizes as its pieces do."""
+    if len(expanded) < 2 or any("[" in alternative for alternative in expanded):
+        return tuple(_tokens(alternative) for alternative in expanded)
+    shortest = min(len(alternative) for alternative in expanded)
+    head = _common_text(expanded, shortest)
+    while head and not all(_cuttable(a, head) for a in expanded):
+        head -= 1
+    tail = _common_text([a[::-1] for a in expanded], shortest - head)
+    while tail and not all(_cuttable(a, len(a) - tail) for a in expanded):
+        tail -= 1
+    first = expanded[0]
+    before = _tokens(first[:head])
+    after = _tokens(first[len(first) - tail :])
+    return tuple(
+        (*before, *_tokens(alternative[head : len(alternative) - tail]), *after)
+        for alternative in expanded
+    )
+
+
+def _common_text(texts: list[str], limit: int) -> int:
+    """How many leading characters all ``texts`` share, at most ``limit``: those the least and
+    the greatest of them share."""
+    low, high = min(texts), max(texts)
+    for index in range(min(limit, len(low))):
+        if low[index] != high[index]:
+            return index
+    return min(limit, len(low))
+
+
+def _cuttable(text: str, at: int) -> bool:
+    """Whether ``text`` tokenizes as ``text[:at]`` and ``text[at:]`` do (no ``[`` in it)."""
+    return (at == 0 or text[at - 1] != "*") and (at == len(text) or text[at] != "*")
 
 
 def _class_members(body: str) -> str:
