@@ -49,51 +49,48 @@ def test_text_for_a_session_at_the_project_root(demo: Path, capsysbinary: Captur
     assert (code, err) == (0, "")
     p = demo / "proj"
     # Every reason once: a file an agent does not read is its not-read line alone (no second
-    # listing of what only one side reads), files sharing a reason share the line, and the
-    # documentation is the agent vendor's own pages, on one line.
+    # listing of what only one side reads), files sharing a reason share the line, the
+    # user-global file no agent reads says so once, and the documentation is the agent vendor's
+    # own pages, on one line.
     expected = [
         f"{p}/web/app.ts  (project root {p}; session cwd {p})",
         "dsh-sidecar  (byte budget 65,536)",
-        "  baseline included         19  $DSH_HOME/AGENTS.md",
+        "  baseline included         19  $DSH_HOME/AGENTS.md  read by no agent below (each has "
+        "its own user-global files, named in its head)",
         "  baseline included         35  AGENTS.md",
         "  baseline duplicate        34  CLAUDE.md  same content as AGENTS.md (after trimming "
         "whitespace)",
         "  touch    included         28  web/AGENTS.md",
         f"Codex CLI  (checked against @openai/codex 0.171.0; working directory {p}; "
-        "project_doc_max_bytes 32,768 bytes, filled root first)",
+        "project_doc_max_bytes 32,768 bytes, filled root first; user-global "
+        "~/.codex/AGENTS.override.md, ~/.codex/AGENTS.md)",
         "  start      loaded           35  AGENTS.md  loaded when a session starts",
         "  -          not-read          -  web/AGENTS.md  Codex reads from the project root down to "
         "its working directory, never below it",
-        "  -          not-read          -  $DSH_HOME/AGENTS.md  Codex CLI does not read this "
-        "sidecar's user-global file (its own: ~/.codex/AGENTS.override.md, ~/.codex/AGENTS.md)",
         "  documentation (checked 2026-12-03): "
         "https://developers.openai.com/codex/guides/agents-md; 5 points it leaves open (--json)",
-        f"Claude Code  (checked against @anthropic-ai/claude-code 2.1.332; working directory {p})",
+        f"Claude Code  (checked against @anthropic-ai/claude-code 2.1.332; working directory {p}; "
+        "user-global /etc/claude-code/CLAUDE.md, ~/.claude/CLAUDE.md)",
         "  start      loaded           34  CLAUDE.md  loaded when a session starts",
         "  -          not-read          -  AGENTS.md, web/AGENTS.md  Claude Code reads AGENTS.md "
         "only when its start walk finds no non-empty CLAUDE.md / .claude/CLAUDE.md / "
         "CLAUDE.local.md; CLAUDE.md is there (instructionFiles setting at its default "
         "'claude-md-or-agents-md')",
-        "  -          not-read          -  $DSH_HOME/AGENTS.md  Claude Code does not read this "
-        "sidecar's user-global file (its own: /etc/claude-code/CLAUDE.md, ~/.claude/CLAUDE.md)",
         "  documentation (checked 2026-12-03): https://code.claude.com/docs/en/memory; 6 points "
         "it leaves open (--json)",
         f"GitHub Copilot (VS Code)  (documented rules, not run against the agent; working "
-        f"directory {p})",
+        f"directory {p}; user-global ~/.claude/CLAUDE.md)",
         "  start      loaded           35  AGENTS.md  always on for the workspace",
         "  start      loaded           34  CLAUDE.md  always on for the workspace",
         "  -          not-read          -  web/AGENTS.md  VS Code reads the workspace root's "
         "AGENTS.md; nested ones are only listed to the model, as paths it may open, with the "
         "experimental chat.useNestedAgentsMdFiles setting (off by default)",
-        "  -          not-read          -  $DSH_HOME/AGENTS.md  GitHub Copilot (VS Code) does not "
-        "read this sidecar's user-global file (its own: ~/.claude/CLAUDE.md)",
         "  documentation (checked 2026-12-03): "
         "https://code.visualstudio.com/docs/agent-customization/custom-instructions "
         "https://code.visualstudio.com/docs/agents/reference/ai-settings; 6 points it leaves "
         "open (--json)",
-        f"Gemini CLI  (checked against @google/gemini-cli 0.61.0; working directory {p})",
-        "  -          not-read          -  $DSH_HOME/AGENTS.md  Gemini CLI does not read this "
-        "sidecar's user-global file (its own: ~/.gemini/GEMINI.md)",
+        f"Gemini CLI  (checked against @google/gemini-cli 0.61.0; working directory {p}; "
+        "user-global ~/.gemini/GEMINI.md)",
         "  -          not-read          -  AGENTS.md, web/AGENTS.md  Gemini CLI does not read "
         "AGENTS.md (it reads GEMINI.md)",
         "  documentation (checked 2026-12-03): https://geminicli.com/docs/cli/gemini-md "
@@ -102,12 +99,11 @@ def test_text_for_a_session_at_the_project_root(demo: Path, capsysbinary: Captur
         "https://github.com/google-gemini/gemini-cli/blob/"
         "17fd386423134134f06e826f3293921757905cf2/docs/cli/gemini-md.md; 5 points it leaves "
         "open (--json)",
-        f"Cursor  (documented rules, not run against the agent; working directory {p})",
+        f"Cursor  (documented rules, not run against the agent; working directory {p}; "
+        "user-global none)",
         "  start      loaded           35  AGENTS.md  always on for the workspace",
         "  after-read loaded           28  web/AGENTS.md  loaded once Cursor works on a file "
         "below web/",
-        "  -          not-read          -  $DSH_HOME/AGENTS.md  Cursor does not read this "
-        "sidecar's user-global file (it has no user-global file)",
         "  documentation (checked 2026-12-03): https://www.cursor.com/docs/rules; 8 points it "
         "leaves open (--json)",
     ]

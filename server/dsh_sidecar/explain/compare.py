@@ -65,8 +65,13 @@ def _sidecar_reason(entry: SidecarFile) -> str:
     return f"{entry.state}: {entry.reason}" if entry.reason else entry.state
 
 
+def user_global_files(rules: AgentRules) -> list[str]:
+    """The agent's own user-global files, as its documentation names them."""
+    return [f"{g.directory}/{n}" for g in rules.user_global for n in g.names]
+
+
 def _own(rules: AgentRules) -> str:
-    own = [f"{g.directory}/{n}" for g in rules.user_global for n in g.names]
+    own = user_global_files(rules)
     return " (its own: " + ", ".join(own) + ")" if own else " (it has no user-global file)"
 
 

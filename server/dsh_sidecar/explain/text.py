@@ -6,14 +6,19 @@ sends nothing) and its display path, then the reason. Each agent's head names th
 model was checked against, and its last line the agent's own documentation.
 
 Every reason is printed once. An agent's block lists the files it considers, then, as
-``not-read``, the sidecar's files it does not consider at all (the user-global file, a name it
-never reads); files that share a reason share its line. The two sides' differences are what
-``--json`` spells out (``onlyAgent``, ``onlySidecar``): here a file the agent does not read shows
-its reason once, and a file only the agent sends shows the sidecar's reason in the sidecar's block.
+``not-read``, the sidecar's files it does not consider at all (a name it never reads); files that
+share a reason share its line. The sidecar's user-global file, which no agent reads, says so on
+its own line, and each agent's head names the agent's own user-global files instead. The two
+sides' differences are what ``--json`` spells out (``onlyAgent``, ``onlySidecar``): here a file
+the agent does not read shows its reason once, and a file only the agent sends shows the
+sidecar's reason in the sidecar's block.
 """
 
 from __future__ import annotations
 
+from dsh_sidecar.agents import AGENTS
+
+from .compare import USER_GLOBAL_SCOPE, user_global_files
 from .model import AgentExplanation, Explanation, json_number
 
 SIDECAR = "dsh-sidecar"
@@ -28,19 +33,32 @@ def render_text(explanation: Explanation) -> str:
     ]
     if not e.sidecar:
         lines.append("  no instruction files")
+    # The sidecar's user-global files that no agent reads: said once, on their own lines, where
+    # each agent would repeat it (each agent's head names its own user-global files instead).
+    unread = {f.path for f in e.sidecar if f.scope.startswith(USER_GLOBAL_SCOPE) and e.agents}
+    for agent in e.agents:
+        unread &= {d.path for d in agent.only_sidecar}
     for f in e.sidecar:
         via = f.via or "-"
-        lines.append(_line(f"{via:<8} {f.state:<10}", f.bytes, [f.display_path], f.reason))
+        reason = f.reason
+        if f.path in unread:
+            note = "read by no agent below (each has its own user-global files, named in its head)"
+            reason = f"{reason}; {note}" if reason else note
+        lines.append(_line(f"{via:<8} {f.state:<10}", f.bytes, [f.display_path], reason))
     for agent in e.agents:
-        lines.extend(_agent(agent))
+        lines.extend(_agent(agent, unread))
     return "\n".join(lines) + "\n"
 
 
-def _agent(agent: AgentExplanation) -> list[str]:
+def _agent(agent: AgentExplanation, said: set[str]) -> list[str]:
     head = f"{agent.name}  ({_verified(agent)}; working directory {agent.working_directory}"
     if agent.size_limit is not None:
         limit = agent.size_limit
         head += f"; {limit.setting} {limit.bytes:,} bytes, filled root first"
+    rules = next((r for r in AGENTS if r.id == agent.id), None)
+    if said and rules is not None:
+        own = user_global_files(rules)
+        head += f"; user-global {', '.join(own) if own else 'none'}"
     lines = [head + ")"]
     rows: list[tuple[str, int | None, list[str], str | None]] = []
     # A file the agent sends nothing for shares its line with the others of the same state and
@@ -62,7 +80,7 @@ def _agent(agent: AgentExplanation) -> list[str]:
         add(f"{f.when or '-':<10} {f.state:<10}", f.sent_bytes, f.display_path, f.reason)
     considered = {f.path for f in agent.files}
     for d in agent.only_sidecar:
-        if d.path not in considered:  # the sidecar's file the agent never looks at
+        if d.path not in considered and d.path not in said:  # a file it never looks at
             add(f"{'-':<10} {'not-read':<10}", None, d.display_path, d.reason)
     if not rows:
         lines.append("  no instruction files")
