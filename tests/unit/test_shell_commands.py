@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dsh_sidecar.hooks import shell_commands
 from dsh_sidecar.hooks.shell_commands import (
     ShellTouches,
     argv_touches,
@@ -543,6 +544,19 @@ def test_a_cd_longer_than_path_max_knows_no_relative_path() -> None:
     assert reads("cd " + "/d" * 2_100 + " && cat x") == ()
     near = "d/" * 2_000
     assert reads(f"cd {near} && cat x") == (os.path.join(CWD, near, "x"),)
+
+
+def test_names_under_a_long_cd_are_bounded_in_total_and_the_cut_is_flagged() -> None:
+    # Each relative name under a 4,000-character directory became a 4 KB path: a 1 MB command
+    # used to hold 557 MB of them. What one command can name is bounded; the cut is flagged.
+    near = "d/" * 2_000
+    names = " ".join(f"f{i}" for i in range(20_000))
+    touches = shell_touches(f"cd {near} && cat {names}", CWD)
+    assert touches.cut
+    assert sum(len(p) for p in touches.reads) <= shell_commands._MAX_TOUCH_CHARS
+    assert touches.reads[0] == os.path.join(CWD, near, "f0")
+    assert traced_peak(f"cd {near} && cat {names}") < 4 * shell_commands._MAX_TOUCH_CHARS
+    assert not shell_touches("cat a b c", CWD).cut
 
 
 @given(st.text(max_size=300))

@@ -60,6 +60,10 @@ __all__ = ["ShellTouches", "argv_touches", "patch_touches", "shell_touches"]
 _MAX_NESTING = 4
 # Linux's PATH_MAX, in characters (each at least a byte): no longer absolute path names a file.
 _PATH_MAX = 4096
+# File names taken from one command, in characters, reads and writes together: far more than any
+# command a person or an agent runs names (some 10,000 paths), and a bound on what a hostile one
+# can make the hook hold and look up.
+_MAX_TOUCH_CHARS = 1 << 20
 _PATCH_BEGIN = "*** Begin Patch"
 _PATCH_HEADERS = ("*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:")
 
@@ -73,6 +77,8 @@ class ShellTouches:
 
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
+    # True when the command named more file text than _MAX_TOUCH_CHARS: the rest was not taken.
+    cut: bool = False
 
 
 def shell_touches(command: str, cwd: str) -> ShellTouches:
@@ -506,11 +512,23 @@ class _Tokenizer:
 class _Collector:
     reads: dict[str, None] = field(default_factory=dict)
     writes: dict[str, None] = field(default_factory=dict)
+    chars: int = 0
+    cut: bool = False
 
     def add(self, kind: str, word: _Word, cwd: str | None) -> None:
         path = _absolute(word, cwd)
-        if path is not None:
-            (self.reads if kind == "read" else self.writes).setdefault(path, None)
+        if path is None or self.cut:
+            return
+        kept = self.reads if kind == "read" else self.writes
+        if path in kept:
+            return
+        # Each relative name is joined to the directory (up to PATH_MAX), so without a bound the
+        # result could be thousands of times the command's size.
+        if self.chars + len(path) > _MAX_TOUCH_CHARS:
+            self.cut = True
+            return
+        self.chars += len(path)
+        kept[path] = None
 
     def patch(self, patch: str, cwd: str | None) -> None:
         for line in patch.splitlines():
@@ -521,7 +539,7 @@ class _Collector:
                     break
 
     def result(self) -> ShellTouches:
-        return ShellTouches(tuple(self.reads), tuple(self.writes))
+        return ShellTouches(tuple(self.reads), tuple(self.writes), self.cut)
 
 
 def _within_path_max(directory: str) -> str | None:
