@@ -137,6 +137,20 @@ def test_a_token_in_the_settings_never_comes_back_over_stdio(tmp_path: Path) -> 
         )
         wait_for(lambda: len(refusals(client)) >= 3, "the sent settings' report")
         assert_refusals_hide_the_marker(refusals(client)[2])
+        # A token given where a request wants a string: refused, naming the field only.
+        for method, params in (
+            ("dsh/explain", {"uri": {"token": f"{MARKER}-uri"}}),
+            ("dsh/session/open", {"cwd": str(tmp_path), "sessionId": {"apiKey": MARKER}}),
+            (
+                "textDocument/hover",
+                {"textDocument": {"uri": [{"authToken": MARKER}]}, "position": {}},
+            ),
+        ):
+            try:
+                client.request(method, params)
+                raise AssertionError(f"{method} accepted a token for a string")
+            except RpcError as exc:
+                assert exc.error["data"]["code"] == "invalid-params", exc.error
         # A token of digits only, sent as a number too large to keep: refused by the message
         # checks, which name the field and not the number.
         body = (

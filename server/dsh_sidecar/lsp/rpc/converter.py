@@ -13,6 +13,7 @@ from typing import Any
 import cattrs
 from pygls.protocol import default_converter
 
+from dsh_sidecar.config.secrets import shown
 from dsh_sidecar.protocol import types as wire_types
 from dsh_sidecar.protocol.encode import to_json
 from dsh_sidecar.protocol.types import RangeError
@@ -21,7 +22,9 @@ from dsh_sidecar.protocol.types import RangeError
 def _strict(kind: type, check: Any) -> Any:
     def structure(value: Any, _: type) -> Any:
         if not check(value):
-            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__} {value!r}")
+            # Quoted with secret-named keys hidden: a client's token must not come back.
+            given = shown(value)
+            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__} {given}")
         return value
 
     return structure
