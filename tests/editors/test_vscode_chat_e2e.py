@@ -397,3 +397,69 @@ def test_an_empty_history_search_says_so_and_reopens_unfiltered(
         "visibleRows": found["rowsAtFirst"],
         "noMatchShown": False,
     }
+
+
+# --- issue 34, item 4: Retry and Edit leave no trace but what is on disk -------------------------
+
+NOTHING_WRITTEN = "The user discarded an attempt at the next request; it changed no files."
+WRITTEN_APP = (
+    "Files changed on disk before this point, by an attempt the user discarded "
+    "(the changes are still there): src/app.py."
+)
+
+
+@rerun_if_a_webview_never_showed
+def test_retry_and_edit_send_only_what_is_on_disk_and_keep_the_written_cards(
+    cs_parts: CodeServer, fake_model: FakeModel, workspace: Path
+) -> None:
+    found = run_part(cs_parts, workspace, "retry")
+    requests = [b["messages"] for b in fake_model.bodies() if "tools" in b]
+    # hello, its retry, the edit's two steps, the edited prompt, its retry.
+    assert len(requests) == 6, [[texts(m) for m in r] for r in requests]
+
+    def sent(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        return [(m["role"], "\n".join(texts(m))) for m in messages]
+
+    def count(messages: list[dict[str, Any]], role: str, start: str) -> int:
+        return sum(r == role and t.startswith(start) for r, t in sent(messages))
+
+    def discard_notes(messages: list[dict[str, Any]]) -> list[str]:
+        return [t for _, t in sent(messages) if "discard" in t]
+
+    # Retry of an answer that wrote nothing: the prompt once, nothing about the attempt.
+    retried = requests[1]
+    assert count(retried, "user", "FOLLOWUP hello there") == 1
+    assert count(retried, "assistant", "Follow-up answered.") == 0
+    assert discard_notes(retried) == [], sent(retried)
+    # Edit after an accepted edit: the old prompt and answer gone, one note naming the file.
+    edited, again = requests[4], requests[5]
+    assert found["onDiskAfterAccept"] == EDITED == (workspace / "src" / "app.py").read_text()
+    for messages in (edited, again):
+        assert count(messages, "user", "EDIT please") == 0, sent(messages)
+        assert count(messages, "assistant", "Edit done.") == 0
+        assert count(messages, "user", "FOLLOWUP what changed") == 1
+        assert discard_notes(messages) == [WRITTEN_APP], sent(messages)
+        assert not any(m["role"] == "tool" for m in messages), sent(messages)
+    # The retried request holds the earlier prompt's conversation and nothing after the edit.
+    assert count(again, "assistant", "Follow-up answered.") == 1  # the first prompt's answer
+
+    # The transcript: no summary box; the accepted edit's card kept, marked as discarded.
+    plain = found["afterPlainRetry"]
+    assert plain == {"summaries": 0, "prompts": ["FOLLOWUP hello there"], "discardedCards": []}
+    for state in (found["afterEdit"], found["afterSecondRetry"]):
+        assert state["summaries"] == 0
+        assert state["prompts"] == ["FOLLOWUP hello there", "FOLLOWUP what changed"]
+        assert len(state["discardedCards"]) == 1, state
+        card = state["discardedCards"][0]
+        assert card["done"] is True and "edit" in card["text"] and "src/app.py" in card["text"]
+        assert "discarded attempt" in card["text"]
+        assert card["label"] == "Tool call of a discarded attempt: edit src/app.py"
+
+    # The log: three surface discards through dsh/session/compact, the last replacing the second
+    # (one note, never stacked), each replacing a range of the surface.
+    checkpoints = found["checkpoints"]
+    assert [c["text"] for c in checkpoints] == [NOTHING_WRITTEN, WRITTEN_APP, WRITTEN_APP]
+    assert all(c["id"].startswith("discard-") and c["op"]["op"] == "replace" for c in checkpoints)
+    assert checkpoints[1]["seq"] in checkpoints[2]["sources"]
+    assert checkpoints[0]["seq"] not in checkpoints[2]["sources"]
+    assert (cs_parts.home / "shots" / "retry-discarded-card.png").stat().st_size > 1000

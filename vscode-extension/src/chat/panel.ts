@@ -6,16 +6,16 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
-import { CONTEXT_DISCARD, CONTEXT_PENDING, SCOPES, SESSION_COMPACT, SESSION_REFERENCE_CANDIDATES } from '../methods';
+import { CONTEXT_DISCARD, CONTEXT_PENDING, SCOPES, SESSION_COMPACT, SESSION_EVENTS, SESSION_REFERENCE_CANDIDATES } from '../methods';
 import { createChatModel } from '../model/select';
 import { ModelError } from '../model/types';
 import { lmRuntime } from '../model/vscodeLm';
-import type { ContextDidChangeParams, Message } from '../protocol';
+import type { ContextDidChangeParams, DshEvent, Message } from '../protocol';
 import { promptTimeZone, readClientSettings } from '../settings';
 import { formatAge, plural, titleFromPrompt } from '../shared/text';
 import { planTool, readIfExists, resolveInside, TOOL_DEFINITIONS, type ToolCall, type ToolOutcome } from '../tools';
 import { placeBlock } from './placement';
-import { DISCARDED_NOTE, lastTurnOf } from './rewind';
+import { DISCARD_ID_PREFIX, discardSummary, expandDiscards, isDiscardCheckpoint, lastTurnOf, modelHistory, transcriptItems } from './rewind';
 import type { LastTextEditor } from '../lastEditor';
 import type { ApprovalView, FromChat, ModelView, NoticeAction, SessionView, ToChat } from '../shared/chatMessages';
 import { webviewHtml, webviewRoots } from '../webviewHtml';
@@ -94,6 +94,8 @@ export function viewHost(view: vscode.WebviewView): ChatHost {
     dispose: () => undefined,
   };
 }
+
+const LOG_PAGE = 1000;
 
 export class ChatPanel implements vscode.Disposable {
   private busy = false;
@@ -207,11 +209,17 @@ export class ChatPanel implements vscode.Disposable {
         return undefined;
       }
       const prompt = text !== undefined && text.trim() !== '' ? text : last.prompt;
+      // What the range stands for in the log (earlier checkpoints in it expanded), so the
+      // checkpoint can say which files the discarded attempts left changed on disk.
+      const surface = (await this.deps.sessions.surface(session)).events;
+      const bySeq = await this.logBySeq(session.header.id);
+      const discarded = expandDiscards(surface.slice(last.start, last.end + 1), bySeq);
       await this.deps.sidecar.request(SESSION_COMPACT, {
         sessionId: session.header.id,
         start: last.start,
         end: last.end,
-        summary: DISCARDED_NOTE,
+        summary: discardSummary(discarded),
+        compactionId: `${DISCARD_ID_PREFIX}${globalThis.crypto.randomUUID()}`,
       });
       await this.load();
       this.deps.onSessionChanged(session);
@@ -245,7 +253,8 @@ export class ChatPanel implements vscode.Disposable {
       );
       session = await this.deps.sessions.ensure(this.folder);
       const model = await createChatModel(settings, this.deps.secrets);
-      const history = surfaceToMessages((await this.deps.sessions.surface(session)).events);
+      // Without the checkpoints of discarded attempts that changed nothing (chat/rewind.ts).
+      const history = modelHistory((await this.deps.sessions.surface(session)).events);
       // Taken even if the turn fails to start: a gap in turn numbers is harmless, reusing a
       // number that a half-finished step/prepare may have written is not.
       const turn = session.nextTurn++;
@@ -496,7 +505,7 @@ export class ChatPanel implements vscode.Disposable {
       this.setBusy(true);
       started = true;
       this.abort = new AbortController();
-      const messages = surfaceToMessages(surface.events);
+      const messages = modelHistory(surface.events);
       const model = await createChatModel(readClientSettings(vscode.workspace.getConfiguration('dsh')), this.deps.secrets);
       this.status('Compacting…');
       const summary = await summarizeHistory(model, messages, systemPrompt(this.folder), this.abort.signal);
@@ -585,11 +594,14 @@ export class ChatPanel implements vscode.Disposable {
       this.shownSessionId = session.header.id;
       this.callTitles = new Map();
       const messages = surfaceToMessages(events);
+      // A discarded attempt is shown by the writes and edits it decided, read from the log.
+      const hasDiscards = messages.some(isDiscardCheckpoint);
+      const bySeq = hasDiscards ? await this.logBySeq(session.header.id) : new Map<number, DshEvent>();
       this.post({
         type: 'init',
         folder: this.folder.name,
         session: sessionView(session),
-        items: toChatItems(messages, this.callTitles),
+        items: transcriptItems(events, bySeq, this.callTitles),
         busy: this.busy,
         model,
         history: messages.filter(isUserPrompt).map(messageText),
@@ -608,6 +620,18 @@ export class ChatPanel implements vscode.Disposable {
         queue: this.queue.list(),
       });
       this.notice('error', errorText(err));
+    }
+  }
+
+  /** The session's whole log by seq (`dsh/session/events`, paged). */
+  private async logBySeq(sessionId: string): Promise<Map<number, DshEvent>> {
+    const bySeq = new Map<number, DshEvent>();
+    let afterSeq: number | undefined;
+    for (;;) {
+      const { events } = await this.deps.sidecar.request(SESSION_EVENTS, { sessionId, limit: LOG_PAGE, ...(afterSeq !== undefined ? { afterSeq } : {}) });
+      for (const event of events) bySeq.set(event.seq, event);
+      if (events.length < LOG_PAGE) return bySeq;
+      afterSeq = events[events.length - 1]!.seq;
     }
   }
 

@@ -19,6 +19,8 @@ export interface ChatItem {
   file?: string;
   /** Tool results: how the call ended. */
   status?: ToolStatus;
+  /** A write/edit card of an attempt the user discarded with Retry or Edit (its change may be on disk). */
+  discarded?: boolean;
 }
 
 /** `held`: an edit kept back until the model has read the instructions that govern its file. */

@@ -64,13 +64,15 @@ const STATUS_TEXT = { running: 'running…', done: 'done', failed: 'failed', rej
  * result folded; the arguments are folded too. `fillToolCard` puts the result in.
  */
 export function renderToolCard(item: ChatItem): HTMLElement {
-  const card = el('div', 'msg tool-card running');
+  const card = el('div', `msg tool-card running${item.discarded === true ? ' discarded' : ''}`);
   card.dataset['id'] = item.id;
   if (item.callId !== undefined) card.dataset['callId'] = item.callId;
   card.setAttribute('role', 'group');
-  card.setAttribute('aria-label', `Tool call: ${item.title}`);
+  card.setAttribute('aria-label', `Tool call${item.discarded === true ? ' of a discarded attempt' : ''}: ${item.title}`);
   const head = el('div', 'tool-head');
   head.append(el('span', 'tool-name', item.tool ?? item.title));
+  // Retry/Edit took the attempt out of the model's view, but what it wrote is still on disk.
+  if (item.discarded === true) head.append(el('span', 'badge', 'discarded attempt'));
   if (item.file !== undefined) {
     const link = el('a', 'tool-file', item.file);
     link.dataset['href'] = item.file;

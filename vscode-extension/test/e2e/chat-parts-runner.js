@@ -9,6 +9,9 @@
  * - contrast: every code-block action, plain and hovered, in the four default themes.
  * - time: two prompts (pytest reads the model requests: the time note before each prompt).
  * - history: a search that matches nothing says so, and the list opens unfiltered again.
+ * - retry: Retry of an answer that wrote nothing, an accepted edit, Edit of its prompt, Retry again
+ *   (pytest reads the model requests: no note, then one note naming the written file, never two);
+ *   the transcript keeps the edit's card, marked as discarded, and has no summary box.
  *
  * chat-suite.js is the extension-host half. Findings go to $DSH_E2E_DIR/parts-done for pytest,
  * which makes the assertions; the runner fails only when the page does not get where it must.
@@ -234,6 +237,74 @@ async function historyPart(chat) {
   say('history search checked');
 }
 
+/** The session's whole log, through the extension host. */
+async function sessionLog() {
+  const session = await call('session');
+  const { events } = await call('sidecar', { method: 'dsh/session/events', params: { sessionId: session.id } });
+  return events;
+}
+
+/** Wait (bounded) until the session has recorded `count` turn ends, then until the panel is idle. */
+async function turnsEnded(chat, count) {
+  const deadline = Date.now() + 60000;
+  for (;;) {
+    const ended = (await sessionLog()).filter((e) => e.type === 'turn/end').length;
+    if (ended >= count) break;
+    if (Date.now() > deadline) throw new Error(`only ${ended} of ${count} turns ended`);
+    await chat.waitForTimeout(200);
+  }
+  await chat.waitForSelector('#send:has-text("Send")', { timeout: 60000 });
+}
+
+async function retryPart(page, chat) {
+  const ask = async (text, turns) => {
+    await chat.fill('#prompt', text);
+    await chat.press('#prompt', 'Enter');
+    await turnsEnded(chat, turns);
+  };
+  const retry = async (turns) => {
+    await chat.locator('article.msg.assistant.last button.retry').click();
+    await turnsEnded(chat, turns);
+  };
+  const transcript = async () => ({
+    summaries: await chat.locator('details.msg.context:has-text("Summary of earlier conversation")').count(),
+    prompts: await chat.locator('article.msg.user .body').allInnerTexts(),
+    discardedCards: await chat.locator('.tool-card.discarded').evaluateAll((cards) =>
+      cards.map((c) => ({
+        text: (c.querySelector('.tool-head')?.textContent ?? '').replace(/\s+/g, ' ').trim(),
+        label: c.getAttribute('aria-label'),
+        done: c.classList.contains('done'),
+      })),
+    ),
+  });
+  // 1. An answer that wrote nothing, retried.
+  await ask('FOLLOWUP hello there', 1);
+  await retry(2);
+  found.afterPlainRetry = await transcript();
+  // 2. An edit accepted (the file is written), then its prompt edited and sent again.
+  await chat.fill('#prompt', 'EDIT please change the greeting');
+  await chat.press('#prompt', 'Enter');
+  await chat.waitForSelector('.approval.pending:has-text("src/app.py")', { timeout: 30000 });
+  await chat.locator('.approval.pending button:has-text("Accept")').click();
+  await turnsEnded(chat, 3);
+  found.onDiskAfterAccept = fs.readFileSync(APP, 'utf8');
+  await chat.locator('article.msg.user.last button.edit').click();
+  await chat.fill('article.msg.user.last .edit-box', 'FOLLOWUP what changed');
+  await chat.click('article.msg.user.last .edit-actions button:has-text("Resend")');
+  await turnsEnded(chat, 4);
+  found.afterEdit = await transcript();
+  // 3. That answer retried: the earlier attempt's file is still named, once.
+  await retry(5);
+  found.afterSecondRetry = await transcript();
+  await chat.locator('.tool-card.discarded').first().scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(shots, 'retry-discarded-card.png') });
+  // The log keeps every attempt; the checkpoints are the sidecar's surface discards.
+  found.checkpoints = (await sessionLog())
+    .filter((e) => e.type === 'user/message' && e.data.source && e.data.source.plugin === 'compact')
+    .map((e) => ({ seq: e.seq, id: e.data.source.compactionId, text: e.data.content.map((b) => b.text).join(''), sources: e.sourceEventSeqs, op: e.surfaceOp }));
+  say('retry and edit checked');
+}
+
 async function main() {
   const browser = await launch();
   let code = 0;
@@ -258,6 +329,7 @@ async function main() {
     else if (part === 'contrast') await contrastPart(page, chat);
     else if (part === 'time') await timePart(chat);
     else if (part === 'history') await historyPart(chat);
+    else if (part === 'retry') await retryPart(page, chat);
     else throw new Error(`unknown PART ${part}`);
   } catch (err) {
     code = 2;
