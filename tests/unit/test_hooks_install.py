@@ -66,7 +66,7 @@ def test_claude_entries(tmp_path: Path) -> None:
     handler = {"type": "command", "command": f"'{EXE}' hook --agent claude", "timeout": 5}
     assert hooks["SessionStart"] == [{"hooks": [handler]}]
     assert hooks["PostToolUse"] == [
-        {"matcher": "Edit|MultiEdit|NotebookEdit|Read|Write", "hooks": [handler]}
+        {"matcher": "Bash|Edit|Glob|Grep|MultiEdit|NotebookEdit|Read|Write", "hooks": [handler]}
     ]
     assert "PreToolUse" not in hooks  # its text would not reach the model before the tool
 
@@ -85,15 +85,21 @@ def test_gemini_entries_count_milliseconds_and_anchor_matchers(tmp_path: Path) -
     install("gemini", str(path), cmd("gemini"))
     hooks = load(path)["hooks"]
     assert list(hooks) == ["SessionStart", "BeforeAgent", "AfterTool"]
-    assert hooks["AfterTool"][0]["matcher"] == "^(read_file|read_many_files|replace|write_file)$"
+    assert hooks["AfterTool"][0]["matcher"] == (
+        "^(glob|grep_search|list_directory|read_file|read_many_files|replace|run_shell_command"
+        "|write_file)$"
+    )
     assert hooks["BeforeAgent"][0]["hooks"][0]["timeout"] == 5000
 
 
 def test_the_table_uses_the_adapters_tool_names() -> None:
-    from dsh_sidecar.hooks import claude
+    from dsh_sidecar.hooks import claude, gemini
 
     post = next(e for e in HOOK_EVENTS["claude"] if e.event == "PostToolUse")
-    assert post.matcher is not None and set(post.matcher.split("|")) == set(claude.FILE_TOOLS)
+    assert post.matcher is not None and set(post.matcher.split("|")) == set(claude.TOOLS)
+    assert {*claude.FILE_TOOLS, "Bash", "Grep", "Glob"} == claude.TOOLS
+    after = next(e for e in HOOK_EVENTS["gemini"] if e.event == "AfterTool")
+    assert after.matcher is not None and set(after.matcher[2:-2].split("|")) == gemini.TOOLS
 
 
 @pytest.mark.parametrize(

@@ -127,14 +127,17 @@ def test_install_keeps_the_files_layout(tmp_path: Path) -> None:
     assert '\n        "SessionStart": [\n            {\n' in four
     compact = (tmp_path / "compact.json").read_text()
     assert (
-        '"~/bin/lint.sh"}]},{"matcher":"Edit|MultiEdit|NotebookEdit|Read|Write","hooks":['
-        in compact
+        '"~/bin/lint.sh"}]},{"matcher":"Bash|Edit|Glob|Grep|MultiEdit|NotebookEdit|Read|Write",'
+        '"hooks":[' in compact
     )
     assert ',"timeout":5}]}],"SessionStart":[{"hooks":[{"type":"command","command":"/opt' in compact
     assert compact.endswith(',"n":[1.5,10,12345678901234567890,1e-07]}')
     assert ", " not in compact and ": " not in compact
     one_line = (tmp_path / "one line.json").read_text()
-    assert '"~/bin/lint.sh"}]}, {"matcher": "Edit|MultiEdit|NotebookEdit|Read|Write", ' in one_line
+    assert (
+        '"~/bin/lint.sh"}]}, {"matcher": "Bash|Edit|Glob|Grep|MultiEdit|NotebookEdit|Read|Write", '
+        in one_line
+    )
     numbers = (tmp_path / "number spellings.json").read_text()
     assert numbers.startswith('{"a": 1E5, "b": -0.0, "c": 1.000000000000000000001, "d": 2e-400, ')
 

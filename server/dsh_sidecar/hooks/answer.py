@@ -302,8 +302,10 @@ class EventRun:
         pending = [m for m in self.store.inbox(self.sid) if is_instructions_message(m)]
         if not pending:
             return
-        # What the agent said it loaded (InstructionsLoaded), else what its model says.
-        native = reported if reported is not None else self._native(list(dict.fromkeys(touched)))
+        # What the agent said it loaded (InstructionsLoaded), else what its model says about
+        # the touches after which it loads anything (not a shell command, search or listing).
+        asked = [p for p in dict.fromkeys(touched) if p not in self.event.scanned]
+        native = reported if reported is not None else self._native(asked)
         loaded = [
             c
             for c in changes_of(pending[0])

@@ -25,6 +25,9 @@ class HookEvent:
     source: str | None = None  # SessionStart: startup, resume, clear, compact
     prompt: str | None = None
     touched: tuple[str, ...] = ()  # absolute paths
+    # Those of ``touched`` after which the agent loads no instruction file itself (a shell
+    # command, a search, a listing): the model of what it loads natively is not asked about them.
+    scanned: frozenset[str] = frozenset()
     tool_use_id: str | None = None
     # A subagent's events (Claude Code: ``agent_id``/``agent_type``).
     agent_id: str | None = None

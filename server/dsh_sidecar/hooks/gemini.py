@@ -1,20 +1,43 @@
 """Gemini CLI's hook input: ``SessionStart``, ``BeforeAgent`` (prompt time), ``AfterTool``,
-``BeforeTool``; tool paths as the model wrote them (often relative to the cwd)."""
+``BeforeTool``; tool paths as the model wrote them (often relative to the cwd).
+
+Tool names and parameters as Gemini CLI 0.61.0 declares them (docs/reference/agent-clis.md,
+"Tools the hooks read"): ``read_file``, ``write_file``, ``replace`` (``file_path``);
+``run_shell_command`` (``command``, run in ``dir_path`` when given); ``grep_search`` (``dir_path``,
+a directory or a file; ``include_pattern`` filters names and is no path); ``glob`` (``pattern``,
+in ``dir_path``); ``list_directory`` (``dir_path``); ``read_many_files`` (``include``: paths,
+directories and glob patterns).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from .event import HookEvent, Kind
-from .payload import absolute, cwd_of, mapping, required, text
+from .payload import (
+    GLOB_CHARS,
+    absolute,
+    cwd_of,
+    directory,
+    glob_directory,
+    mapping,
+    required,
+    text,
+)
+from .shell import shell_touches
 
 SINGLE_FILE_TOOLS = frozenset({"read_file", "write_file", "replace"})
 WRITE_TOOLS = frozenset({"write_file", "replace"})
-GLOB_CHARS = frozenset("*?[{")
+# Tools after which Gemini CLI loads no context file itself: its own look-up of nested
+# GEMINI.md files runs for the file tools, list_directory and read_many_files only.
+SCAN_TOOLS = frozenset({"run_shell_command", "grep_search", "glob"})
+# Every tool whose input names a touch: what ``hooks install`` matches.
+TOOLS = SINGLE_FILE_TOOLS | SCAN_TOOLS | {"list_directory", "read_many_files"}
 
 KINDS: dict[str, Kind] = {
     "SessionStart": "start",
@@ -24,20 +47,44 @@ KINDS: dict[str, Kind] = {
 }
 
 
-def _touched(tool: str, arguments: Mapping[str, Any], cwd: str) -> tuple[str, ...]:
+def _touched(tool: str, arguments: Mapping[str, Any], cwd: str, *, after: bool) -> tuple[str, ...]:
     if tool in SINGLE_FILE_TOOLS:
         path = text(arguments, "file_path") or text(arguments, "absolute_path")
         return (absolute(path, cwd),) if path else ()
+    if tool == "run_shell_command":
+        command = text(arguments, "command")
+        if command is None:
+            return ()
+        where = text(arguments, "dir_path")
+        found = shell_touches(command, absolute(where, cwd) if where else cwd)
+        if not after:
+            return tuple(found.writes)
+        # A read of a file that is not there touched nothing (as with Codex).
+        return (*(p for p in found.reads if os.path.lexists(p)), *found.writes)
+    if not after:
+        return ()
     if tool == "read_many_files":
         paths = arguments.get("paths") or arguments.get("include") or []
         if not isinstance(paths, list):
             return ()
-        # Glob patterns name no one file: only plain paths are touches.
-        return tuple(
-            absolute(p, cwd)
-            for p in paths
-            if isinstance(p, str) and p.strip() and not GLOB_CHARS & set(p)
-        )
+        touches: list[str] = []
+        for each in paths:
+            if not isinstance(each, str) or not each.strip():
+                continue
+            # A pattern names no one file: its literal directory is what was read into.
+            prefix = glob_directory(each) if GLOB_CHARS & set(each) else each
+            found_one = directory(prefix, cwd) if prefix else None
+            if found_one is not None:
+                touches.append(found_one)
+        return tuple(dict.fromkeys(touches))
+    base = text(arguments, "dir_path")
+    if tool == "glob":
+        prefix = glob_directory(text(arguments, "pattern") or "")
+        if prefix:
+            base = os.path.join(base or cwd, prefix)
+    if tool in ("grep_search", "glob", "list_directory") and base is not None:
+        found_dir = directory(base, cwd)
+        return (found_dir,) if found_dir is not None else ()
     return ()
 
 
@@ -86,11 +133,14 @@ def parse(data: Mapping[str, Any]) -> HookEvent:
     cwd = cwd_of(data)
     kind = KINDS.get(name, "other")
     touched: tuple[str, ...] = ()
+    scanned: frozenset[str] = frozenset()
     failed = bool(mapping(data, "tool_response").get("error"))  # a failed call touches nothing
     if kind in ("after-tool", "pre-tool") and not failed:
         tool = text(data, "tool_name") or ""
-        if kind == "after-tool" or tool in WRITE_TOOLS:
-            touched = _touched(tool, mapping(data, "tool_input"), cwd)
+        if kind == "after-tool" or tool in WRITE_TOOLS or tool == "run_shell_command":
+            touched = _touched(tool, mapping(data, "tool_input"), cwd, after=kind == "after-tool")
+        if tool in SCAN_TOOLS:
+            scanned = frozenset(touched)
     return HookEvent(
         agent="gemini",
         kind=kind,
@@ -100,6 +150,7 @@ def parse(data: Mapping[str, Any]) -> HookEvent:
         source=text(data, "source") or text(data, "trigger"),
         prompt=_prompt(data),
         touched=touched,
+        scanned=scanned,
         tool_use_id=text(data, "tool_use_id")
         or text(data, "call_id")
         or (_call_key(data) if kind in ("after-tool", "pre-tool") else None),

@@ -76,7 +76,7 @@ HOOK_EVENTS: dict[str, tuple[EventHook, ...]] = {
         EventHook("SessionStart", None),
         EventHook("SubagentStart", None),  # a subagent's own session starts
         EventHook("UserPromptSubmit", None),
-        EventHook("PostToolUse", _alternatives(claude.FILE_TOOLS, anchored=False)),
+        EventHook("PostToolUse", _alternatives(claude.TOOLS, anchored=False)),
         EventHook("InstructionsLoaded", None),  # what Claude Code loaded itself
     ),
     # Codex's file tools are its shell and apply_patch: every tool call may touch files.
@@ -88,10 +88,7 @@ HOOK_EVENTS: dict[str, tuple[EventHook, ...]] = {
     "gemini": (
         EventHook("SessionStart", None),
         EventHook("BeforeAgent", None),
-        EventHook(
-            "AfterTool",
-            _alternatives(gemini.SINGLE_FILE_TOOLS | {"read_many_files"}, anchored=True),
-        ),
+        EventHook("AfterTool", _alternatives(gemini.TOOLS, anchored=True)),
     ),
 }
 

@@ -38,3 +38,31 @@ def cwd_of(data: Mapping[str, Any]) -> str:
     if not os.path.isabs(cwd):
         raise BadPayload(f"hook input cwd is not absolute: {cwd!r}")
     return os.path.normpath(cwd)
+
+
+GLOB_CHARS = frozenset("*?[{")
+
+
+def directory(path: str, cwd: str) -> str | None:
+    """A search or listing into ``path``: the directory as a touch (a trailing separator, so the
+    projection walks into it rather than stopping at its parent), or None when it is no directory.
+    A file given where a directory may be (a search of one file) is that file."""
+    full = absolute(path, cwd)
+    if os.path.isdir(full):
+        return os.path.join(full, "")
+    return full if os.path.isfile(full) else None
+
+
+def glob_directory(pattern: str) -> str:
+    """The literal directory a glob pattern starts with (``web`` for ``web/**/*.ts``; ``""``
+    for ``**/*.py`` or a bare name): the components before the first one holding a glob
+    character. The last component names files, never a directory to search."""
+    parts = pattern.split("/")[:-1]
+    literal: list[str] = []
+    for part in parts:
+        if GLOB_CHARS & set(part) or "\\" in part:
+            break
+        literal.append(part)
+    if literal == [""]:  # "/x": the root alone says nothing
+        return ""
+    return "/".join(literal)
