@@ -41,13 +41,19 @@ def hidden(value: Any) -> Any:
     deep (objects, arrays, attrs instances such as a logged ``InitializeParams``); ``value``
     itself when it holds none. The containers on the way are copied (arrays as lists), never
     changed; nesting is walked without recursion, so a settings file nested a thousand levels
-    deep is no problem."""
+    deep is no problem, and a container met twice (a cycle, in a logged object) is shown as
+    ``HIDDEN`` the second time rather than walked for ever."""
     if not _container(value) or not _holds_secret(value):
         return value
     holder: list[Any] = [None]
     pending: list[tuple[Any, Any, Any]] = [(value, holder, 0)]  # (source, parent, slot)
+    seen: set[int] = set()
     while pending:
         source, parent, slot = pending.pop()
+        if id(source) in seen:
+            parent[slot] = HIDDEN
+            continue
+        seen.add(id(source))
         if attrs.has(type(source)):
             parent[slot] = _hidden_attrs(source)
             continue
@@ -75,8 +81,12 @@ def shown(value: Any) -> str:
 
 def _holds_secret(value: Any) -> bool:
     pending = [value]
+    seen: set[int] = set()
     while pending:
         current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
         if attrs.has(type(current)):
             for field in attrs.fields(type(current)):
                 item = getattr(current, field.name)
