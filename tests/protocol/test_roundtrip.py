@@ -97,6 +97,7 @@ EXPLAIN_AGENT_FILE = wt.ExplainAgentFile(
     sent_bytes=32768,
     when="start",
     reason="cut from 40,000 to 32,768 bytes",
+    boundary="links outside the project to /q/AGENTS.md: this sidecar does not read it",
 )
 EXPLAIN_DIFFERENCE = wt.ExplainDifference(path="/p/x", display_path="x", reason="why")
 EXPLAIN_LIMIT = wt.ExplainSizeLimit(setting="project_doc_max_bytes", bytes=32768, cut="root-first")

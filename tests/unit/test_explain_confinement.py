@@ -10,6 +10,7 @@ from pathlib import Path
 from tests.support.explainkit import Tree, settings
 
 from dsh_sidecar.explain.reading import read_file
+from dsh_sidecar.explain.text import render_text
 from dsh_sidecar.fs import LOCAL_FS, LocalFileSystem
 from dsh_sidecar.sources.agent_instructions.confinement import Confinement
 
@@ -40,8 +41,13 @@ def test_a_rule_file_linking_outside_is_reported_and_never_quoted(tmp_path: Path
         ("cursor", ".cursor/rules/leak.mdc"),
     ]:
         found = {f.display_path: f for f in explanation.agent(agent_id).files}
-        assert found[rel].state == "unreadable", agent_id
-        assert found[rel].reason == f"links outside the project to {secret}"
+        # The agent reads the link; whether the rule applies is in the frontmatter the sidecar
+        # does not read. The boundary is the sidecar's, said beside the agent's state.
+        assert found[rel].state == "unknown", agent_id
+        assert found[rel].reason == "whether it applies is in its frontmatter, not read here"
+        assert found[rel].boundary == (
+            f"links outside the project to {secret}: this sidecar does not read it"
+        )
 
 
 def test_a_link_allowed_by_the_user_is_read(tmp_path: Path) -> None:
@@ -61,7 +67,9 @@ def test_read_file_reads_no_byte_of_a_file_outside(tmp_path: Path) -> None:
     project.mkdir()
     (project / "AGENTS.md").symlink_to(secret)
     got = read_file(LOCAL_FS, str(project / "AGENTS.md"), 1024, Confinement((str(project),)))
-    assert got is not None and got.data == b"" and got.error is not None
+    assert got is not None and got.data == b"" and got.error is None
+    assert got.boundary == f"links outside the project to {secret}"
+    assert got.size == secret.stat().st_size and not got.complete and got.blank is None
     inside = read_file(LOCAL_FS, str(project / "AGENTS.md"), 1024, Confinement((str(tmp_path),)))
     assert inside is not None and inside.data.startswith(b"---")
 
@@ -95,3 +103,27 @@ def test_a_directory_swapped_for_a_link_out_after_the_check_is_not_read(tmp_path
     # Unconfined (the user's own files), a read follows the path as it now is.
     user = read_file(fs, str(project / "pkg" / "AGENTS.md"), 1024)
     assert user is not None and user.data == b"secret outside the project\n"
+
+
+def test_an_instruction_file_linking_outside_is_what_the_agent_loads(tmp_path: Path) -> None:
+    # Issue 33: the agents follow a link to a shared file outside the repository; the sidecar's
+    # boundary is its own fact, said beside the agent's state and never in its place. For Claude
+    # Code the linked CLAUDE.md also counts as found, so no AGENTS.md fallback.
+    tree = Tree(tmp_path)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "CLAUDE.md").write_text("shared rules\n")
+    for own in ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"):
+        (tree.project / own).unlink()
+    (tree.project / "CLAUDE.md").symlink_to(shared / "CLAUDE.md")
+    explanation = tree.explain("src/api/handler.py")
+    found = {f.display_path: f for f in explanation.agent("claude-code").files}
+    linked = found["CLAUDE.md"]
+    assert (linked.state, linked.when, linked.sent_bytes) == ("loaded", "start", 13)
+    assert linked.reason == "loaded when a session starts"
+    assert linked.boundary == (
+        f"links outside the project to {shared / 'CLAUDE.md'}: this sidecar does not read it, "
+        "nor follow its imports"
+    )
+    assert found["AGENTS.md"].state == "not-read"
+    assert "[dsh-sidecar: links outside the project to" in render_text(explanation)

@@ -334,6 +334,7 @@ export interface ExplainAgentFile {
   sentBytes?: number;
   when?: 'start' | 'after-read';
   reason?: string;
+  boundary?: string;
 }
 export interface ExplainDifference {
   path: string;

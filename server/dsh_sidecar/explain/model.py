@@ -62,13 +62,18 @@ class AgentFile:
     ``empty`` (skipped as blank), ``shadowed`` (another name wins the directory), ``unmatched``
     (a rule whose globs miss the file), ``on-request`` (the model decides from a description),
     ``manual`` (only when added by hand), ``not-read`` (present, but not something the agent
-    reads here), ``unreadable``.
+    reads here), ``unreadable``, ``unknown`` (a rule file the agent reads whose frontmatter
+    this sidecar may not read: ``boundary`` says why).
 
     For a file that reaches the model (``loaded``): ``when`` is ``start`` (with the session's
     first request) or ``after-read`` (once the agent reads, or for an editor's agent works on,
     the file explained); ``sent_bytes`` is what the agent sends for this file alone (its size
     limit's cut, frontmatter left out where the agent strips it, an inlined ``@path`` left out
     since the imported file is its own entry). Both are None for any other state.
+
+    ``boundary`` is set when this sidecar's trust boundary keeps it from reading the file (a
+    link out of the project): the agent's state stays what the agent does (it follows links),
+    judged on the file's size alone.
     """
 
     path: str
@@ -80,6 +85,9 @@ class AgentFile:
     reason: str | None = None
     when: str | None = None
     sent_bytes: int | None = None
+    # Why this sidecar will not read or send the file (its trust boundary), beside what the
+    # agent does with it: the agent's state never says the sidecar's limits.
+    boundary: str | None = None
 
     @property
     def loaded(self) -> bool:
@@ -97,6 +105,7 @@ class AgentFile:
         _put(out, "sentBytes", self.sent_bytes)
         _put(out, "when", self.when)
         _put(out, "reason", self.reason)
+        _put(out, "boundary", self.boundary)
         return out
 
 

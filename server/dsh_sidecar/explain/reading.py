@@ -35,6 +35,10 @@ class FileRead:
     data: bytes = b""
     complete: bool = False
     error: str | None = None
+    # Set when the sidecar's trust boundary kept it from reading the file (a project file whose
+    # real path is outside the project): the agent still reads it, so this is not an error; only
+    # its size is known (an empty target is ``complete``, the rest unknown).
+    boundary: str | None = None
 
     @property
     def text(self) -> str:
@@ -56,8 +60,9 @@ def read_file(
     """The first ``cap`` bytes of the regular file at ``path``; None when nothing is there.
 
     With ``confined`` (a project file: repository text) the file is read only when its real
-    path is inside it; otherwise it comes back with an ``outside-project`` error and not a
-    byte of it is read, so nothing of it (frontmatter globs, imports) is quoted either.
+    path is inside it; otherwise it comes back with its size and ``boundary`` (why the sidecar
+    does not read it) and not a byte of it is read, so nothing of it (frontmatter globs,
+    imports) is quoted either.
     Within one explanation (``fs`` a ``OneLook``) each file is read once for every agent.
     """
     if isinstance(fs, OneLook):
@@ -79,7 +84,7 @@ def _read_file(
         return FileRead(path, 0, error=probe.error or "cannot be read")
     size = probe.size or 0
     if confined is not None and not confined.allows(probe):
-        return FileRead(path, size, error=outside_reason(probe.target))
+        return FileRead(path, size, complete=size == 0, boundary=outside_reason(probe.target))
     try:
         # The checked real path, opened without following a final link, so the file read is
         # the file checked even if a link is re-pointed in between.

@@ -347,6 +347,12 @@ class _Run:
                         continue
                     # Read once: both the state and the time look at it.
                     front = None if self._unreadable(read) else read_frontmatter(read.text) or {}
+                    if read.boundary is not None and not read.complete:
+                        # The agent reads it, but whether it applies is in its frontmatter,
+                        # which the sidecar's boundary keeps this explanation from reading.
+                        why = "whether it applies is in its frontmatter, not read here"
+                        self._add(path, RULE, "unknown", why, read, None)
+                        continue
                     state, reason = self._rule_state(rule_set, owner, read, front)
                     when = self._rule_when(rule_set, owner, front)
                     self._add(path, RULE, state, reason, read, when)
@@ -605,6 +611,7 @@ class _Run:
             # Blankness is judged on what survives the cut, as the agent judges it.
             if (
                 self.rules.skips_empty_files
+                and read.boundary is None
                 and not read.data[:kept].decode("utf-8", "replace").removeprefix("\ufeff").strip()
             ):
                 found.state = "empty"
@@ -634,7 +641,18 @@ class _Run:
             reason=found.reason or None,
             when=found.when if loaded else None,
             sent_bytes=self._sent_bytes(found) if loaded else None,
+            boundary=self._boundary(found),
         )
+
+    def _boundary(self, found: _Found) -> str | None:
+        """Why this sidecar will not read (nor send) a file the agent considers: a fact beside
+        the agent's, never a reason for the agent's state."""
+        read = found.read
+        if read is None or read.boundary is None:
+            return None
+        if found.state in LOADED_AGENT_STATES and self.rules.imports is not None:
+            return f"{read.boundary}: this sidecar does not read it, nor follow its imports"
+        return f"{read.boundary}: this sidecar does not read it"
 
 
 def _inside(path: str, directory: str) -> bool:

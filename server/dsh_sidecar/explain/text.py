@@ -2,7 +2,8 @@
 
 Each file is one line: how it arrives (for the sidecar: baseline or touch; for an agent: start or
 after-read), its state, its size in bytes (for an agent, what it sends for that file; ``-`` when it
-sends nothing) and its display path, then the reason. Each agent's head names the release its
+sends nothing) and its display path, then the reason (and, in brackets, why this sidecar does not read a file the agent reads:
+its trust boundary). Each agent's head names the release its
 model was checked against, and its last line the agent's own documentation.
 
 Every reason is printed once. An agent's block lists the files it considers, then, as
@@ -77,7 +78,12 @@ def _agent(agent: AgentExplanation, said: set[str]) -> list[str]:
 
     for f in agent.files:
         # The size is what the agent sends for the file: nothing for a file it does not send.
-        add(f"{f.when or '-':<10} {f.state:<10}", f.sent_bytes, f.display_path, f.reason)
+        # The sidecar's boundary is said beside the agent's reason, never in its place.
+        reason = f.reason
+        if f.boundary is not None:
+            beside = f"[dsh-sidecar: {f.boundary}]"
+            reason = f"{reason} {beside}" if reason else beside
+        add(f"{f.when or '-':<10} {f.state:<10}", f.sent_bytes, f.display_path, reason)
     considered = {f.path for f in agent.files}
     for d in agent.only_sidecar:
         if d.path not in considered and d.path not in said:  # a file it never looks at

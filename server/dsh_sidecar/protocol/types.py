@@ -330,6 +330,9 @@ class ExplainAgentFile:
     sent_bytes: int | None = None
     when: str | None = None
     reason: str | None = None
+    # Why the sidecar will not read or send this file (its trust boundary); the state is the
+    # agent's own behaviour.
+    boundary: str | None = None
 
 
 @attrs.define
