@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import pytest
@@ -12,6 +13,15 @@ from pytest_lsp import LanguageClient
 from dsh_sidecar.protocol import methods
 
 from .conftest import Workspace, as_dict, call, did_open, start
+
+
+def session_line(directory: str, state: str) -> re.Pattern[str]:
+    """The hover's line for an editor session in ``directory``: named by who drives it, when it
+    started and where, never by its raw id (issue 34, item 8)."""
+    return re.compile(
+        rf"^- editor session from \d\d:\d\d in `{re.escape(directory)}`: {state}", re.M
+    )
+
 
 ROOT = "root rules " * 40 + "\n"  # broad and large: the budget omits it
 TREE = {
@@ -101,7 +111,8 @@ async def test_hover_shows_place_state_budget_and_sessions(
     assert "Place in the chain: 1 of 3" in root
     assert "State: **omitted**" in root
     assert f"Size: {len(ROOT.encode()):,} bytes against a baseline budget of 600 bytes" in root
-    assert f"- `{sid}`: not active" in root
+    assert session_line(".", "not active").search(root), root
+    assert sid not in root
     # Below our own answer: what the other agents would load for this file (dsh/explain).
     _, others = root.split("\n\n---\n\n")
     assert others.startswith("**Other agents on this file**\n\n- **dsh-sidecar**: ")
@@ -111,7 +122,8 @@ async def test_hover_shows_place_state_budget_and_sessions(
     local = await hover_text(client, ws, "AGENTS.local.md")
     assert "Place in the chain: 3 of 3" in local
     assert "State: **included**" in local
-    assert f"- `{sid}`: active via set" in local
+    assert session_line(".", "active via set").search(local), local
+    assert sid not in local
 
     # Any other file: no hover by default (the status bar and inspector tell the chain).
     assert await hover_at(client, ws, "pkg/src/main.py") is None
@@ -192,13 +204,14 @@ async def test_a_kept_hover_follows_edits_and_sessions(
 
     opened = as_dict(await call(client, methods.SESSION_OPEN, {"cwd": str(ws.project / "pkg")}))
     sid = opened["session"]["id"]
-    assert f"- `{sid}`: not active" in await hover_text(client, ws, "pkg/AGENTS.md")
+    assert session_line("pkg", "not active").search(await hover_text(client, ws, "pkg/AGENTS.md"))
     await call(
         client,
         methods.STEP_PREPARE,
         {"sessionId": sid, "turn": 1, "step": 1, "prompt": {"text": "hi"}},
     )
-    assert f"- `{sid}`: active via set" in await hover_text(client, ws, "pkg/AGENTS.md")
+    hovered = await hover_text(client, ws, "pkg/AGENTS.md")
+    assert session_line("pkg", "active via set").search(hovered) and sid not in hovered
     active = ["AGENTS.md", "pkg/AGENTS.md"]
     assert await scopes_of(client, ws) == ({"AGENTS.md": 11, "pkg/AGENTS.md": 10}, {sid: active})
 

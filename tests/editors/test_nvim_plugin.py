@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -266,8 +267,10 @@ def test_hover_in_agents_md_shows_scope(nvim: Path, project: Project) -> None:
     text = json.dumps(hover["contents"])
     assert "pkg/AGENTS.md" in text
     assert "included" in text
-    # What each live session has active: the plugin's project session is one.
-    assert hover["session"] in text
+    # What each live session has active: the plugin's project session is one, named by who
+    # drives it, when it started and where (issue 34, item 8), never by its raw id.
+    assert re.search(r"- editor session from \d\d:\d\d in `[^`]+`: ", text), text
+    assert hover["session"] not in text
 
 
 def test_scopes_lists_chain(nvim: Path, project: Project) -> None:

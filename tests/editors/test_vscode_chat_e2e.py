@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -463,3 +464,69 @@ def test_retry_and_edit_send_only_what_is_on_disk_and_keep_the_written_cards(
     assert checkpoints[1]["seq"] in checkpoints[2]["sources"]
     assert checkpoints[0]["seq"] not in checkpoints[2]["sources"]
     assert (cs_parts.home / "shots" / "retry-discarded-card.png").stat().st_size > 1000
+
+
+# --- issue 34, item 8: an agent's session in the inspector says what the agent was given ---------
+
+
+@tool_fixture()
+def cs_agents(tmp_path: Path, workspace: Path, fake_model: FakeModel) -> Iterator[CodeServer]:
+    require_tools()
+    settings = {
+        "dsh.pythonPath": str(PYTHON),
+        "workbench.colorTheme": THEMES["light"],
+        # Enabled in VS Code only: the hooks, run by the agent, never read it.
+        "dsh.instructions.ruleSets": ["cursor"],
+        **model_settings(fake_model),
+    }
+    with code_server(tmp_path, workspace, user_settings=settings) as server:
+        yield server
+
+
+@rerun_if_a_webview_never_showed
+def test_an_agents_session_shows_agent_place_times_files_and_waiting_touches(
+    cs_agents: CodeServer, workspace: Path, tmp_path: Path
+) -> None:
+    from dsh_sidecar.sessions.spool import Spool
+
+    # A Claude Code session in pkg/, started by the real hook command on the store the editor's
+    # sidecar uses (the same DSH_HOME), then two touches its hooks kept while the store was busy.
+    dsh_home = cs_agents.home / "dsh-home"
+    start = {"hook_event_name": "SessionStart", "session_id": "s34", "cwd": str(workspace / "pkg")}
+    hook = subprocess.run(
+        [str(PYTHON), "-m", "dsh_sidecar", "hook", "--agent", "claude"],
+        input=json.dumps({**start, "source": "startup"}).encode(),
+        env={**os.environ, "DSH_HOME": str(dsh_home), "HOME": str(tmp_path)},
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert hook.returncode == 0, hook.stderr
+    session_id = "claude:s34"
+    Spool.of_home(str(dsh_home)).keep(
+        session_id, (str(workspace / "pkg" / "x.txt"), str(workspace / "lib" / "y.txt"))
+    )
+
+    found = run_part(cs_agents, workspace, "agents")
+    agent = found["agent"]
+    assert agent["count"] == 1
+    assert agent["heading"] == "Claude Code in pkg"
+    assert re.fullmatch(
+        r"started (just now|\d+ min ago) · last event (just now|\d+ min ago)", agent["when"]
+    ), agent
+    assert agent["told"] == "Given: AGENTS.md, pkg/AGENTS.md"
+    assert agent["waiting"] == "2 touches waiting"
+    assert re.fullmatch(r"Claude Code · \d\d:\d\d( [AP]M)? · pkg", agent["label"]), agent
+    assert agent["hover"] == agent["label"]
+    assert agent["note"] == (
+        "Rule sets enabled in VS Code (cursor) do not apply to these sessions: the agents' hooks "
+        "read their settings from their own command line (dsh-sidecar hook --settings FILE), not "
+        "from VS Code, and as installed they use none."
+    )
+    # No raw id, in what is shown, hovered or announced; nor in the instruction hover.
+    assert session_id not in found["inspectorText"] and "s34" not in found["inspectorText"]
+    hover = "\n".join(found["hover"])
+    assert "Live sessions:" in hover, hover
+    assert found["chatSession"]["id"] not in hover
+    assert re.search(r"^- editor session from \d\d:\d\d in `\.`: ", hover, re.M), hover
+    assert (cs_agents.home / "shots" / "inspector-agent-session.png").stat().st_size > 1000

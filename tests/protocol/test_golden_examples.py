@@ -4,7 +4,8 @@ Each ``<!-- golden: NAME [after: DEP, ...] -->`` block is one exchange: a reques
 response, a client notification and the server notifications it causes, or a trigger and the
 server notification it causes. A test starts a fresh server, replays the golden's dependencies
 (each checked too), then the golden itself. The example project and the isolated store come from
-the doc's ``golden-project`` block; volatile values are written as ``"<uuid>"`` and ``"<ms>"``.
+the doc's ``golden-project`` block; volatile values are written as ``"<uuid>"`` and ``"<ms>"``,
+and a clock time inside a text (a session's start in a hover) as ``<hh:mm>``.
 """
 
 from __future__ import annotations
@@ -255,6 +256,10 @@ def mismatch(expected: Any, actual: Any, path: str = "$") -> str | None:
             if found:
                 return found
         return None
+    if isinstance(expected, str) and "<hh:mm>" in expected:
+        pattern = r"\d\d:\d\d".join(re.escape(part) for part in expected.split("<hh:mm>"))
+        ok = isinstance(actual, str) and re.fullmatch(pattern, actual) is not None
+        return None if ok else f"{path}: expected {expected!r} (any hh:mm), got {actual!r}"
     # type() too: JSON tells 1, 1.0 and true apart, Python's == does not.
     if type(expected) is not type(actual) or expected != actual:
         return f"{path}: expected {expected!r}, got {actual!r}"

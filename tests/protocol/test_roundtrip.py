@@ -188,7 +188,9 @@ FULL: dict[type, Any] = {
         parent_id="claude:s0",
     ),
     wt.SessionOpenResult: wt.SessionOpenResult(session=HEADER, resumed=True),
-    wt.SessionListResult: wt.SessionListResult(sessions=[HEADER, HEADER]),
+    wt.SessionListResult: wt.SessionListResult(
+        sessions=[HEADER, HEADER], waiting_touches={"s-1": 2}
+    ),
     wt.SurfaceResult: wt.SurfaceResult(session=HEADER, captured_through_seq=8, events=[EVENT]),
     wt.EventsResult: wt.EventsResult(events=[EVENT]),
     wt.AppendResult: wt.AppendResult(seqs=[4, 5]),

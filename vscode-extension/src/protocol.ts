@@ -170,6 +170,8 @@ export interface SessionListParams {
 }
 export interface SessionListResult {
   sessions: SessionHeader[];
+  /** Session id -> files named by touches the agent's hooks kept while the store was busy. */
+  waitingTouches: Record<string, number>;
 }
 
 export interface SurfaceResult {

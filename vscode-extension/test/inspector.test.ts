@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyingFiles } from '../src/inspector/activeScopes';
-import { agentSessionsIn, buildInspectorState, MAX_AGENT_SESSIONS, scopeDirectory, visibleInstructions } from '../src/inspector/model';
+import { agentSessionsIn, buildInspectorState, MAX_AGENT_SESSIONS, relativeDirectory, ruleSetsNote, scopeDirectory, toldFiles, visibleInstructions } from '../src/inspector/model';
 import type { DshEvent, Message, ScopesResult, SessionHeader } from '../src/protocol';
 import { scopeItems } from '../src/inspector/scopesPick';
 import { appliesText, notReadText, statusText } from '../src/statusBar';
@@ -10,6 +10,13 @@ const instr = (id: string, text: string, baseline: boolean, path: string): Messa
   role: 'user',
   content: [{ type: 'text', text }],
   source: { kind: 'agent-instructions', form: 'instructions', ...(baseline ? { baseline: true } : {}), changes: [{ action: 'set', scope: 's', path }] },
+});
+/** An instruction message with one change whose scope is its path. */
+const given = (path: string, baseline = false, action = 'set'): Message => ({
+  id: `${action}-${path}`,
+  role: 'user',
+  content: [{ type: 'text', text: path }],
+  source: { kind: 'agent-instructions', form: 'instructions', ...(baseline ? { baseline: true } : {}), changes: [{ action, scope: path, path }] },
 });
 const ev = (seq: number, message: Message): DshEvent => ({ seq, type: 'user/message', time: 0, data: message as unknown as Record<string, unknown>, surfaceOp: 'append' });
 
@@ -29,6 +36,21 @@ const scopes: ScopesResult = {
 };
 
 describe("inspector: agents' sessions", () => {
+  it('says that rule sets enabled in VS Code do not reach the hooks', () => {
+    expect(ruleSetsNote([])).toBeUndefined();
+    expect(ruleSetsNote(['cursor', 'copilot'])).toBe(
+      "Rule sets enabled in VS Code (cursor, copilot) do not apply to these sessions: the agents' hooks read their settings from their own command line (dsh-sidecar hook --settings FILE), not from VS Code, and as installed they use none.",
+    );
+  });
+
+  it('reads the files a session was given from its log: the latest baseline on, removals left out', () => {
+    expect(toldFiles([ev(1, given('old.md', true)), ev(2, given('AGENTS.md', true)), ev(3, given('pkg/AGENTS.md')), ev(4, given('pkg/AGENTS.md', false, 'remove'))])).toEqual(['AGENTS.md']);
+    expect(toldFiles([ev(2, given('AGENTS.md', true)), ev(3, given('pkg/AGENTS.md'))])).toEqual(['AGENTS.md', 'pkg/AGENTS.md']);
+    expect(relativeDirectory('/ws', '/ws')).toBe('.');
+    expect(relativeDirectory('/ws/a/b', '/ws/')).toBe('a/b');
+    expect(relativeDirectory('/elsewhere', '/ws')).toBe('/elsewhere');
+  });
+
   const header = (id: string, cwd: string, agent?: string): SessionHeader => ({ id, createdAt: 1, cwd, ...(agent ? { agent } : {}) });
 
   it('keeps the sessions agents drive in the open folders, newest first', () => {
@@ -47,10 +69,28 @@ describe("inspector: agents' sessions", () => {
 
   it('shows each with what its next hook event delivers', () => {
     const pending = instr('m', 'nested rules', false, 'pkg/AGENTS.md');
-    const state = buildInspectorState({ now: 0, agents: [{ header: header('codex:a', '/ws', 'codex'), pending: [pending] }] });
-    expect(state.agents).toEqual([
-      { id: 'codex:a', agent: 'codex', cwd: '/ws', createdAt: 1, pending: [expect.objectContaining({ text: 'nested rules' })] },
-    ]);
+    const now = 3_600_000;
+    const surface = [ev(1, given('AGENTS.md', true)), ev(2, given('pkg/AGENTS.md'))];
+    const state = buildInspectorState({
+      now,
+      agents: [{ header: header('codex:a', '/ws/pkg', 'codex'), pending: [pending], surface, lastEventAt: now - 120_000, folder: '/ws', waiting: 3 }],
+      ruleSets: [],
+    });
+    const [shown] = state.agents!;
+    expect(shown).toMatchObject({
+      id: 'codex:a',
+      agent: 'Codex CLI',
+      directory: 'pkg',
+      started: 'started 1 h ago',
+      lastEvent: 'last event 2 min ago',
+      told: ['AGENTS.md', 'pkg/AGENTS.md'],
+      waiting: 3,
+      pending: [expect.objectContaining({ text: 'nested rules' })],
+    });
+    // Its label (heading and hover) says who, when and where; never the raw id.
+    expect(shown!.label).toMatch(/^Codex CLI · .+ · pkg$/);
+    expect(shown!.label).not.toContain('codex:a');
+    expect(state.agentsNote).toBeUndefined();
     expect(buildInspectorState({ now: 0, agents: [] }).agents).toBeUndefined();
   });
 });

@@ -183,6 +183,9 @@ class SessionOpenResult:
 @attrs.define
 class SessionListResult:
     sessions: list[SessionHeaderWire]
+    # Session id -> touches its agent's hooks kept while the store was busy (sessions/spool.py),
+    # not yet projected; only listed sessions that have some. Always sent.
+    waiting_touches: dict[str, int]
 
 
 @attrs.define

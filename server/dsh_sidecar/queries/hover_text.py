@@ -183,12 +183,14 @@ def session_lines(report: ScopesReport, scope: str) -> list[str]:
         return ["No live agent session in this sidecar."]
     out = ["Live sessions:"]
     for session_id, changes in report.active.items():
+        # Named as a person knows it; a raw id tells a reader nothing.
+        label = report.labels.get(session_id, "a session")
         active = next((c for c in changes if c.scope == scope), None)
         if active is None:
-            out.append(f"- `{session_id}`: not active")
+            out.append(f"- {label}: not active")
         else:
             digest = f" (SHA-1 `{active.digest[:12]}`)" if active.digest else ""
-            out.append(f"- `{session_id}`: active via {active.action}{digest}")
+            out.append(f"- {label}: active via {active.action}{digest}")
     return out
 
 

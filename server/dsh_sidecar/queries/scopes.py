@@ -14,12 +14,15 @@ compute it.
 
 from __future__ import annotations
 
+import os
+import time
+
 import attrs
 
 from dsh_sidecar.config import InstructionSettings, os_home_or_default
 from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.sessions.locations import document_directory
-from dsh_sidecar.sessions.snapshot import Snapshot
+from dsh_sidecar.sessions.snapshot import LiveView, Snapshot
 from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, load_document_chain
 from dsh_sidecar.sources.agent_instructions.confinement import confinement_once
 from dsh_sidecar.sources.agent_instructions.document import DocumentFacts, document_facts
@@ -43,6 +46,8 @@ class ScopesReport:
     facts: DocumentFacts = attrs.field(factory=DocumentFacts)
     # The chain's own: instruction files of the repository that the settings do not read.
     not_read: tuple[OffConvention, ...] = ()
+    # Session id -> how a person knows it (agent, start time, directory), for the hover.
+    labels: dict[str, str] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -129,7 +134,20 @@ class ScopeChains:
             view.session_id: [c for s, c in view.effective.items() if s in scopes and c.active]
             for view in snapshot.sessions
         }
-        return ScopesReport(load.project_root, load.cwd, load, active, facts, kept.not_read)
+        labels = {
+            view.session_id: session_label(view, load.project_root) for view in snapshot.sessions
+        }
+        return ScopesReport(load.project_root, load.cwd, load, active, facts, kept.not_read, labels)
+
+
+def session_label(view: LiveView, project_root: str) -> str:
+    """A session as a person knows it: who drives it, since when (the sidecar's local time) and
+    in which directory, relative to the project (`.` for its root)."""
+    cwd = view.cwd
+    inside = cwd == project_root or cwd.startswith(project_root.rstrip(os.sep) + os.sep)
+    where = os.path.relpath(cwd, project_root) if inside else cwd
+    started = time.strftime("%H:%M", time.localtime(view.created_at / 1000))
+    return f"{view.agent or 'editor'} session from {started} in `{where}`"
 
 
 def _entries_only(load: BaselineLoad) -> BaselineLoad:

@@ -61,7 +61,8 @@ class LiveSession:
         return kept[1] if kept is not None and kept[0] == self.visible_gen else None
 
     def view(self) -> LiveView:
-        return LiveView(self.header.id, self.header.cwd, self.effective)
+        header = self.header
+        return LiveView(header.id, header.cwd, self.effective, header.agent, header.created_at)
 
     def forget_caches(self) -> None:
         """Start the accelerators afresh, as a restarted process would (settings change, re-open)."""

@@ -36,6 +36,7 @@ from .instruction_log import effective_state, visible_instructions
 from .live import LiveSession
 from .locations import existing_cwd, parse_cwd
 from .snapshot import NO_CHANGES, Snapshot
+from .spool import Spool, waiting_paths
 from .stepping import PreparedStep, StepCommit, StepJob, open_step_of, prepare_step
 from .store import EventDraft, Store, now_ms
 from .surface import SurfaceOpError
@@ -266,6 +267,28 @@ class SessionService:
                     or needle in (h.title or "").lower()
                 ]
             return headers[:limit] if limit is not None else headers
+
+        return await self.workers.store(work)
+
+    async def waiting_touches(self, session_ids: list[str]) -> dict[str, int]:
+        """For each of ``session_ids`` whose agent's hooks kept touches while the store was busy
+        (the spool under this sidecar's DSH_HOME, the one the hooks share by default), how many
+        distinct files those touches name; sessions without any are left out."""
+        spool = Spool.of_home(self.dsh_home)
+
+        def work() -> dict[str, int]:
+            if not spool.has_entries():
+                return {}
+            counts: dict[str, int] = {}
+            for sid in session_ids:
+                entries = spool.read(sid)
+                if not entries:
+                    continue
+                seen = self.store.hook_event_seen
+                paths = waiting_paths(entries, lambda keys: {k for k in keys if seen(sid, k)})  # noqa: B023 (called at once)
+                if paths:
+                    counts[sid] = len(paths)
+            return counts
 
         return await self.workers.store(work)
 

@@ -33,6 +33,9 @@ class LiveView:
     cwd: str
     # The latest visible agent-instructions change per scope key (removals included).
     effective: Mapping[str, Change] = NO_CHANGES
+    # What a person tells sessions apart by (the hover names them so, never by id).
+    agent: str | None = None
+    created_at: int = 0
 
 
 @attrs.frozen

@@ -105,6 +105,14 @@ class Spool:
             with contextlib.suppress(FileNotFoundError):  # another event settled it first
                 os.unlink(path)
 
+    def has_entries(self) -> bool:
+        """Whether any session has a spool file (one look at the directory, so listing many
+        sessions costs nothing while no hook was ever kept waiting)."""
+        try:
+            return any(".jsonl" in name for name in os.listdir(self.directory))
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+
     def unowned(self, session_ids: Iterable[str]) -> list[Kept]:
         """The entries kept for none of ``session_ids``: a session whose events were all busy so
         far (its first answered event creates it and takes them), or one deleted since."""

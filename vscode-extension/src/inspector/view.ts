@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
 import type { ChatSessions, LiveSession } from '../chat/sessions';
 import { discardPending } from '../chat/discard';
-import { CONTEXT_DISCARD, CONTEXT_PENDING, SESSION_LIST } from '../methods';
+import { CONTEXT_DISCARD, CONTEXT_PENDING, SESSION_EVENTS, SESSION_LIST, SESSION_SURFACE } from '../methods';
 import type { FromInspector, InspectorState, ToInspector } from '../shared/inspectorMessages';
 import { webviewHtml, webviewRoots } from '../webviewHtml';
 import type { ActiveScopes } from './activeScopes';
@@ -156,6 +156,7 @@ export class InspectorView implements vscode.WebviewViewProvider, vscode.Disposa
       }
     }
     inputs.agents = await this.agentSessions();
+    inputs.ruleSets = vscode.workspace.getConfiguration('dsh').get<string[]>('instructions.ruleSets') ?? [];
     const scopes = this.scopes.current;
     if (scopes.uri === undefined) {
       inputs.chainNote = 'Open a file to see which instruction files apply to it.';
@@ -167,8 +168,9 @@ export class InspectorView implements vscode.WebviewViewProvider, vscode.Disposa
     return inputs;
   }
 
-  /** The sessions agents' hooks drive in the open folders, each with its pending messages read
-   *  from the store; none when the sidecar cannot say (an older one, an error). */
+  /** The sessions agents' hooks drive in the open folders, each with what its log says it was
+   *  given, its last event, what is pending and waiting for it (read from the store); none when
+   *  the sidecar cannot say (an older one, an error). */
   private async agentSessions(): Promise<InspectorInputs['agents']> {
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
     try {
@@ -176,8 +178,24 @@ export class InspectorView implements vscode.WebviewViewProvider, vscode.Disposa
       const headers = agentSessionsIn(listed.sessions, folders);
       return await Promise.all(
         headers.map(async (header) => {
-          const pending = await this.sidecar.request(CONTEXT_PENDING, { sessionId: header.id });
-          return { header, pending: pending.messages };
+          const sessionId = header.id;
+          const [pending, surface] = await Promise.all([
+            this.sidecar.request(CONTEXT_PENDING, { sessionId }),
+            this.sidecar.request(SESSION_SURFACE, { sessionId }),
+          ]);
+          // The log's last event (the surface leaves out step and turn ends).
+          const last = surface.capturedThroughSeq;
+          const tail = last === null ? [] : (await this.sidecar.request(SESSION_EVENTS, { sessionId, afterSeq: last - 1, limit: 1 })).events;
+          const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(header.cwd))?.uri.fsPath;
+          return {
+            header,
+            pending: pending.messages,
+            surface: surface.events,
+            ...(tail[0] !== undefined ? { lastEventAt: tail[0].time } : {}),
+            ...(folder !== undefined ? { folder } : {}),
+            // An older sidecar does not send waitingTouches.
+            waiting: listed.waitingTouches?.[sessionId] ?? 0,
+          };
         }),
       );
     } catch {

@@ -19,10 +19,23 @@ export interface InspectorFileRow {
 }
 
 export interface InspectorAgentSession {
+  /** Not shown (a raw id tells a reader nothing); it keys the row. */
   id: string;
+  /** "Claude Code", "Codex CLI", "Gemini CLI" (or the agent's own name). */
   agent: string;
-  cwd: string;
-  createdAt: number;
+  /** The session's directory relative to its workspace folder ("." for the folder itself). */
+  directory: string;
+  /** "started 12 min ago". */
+  started: string;
+  /** "last event 2 min ago", when the log has one. */
+  lastEvent?: string;
+  /** What tells the session apart, for its heading and hover: agent, start time, directory. */
+  label: string;
+  /** The instruction files the session's log says the agent was given (in effect now). */
+  told: string[];
+  /** Touches its hooks kept while the store was busy (dsh/session/list waitingTouches). */
+  waiting: number;
+  /** Its inbox: what its next hook event delivers first. */
   pending: InspectorContextItem[];
 }
 
@@ -44,6 +57,8 @@ export interface InspectorState {
   /** Sessions that agents' hooks drive in the open folders (`dsh-sidecar hooks install`), newest
    *  first, each with what its next hook event delivers. */
   agents?: InspectorAgentSession[];
+  /** Why settings made in VS Code do not reach those sessions (the hooks read their own). */
+  agentsNote?: string;
   chain:
     | {
         file: string;

@@ -97,12 +97,26 @@ function render(state: InspectorState): void {
   if (state.agents !== undefined && state.agents.length > 0) {
     const agents = el('section', 'agents');
     agents.append(el('h2', '', "Agents' sessions"));
+    if (state.agentsNote !== undefined) agents.append(el('p', 'note agents-note', state.agentsNote));
     for (const a of state.agents) {
-      const meta = el('p', 'meta');
-      meta.append(el('span', '', `${a.agent} · ${a.cwd}`), el('code', 'session-id', a.id));
-      const title = el('h3', '', 'Pending for its next hook event ');
-      title.append(el('span', `badge${a.pending.length > 0 ? ' hot' : ''}`, String(a.pending.length)));
-      agents.append(meta, title, contextList(a.pending, 'Nothing pending.', 'agent-pending'));
+      // Named as a person knows it (agent, time, directory); the raw id is never shown.
+      const item = el('div', 'agent-session');
+      item.setAttribute('role', 'group');
+      item.setAttribute('aria-label', a.label);
+      item.title = a.label;
+      const head = el('h3', 'agent-head');
+      head.append(el('span', 'agent-name', a.agent), ' in ', pathText('path agent-dir', a.directory));
+      const when = el('p', 'meta agent-when', [a.started, a.lastEvent].filter((t) => t !== undefined).join(' · '));
+      const told = el('p', 'agent-told');
+      told.append(el('span', 'muted', 'Given: '));
+      if (a.told.length === 0) told.append('no instruction files');
+      else a.told.forEach((path, i) => told.append(...(i > 0 ? [', '] : []), pathText('path', path)));
+      const waiting = el('p', `agent-waiting${a.waiting > 0 ? ' hot' : ''}`, a.waiting > 0 ? `${a.waiting} ${a.waiting === 1 ? 'touch' : 'touches'} waiting` : 'No touches waiting.');
+      item.append(head, when, told, waiting);
+      if (a.pending.length > 0) {
+        item.append(el('p', 'muted', 'Its next hook event delivers:'), contextList(a.pending, '', 'agent-pending'));
+      }
+      agents.append(item);
     }
     parts.push(agents);
   }

@@ -9,6 +9,9 @@
  * - contrast: every code-block action, plain and hovered, in the four default themes.
  * - time: two prompts (pytest reads the model requests: the time note before each prompt).
  * - history: a search that matches nothing says so, and the list opens unfiltered again.
+ * - agents: an agent's hook session (made by a real `dsh-sidecar hook` before the editor started)
+ *   in the inspector: agent, directory, times, the files it was given, touches waiting, the note
+ *   about rule sets; no raw session id in the inspector, its hovers or the instruction hover.
  * - retry: Retry of an answer that wrote nothing, an accepted edit, Edit of its prompt, Retry again
  *   (pytest reads the model requests: no note, then one note naming the written file, never two);
  *   the transcript keeps the edit's card, marked as discarded, and has no summary box.
@@ -305,6 +308,33 @@ async function retryPart(page, chat) {
   say('retry and edit checked');
 }
 
+async function agentsPart(page) {
+  await call('command', { command: 'dsh.inspector.show' });
+  const inspector = await findReadyFrame(page, '#root', '#root section.agents .agent-session', 30000);
+  const item = inspector.locator('section.agents .agent-session').first();
+  found.agent = {
+    heading: (await item.locator('h3').innerText()).trim(),
+    when: (await item.locator('.agent-when').innerText()).trim(),
+    told: (await item.locator('.agent-told').innerText()).trim(),
+    waiting: (await item.locator('.agent-waiting').innerText()).trim(),
+    label: await item.getAttribute('aria-label'),
+    hover: await item.getAttribute('title'),
+    note: (await inspector.locator('section.agents .agents-note').innerText()).trim(),
+    count: await inspector.locator('section.agents .agent-session').count(),
+  };
+  // Everything a reader can see or hover in the inspector, to look for raw ids in.
+  found.inspectorText = await inspector.evaluate(() => [
+    document.body.innerText,
+    ...[...document.querySelectorAll('[title]')].map((e) => e.getAttribute('title')),
+    ...[...document.querySelectorAll('[aria-label]')].map((e) => e.getAttribute('aria-label')),
+  ].join('\n'));
+  // The instruction hover names the editor's own live session.
+  found.hover = await call('hover', { path: path.join(workspace, 'pkg', 'AGENTS.md'), line: 0, character: 1 });
+  found.chatSession = await call('session');
+  await inspector.locator('section.agents').screenshot({ path: path.join(shots, 'inspector-agent-session.png') });
+  say('agent session shown');
+}
+
 async function main() {
   const browser = await launch();
   let code = 0;
@@ -330,6 +360,7 @@ async function main() {
     else if (part === 'time') await timePart(chat);
     else if (part === 'history') await historyPart(chat);
     else if (part === 'retry') await retryPart(page, chat);
+    else if (part === 'agents') await agentsPart(page);
     else throw new Error(`unknown PART ${part}`);
   } catch (err) {
     code = 2;

@@ -19,7 +19,8 @@ def register(server: Server) -> None:
 
     async def list_(p: wt.SessionListParams) -> wt.SessionListResult:
         headers = await server.service.list_sessions(p.query, p.limit)
-        return wt.SessionListResult([wire.header(h) for h in headers])
+        waiting = await server.service.waiting_touches([h.id for h in headers])
+        return wt.SessionListResult([wire.header(h) for h in headers], waiting)
 
     async def surface(p: wt.SessionIdParams) -> wt.SurfaceResult:
         snap = await server.service.surface(p.session_id)
