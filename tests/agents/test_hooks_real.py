@@ -154,7 +154,12 @@ def test_a_forty_kilobyte_nested_file_stays_within_the_cap(agent: Agent, tmp_pat
     last = result.main_requests[-1]
     assert count_in(last, "PKG-AGENTS-m4") == 1 and count_in(last, "rule 0 ") == 1
     assert count_in(last, "PKG-CLAUDE-m5") == 1
-    carrying = [p.text for p in parts_of(last) if "system-reminder>" in p.text]
+    # The hook's texts: in Claude Code's messages of their own, in Codex's <system-reminder>.
+    carrying = [
+        p.text
+        for p in parts_of(last)
+        if "hook additional context: " in p.text or "system-reminder>" in p.text
+    ]
     assert any("Workspace instruction budget" in text for text in carrying), result.describe()
     # The agent's own prefix ("PostToolUse:Read hook additional context: ") is all it adds.
     assert max(len(text) for text in carrying) <= CAP + 200

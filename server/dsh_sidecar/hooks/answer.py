@@ -48,7 +48,7 @@ from .complement import native_paths
 from .config import HookConfig
 from .event import HookEvent
 from .mapping import open_session
-from .output import CAPPED_INSTRUCTION_BYTES, CAPS, Shaped, shape
+from .output import CAPPED_INSTRUCTION_BYTES, CAPS, NOTICE_ROOM, SEPARATOR, Shaped, shape
 from .prefetch import TmuxQuery, query_tmux
 
 # The agent said it loaded these files itself (the model saw them), so they are recorded as seen.
@@ -139,6 +139,8 @@ class EventRun:
             baseline = self._baseline()
             if baseline is not None:
                 forced.append(baseline)
+        if not quiet:
+            self._leftovers_first()
         if touched:
             reported = frozenset(self._real(p) for p in touched[len(spooled) + len(rearm) :])
             self._project(touched, reported=reported if event.kind == "loaded" else None)
@@ -149,6 +151,38 @@ class EventRun:
             self._record_hook_event(None)
             return None
         return self._step(forced)
+
+    def _leftovers_first(self) -> None:
+        """Deliver the instructions an earlier event left pending (what did not fit under the
+        cap) ahead of this event's touches, as far as they fit.
+
+        Left in the inbox, they would be composed again with this event's touches into one
+        message, and under the byte budget the renderer drops the broader files of a message
+        whole: the same large file would be dropped again at every event that touches anything
+        new, and arrive only at one that touches nothing else. Taken out of the inbox and
+        printed first, like the baseline, this event's projection sees them as delivered.
+        """
+        cap = CAPS[self.event.agent]
+        inbox = self.store.inbox(self.sid)
+        waiting = [m for m in inbox if is_instructions_message(m)]
+        if not waiting:
+            return
+        room = None if cap is None else cap - NOTICE_ROOM
+        used = sum(len(m.text) + len(SEPARATOR) for m in self.forced)
+        taken: list[Message] = []
+        for message in waiting:
+            size = len(message.text) + len(SEPARATOR)
+            if room is not None and used + size > room:
+                break
+            taken.append(message)
+            used += size
+        if not taken:
+            return
+        kept = [m for m in inbox if all(m is not t for t in taken)]
+        splice = splice_draft(inbox, kept)
+        if splice is not None:
+            self.store.append(self.sid, [splice], inbox=kept)
+        self.forced.extend(taken)
 
     def _reported(self, paths: Sequence[str]) -> list[str]:
         """Files Claude Code says it loaded that the sidecar's chain also holds, once its

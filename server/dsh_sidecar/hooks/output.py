@@ -1,9 +1,20 @@
-"""What one hook prints: the agent's cap, Gemini's ``@`` escaping, the JSON envelope.
+"""What one hook prints: the agent's cap, the frame, Gemini's ``@`` escaping, the JSON envelope.
 
 Claude Code and Codex keep at most 10,000 characters of one hook's text inline (above that the
 model gets a preview); Gemini CLI has no cap, but it reads ``@`` file references in the
 SessionStart text it puts before a headless prompt, so there each ``@`` it would expand gets a
 backslash (``gemini.escape_at_references``); its other events' texts reach the model as written.
+
+The frame. The sidecar frames each block of instructions in ``<system-reminder>`` tags, and
+Codex sends a hook's text as written. Claude Code and Gemini CLI frame a hook's text themselves
+and rewrite tags inside it (docs/reference/agent-clis.md, "What each CLI does to a hook's text"):
+Claude Code gives it a system-role message of its own and turns the ``<`` of every
+``system-reminder`` tag into ``&lt;``; Gemini CLI puts it in ``<hook_context>`` and turns every
+``<`` and ``>`` into entities. For them the hook prints its blocks without our tags, so nothing
+it writes is rewritten, and the agent's own frame holds them: repository text cannot end it
+(Claude Code's message ends where the hook's text does, Gemini leaves no ``<`` in it), and every
+frame tag a repository wrote is still escaped by the renderer (``<\\/system-reminder>``), which
+neither CLI rewrites further than Gemini's entities.
 """
 
 from __future__ import annotations
@@ -14,6 +25,7 @@ from collections.abc import Sequence
 import attrs
 
 from dsh_sidecar.model import Message
+from dsh_sidecar.sources.agent_instructions.render import CLOSE_TAG, OPEN_TAG
 from dsh_sidecar.sources.agent_instructions.state import is_baseline, is_instructions_message
 
 from . import gemini
@@ -36,6 +48,20 @@ def escape_for(agent: Agent, kind: Kind, text: str) -> str:
     only change what the model reads. See
     docs/reference/agent-clis.md, Gemini CLI's @ file references."""
     return gemini.escape_at_references(text) if agent == "gemini" and kind == "start" else text
+
+
+# The agents that frame a hook's text themselves and rewrite our tags (see above).
+SELF_FRAMING: frozenset[str] = frozenset({"claude", "gemini"})
+
+
+def framed_for(agent: Agent, text: str) -> str:
+    """``text`` in the frame ``agent`` leaves alone: for Claude Code and Gemini CLI, every block
+    without its ``<system-reminder>`` lines. Those exact tags are the renderer's own: inside a
+    block every frame tag, however written, has been escaped (docs/protocol.md, "What is
+    escaped"), so none of them is repository text."""
+    if agent not in SELF_FRAMING:
+        return text
+    return text.replace(OPEN_TAG + "\n", "").replace("\n" + CLOSE_TAG, "")
 
 
 def _priority(message: Message) -> int:
@@ -93,7 +119,7 @@ def shape(
         if cap is not None and len(notice) > NOTICE_ROOM:
             notice = notice[: NOTICE_ROOM - 2] + "…]"
         parts.append(notice)
-    return Shaped(escape_for(agent, kind, SEPARATOR.join(parts)), printed, held)
+    return Shaped(escape_for(agent, kind, framed_for(agent, SEPARATOR.join(parts))), printed, held)
 
 
 def envelope(event_name: str, text: str) -> bytes:
