@@ -13,7 +13,7 @@ floor it stands on, in the same run:
   does; docs/architecture.md).
 
 ``--noop-only`` is a bare pygls server (pygls' own stdio loop) whose ``textDocument/didOpen``
-does nothing and which also answers ``bench/noop``: what draining a burst of notifications costs
+and ``textDocument/hover`` do nothing and which also answers ``bench/noop``: what draining a burst of notifications costs
 with no sidecar behind it. ``--pygls-bookkeeping`` is the product server with pygls' own handler
 bookkeeping put back (every notification's future kept for good), the baseline of
 ``bench/notification_rss.py``.
@@ -61,6 +61,10 @@ def noop_server() -> Any:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: Any, params: types.DidOpenTextDocumentParams) -> None:
+        return None
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: Any, params: types.HoverParams) -> None:
         return None
 
     @server.feature(NOOP)
