@@ -126,3 +126,17 @@ def excerpt(result: AgentRun, index: int, marker: str) -> str:
     body = json.dumps(result.main_requests[index].body, ensure_ascii=False)
     at = body.index(marker)
     return body[max(0, at - 700) : at + 200]
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_searching_and_listing_through_the_shell(agent: Agent, tmp_path: Path) -> None:
+    """What Claude Code tells the model to use when Grep and Glob are not declared (grep and
+    find through Bash), and a listing, read through the shell reader."""
+    script: list[Step] = [
+        Shell("cat pkg/x.py"),
+        Shell("grep -rn value lib"),
+        Shell("find web -name '*.ts'"),
+        Shell("ls docs"),
+        Text("done"),
+    ]
+    arrivals(run(agent, tmp_path, script), ["pkg", "lib", "web", "docs"])

@@ -88,7 +88,14 @@ def writes(command: str, cwd: str = CWD) -> tuple[str, ...]:
         ("cat /abs//path/./x", ["/abs/path/x"]),
         ("cat //x", ["/x"]),
         ("/usr/bin/cat a", ["/proj/a"]),
-        ("ls a b", []),
+        # A listing looks into its operands (issue 32, item 4: a list into a directory is a touch).
+        ("ls a b", ["/proj/a", "/proj/b"]),
+        ("ls -la --color lib", ["/proj/lib"]),
+        ("tree -L 2 docs", ["/proj/docs"]),
+        ("find -L web lib -name '*.ts' -type f", ["/proj/web", "/proj/lib"]),
+        ("find -D tree -O3 web", ["/proj/web"]),
+        ("find . ( -name x )", ["/proj"]),
+        ("find", []),
         ("echo a > /dev/null", []),
     ],
 )

@@ -728,6 +728,13 @@ _RG = _options(
     " --ignore-file --dfa-size-limit --regex-size-limit --engine --hostname-bin"
     " --hyperlink-format --generate",
 )
+# Listings: each operand is a directory (or a file) looked into.
+_LS = _options(
+    "ITw",
+    "--ignore --hide --tabsize --width --format --sort --time --time-style --block-size"
+    " --indicator-style --quoting-style",
+)
+_TREE = _options("LPIo", "--filelimit --timefmt --charset --sort --gitfile")
 _SED = _options("efl", "--expression --file --line-length")
 _AWK = _options("Ffv", "--field-separator --file --assign")
 _SORT = _options(
@@ -903,6 +910,11 @@ class _Interpreter:
                     add("read", word, cwd)
         elif name in ("grep", "egrep", "fgrep", "rg"):
             self._search(name, args)
+        elif name in ("ls", "tree"):
+            for word in _parse(args, _LS if name == "ls" else _TREE).operands:
+                add("read", word, cwd)
+        elif name == "find":
+            self._find(args)
         elif name == "sed":
             parsed = _parse(args, _SED)
             in_place = any(o == "-i" or o.startswith("--in-place") for o, _ in parsed.options)
@@ -951,6 +963,22 @@ class _Interpreter:
                 add("read", value, cwd)
         for word in operands:
             add("read", word, cwd)
+
+    def _find(self, args: list[_Word]) -> None:
+        """``find [-H|-L|-P] [-D DEBUG] [-OLEVEL] PATH… EXPRESSION``: the paths it starts from,
+        the words before the expression (which starts with ``-``, ``(``, ``!`` or ``,``)."""
+        i, n = 0, len(args)
+        while i < n:
+            text = args[i].text
+            if text == "-D":
+                i += 2
+            elif text in ("-H", "-L", "-P") or text.startswith("-O"):
+                i += 1
+            else:
+                break
+        while i < n and not args[i].text.startswith(("-", "(", "!", ",")):
+            self.collector.add("read", args[i], self.cwd)
+            i += 1
 
     def _copy_or_move(self, name: str, args: list[_Word]) -> None:
         parsed = _parse(args, _CP_MV)
