@@ -113,6 +113,9 @@ export function activate(context: vscode.ExtensionContext): DshApi {
     // The diff editor's title buttons for a proposed write or edit.
     vscode.commands.registerCommand('dsh.edit.accept', (uri?: vscode.Uri) => decideEdit(uri, 'accepted')),
     vscode.commands.registerCommand('dsh.edit.reject', (uri?: vscode.Uri) => decideEdit(uri, 'rejected')),
+    // One hunk: from its CodeLens (which names it), or from the context menu or palette at the cursor.
+    vscode.commands.registerCommand('dsh.proposal.acceptHunk', (target?: unknown) => decideHunk(target, true)),
+    vscode.commands.registerCommand('dsh.proposal.rejectHunk', (target?: unknown) => decideHunk(target, false)),
     vscode.commands.registerCommand('dsh.inspector.show', () => inspector.show()),
     // From the palette: the active (or last) editor's file; from a context menu: that file.
     vscode.commands.registerCommand('dsh.scopes.showForFile', (uri?: vscode.Uri) =>
@@ -147,6 +150,16 @@ export function activate(context: vscode.ExtensionContext): DshApi {
     const shown = uri ?? vscode.window.activeTextEditor?.document.uri;
     const id = approvals.idOf(shown) ?? (approvals.pending().length === 1 ? approvals.pending()[0] : undefined);
     return id !== undefined && approvals.decide(id, decision);
+  }
+
+  function decideHunk(target: unknown, accept: boolean): boolean {
+    // A menu passes the editor's URI; only a CodeLens passes the hunk itself.
+    const named = target as { id?: unknown; at?: unknown } | undefined;
+    const where =
+      typeof named?.id === 'string' && typeof named.at === 'number'
+        ? { id: named.id, at: named.at }
+        : approvals.hunkAtCursor(vscode.window.activeTextEditor);
+    return where !== undefined && approvals.decideHunk(where.id, where.at, accept);
   }
 
   const ready = sidecar.start();

@@ -144,6 +144,12 @@ export interface ProposedChange {
    * proposal, so an approval never overwrites work it did not show.
    */
   apply(): Promise<ToolOutcome>;
+  /**
+   * Write `text` instead of `after`: what the user left after keeping only some hunks or
+   * editing the proposal. The same checks as apply() (confinement again, no link followed, the
+   * file unchanged since the proposal).
+   */
+  applyText(text: string): Promise<ToolOutcome>;
 }
 
 /** Work out what a call would do, touching nothing on disk. */
@@ -173,6 +179,7 @@ export async function planTool(root: string, call: ToolCall): Promise<ToolPlan> 
       before,
       after,
       apply: () => applyChange(root, file, name, before, after),
+      applyText: (text) => applyChange(root, file, name, before, text),
     };
   } catch (err) {
     return failed(err);

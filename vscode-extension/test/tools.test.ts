@@ -179,6 +179,28 @@ describe('planTool: a change is proposed first and applied only on request', () 
     expect(await fs.readFile(file, 'utf8')).toBe('user typed this\n');
   });
 
+  it('applyText writes the text the user left instead of the proposal, with the same checks', async () => {
+    const file = path.join(root, 'pkg', 'src', 'x.txt');
+    const plan = await planTool(root, call('write', { file_path: 'pkg/src/x.txt', content: 'agent\n' }));
+    if (plan.kind !== 'change') throw new Error('not a change');
+    expect(await plan.applyText('user kept this\n')).toEqual({ text: 'Wrote 15 bytes to pkg/src/x.txt', isError: false, resolvedPath: file });
+    expect(await fs.readFile(file, 'utf8')).toBe('user kept this\n');
+    // The file is no longer what the proposal started from: a second write is refused.
+    expect((await plan.applyText('again\n')).text).toBe('Error: pkg/src/x.txt changed while the write waited for approval; nothing was written');
+    expect(await fs.readFile(file, 'utf8')).toBe('user kept this\n');
+  });
+
+  it('applyText does not follow a link swapped in while the edit waited', async () => {
+    const file = path.join(root, 'pkg/src/x.txt');
+    const plan = await planTool(root, call('edit', { file_path: 'pkg/src/x.txt', old_string: 'hello', new_string: 'bye' }));
+    if (plan.kind !== 'change') throw new Error('not a change');
+    await fs.writeFile(path.join(outside, 'x.txt'), 'hello\n');
+    await fs.rm(file);
+    await fs.symlink(path.join(outside, 'x.txt'), file);
+    expect((await plan.applyText('half\n')).isError).toBe(true);
+    expect(await fs.readFile(path.join(outside, 'x.txt'), 'utf8')).toBe('hello\n');
+  });
+
   it('refuses to apply through a symlink planted while waiting', async () => {
     const plan = await planTool(root, call('write', { file_path: 'late/f.txt', content: 'x' }));
     await fs.symlink(outside, path.join(root, 'late'));

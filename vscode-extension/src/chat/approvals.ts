@@ -1,11 +1,17 @@
 /**
  * The agent's `write` and `edit` calls wait for the user: the proposed change opens in VS Code's
- * diff editor (both sides are read-only virtual documents served from memory, so the diff shows
- * exactly what Accept writes), and the call resumes with the user's decision, taken in the chat
- * or from the diff editor's title bar. Nothing is written before Accept.
+ * diff editor (both sides are virtual documents served from memory, so the diff shows exactly
+ * what Accept writes), and the call resumes with the user's decision, taken in the chat or from
+ * the diff editor's title bar. Nothing is written before Accept.
+ *
+ * Each hunk of the proposed side has its own Accept and Reject (CodeLens above it, and the
+ * editor's context menu at the cursor). Rejecting a hunk takes it out of the proposed side, so
+ * that side is always what Accept writes; once every hunk left is accepted the proposal is
+ * accepted, and once none is left it is rejected. The model is told which hunks were written.
  */
 import * as vscode from 'vscode';
-import type { ProposedChange } from '../tools';
+import type { ProposedChange, ToolOutcome } from '../tools';
+import { compose, diffLines, type Hunk, keptOf, keptText, keptVerdict, sameHunk } from './hunks';
 
 export const PROPOSAL_SCHEME = 'dsh-proposal';
 
@@ -15,23 +21,42 @@ interface Waiting {
   change: ProposedChange;
   left: vscode.Uri;
   right: vscode.Uri;
+  /** The proposal's hunks, numbered for people and the model in this order. */
+  proposed: Hunk[];
+  /** Hunks of the proposed side the user accepted one by one (the same change at the same place). */
+  accepted: Hunk[];
   resolve(decision: Decision): void;
 }
 
-export class EditApprovals implements vscode.TextDocumentContentProvider, vscode.Disposable {
+/** A hunk of the proposed side as it is now, with its number in the proposal (undefined: the user's own). */
+export interface HunkAt {
+  hunk: Hunk;
+  index: number;
+  number: number | undefined;
+  accepted: boolean;
+}
+
+export class EditApprovals implements vscode.TextDocumentContentProvider, vscode.CodeLensProvider, vscode.Disposable {
   private readonly contents = new Map<string, string>();
   private readonly waiting = new Map<string, Waiting>();
   /** Why the user rejected a proposal, when they said (read once by whoever answers the model). */
   private readonly reasons = new Map<string, string>();
+  /** The text an accepted proposal writes, when it is not the proposal's own (read once, on apply). */
+  private readonly finals = new Map<string, string>();
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
-  private readonly decided = new vscode.EventEmitter<{ id: string; decision: Decision }>();
-  private readonly registration: vscode.Disposable;
+  private readonly lensesChanged = new vscode.EventEmitter<void>();
+  private readonly decided = new vscode.EventEmitter<{ id: string; decision: Decision; verdict?: string }>();
+  private readonly registrations: vscode.Disposable[];
   readonly onDidChange = this.changed.event;
-  /** Fires once per proposal, whoever decided it (chat, diff editor, stop). */
+  readonly onDidChangeCodeLenses = this.lensesChanged.event;
+  /** Fires once per proposal, whoever decided it (chat, diff editor, stop); `verdict` when only part was kept. */
   readonly onDidDecide = this.decided.event;
 
   constructor() {
-    this.registration = vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, this);
+    this.registrations = [
+      vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, this),
+      vscode.languages.registerCodeLensProvider({ scheme: PROPOSAL_SCHEME }, this),
+    ];
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
@@ -53,8 +78,9 @@ export class EditApprovals implements vscode.TextDocumentContentProvider, vscode
     const right = proposalUri(id, 'after', change.display);
     this.contents.set(left.toString(), change.before ?? '');
     this.contents.set(right.toString(), change.after);
+    const proposed = diffLines(change.before ?? '', change.after);
     const decision = new Promise<Decision>((resolve) => {
-      this.waiting.set(id, { change, left, right, resolve });
+      this.waiting.set(id, { change, left, right, proposed, accepted: [], resolve });
     });
     const onAbort = (): void => {
       this.decide(id, 'stopped');
@@ -68,11 +94,23 @@ export class EditApprovals implements vscode.TextDocumentContentProvider, vscode
   decide(id: string, decision: Decision, reason?: string): boolean {
     const waiting = this.waiting.get(id);
     if (waiting === undefined) return false;
+    let verdict: string | undefined;
+    if (decision === 'accepted') {
+      const final = this.draftOf(waiting);
+      const before = waiting.change.before ?? '';
+      // Every hunk rejected: nothing to write, which is a rejection (and no empty new file).
+      if (final === before && waiting.change.after !== before) decision = 'rejected';
+      else if (final !== waiting.change.after) {
+        this.finals.set(id, final);
+        verdict = keptVerdict(keptOf(before, waiting.change.after, final));
+      }
+    }
     this.waiting.delete(id);
     const why = reason?.trim() ?? '';
     if (decision === 'rejected' && why !== '') this.reasons.set(id, why);
     waiting.resolve(decision);
-    this.decided.fire({ id, decision });
+    this.decided.fire({ id, decision, ...(verdict !== undefined ? { verdict } : {}) });
+    this.lensesChanged.fire();
     void this.closeDiff(waiting).finally(() => {
       this.contents.delete(waiting.left.toString());
       this.contents.delete(waiting.right.toString());
@@ -94,6 +132,92 @@ export class EditApprovals implements vscode.TextDocumentContentProvider, vscode
     );
   }
 
+  /**
+   * Write what the user accepted for `id`: the proposal, or the part of it they kept, through
+   * the change's own checks; the tool result then says which hunks were written.
+   */
+  async apply(id: string, change: ProposedChange): Promise<ToolOutcome> {
+    const final = this.finals.get(id);
+    this.finals.delete(id);
+    if (final === undefined) return change.apply();
+    const outcome = await change.applyText(final);
+    if (outcome.isError) return outcome;
+    const told = keptText(keptOf(change.before ?? '', change.after, final));
+    return told === '' ? outcome : { ...outcome, text: `${outcome.text}.${told}` };
+  }
+
+  /** The hunks the proposed side of `id` shows now, each with its number in the proposal. */
+  hunksOf(id: string): HunkAt[] {
+    const waiting = this.waiting.get(id);
+    if (waiting === undefined) return [];
+    return diffLines(waiting.change.before ?? '', this.draftOf(waiting)).map((hunk, index) => {
+      const at = waiting.proposed.findIndex((p) => sameHunk(p, hunk));
+      return { hunk, index, number: at < 0 ? undefined : at + 1, accepted: waiting.accepted.some((a) => sameHunk(a, hunk)) };
+    });
+  }
+
+  /**
+   * Accept or reject one hunk of `id`, found by where it starts in the text before (`at`). A
+   * rejected hunk leaves the proposed side; the proposal is decided once no hunk is left undecided.
+   * False when there is no such proposal or hunk.
+   */
+  decideHunk(id: string, at: number, accept: boolean): boolean {
+    const waiting = this.waiting.get(id);
+    const current = this.hunksOf(id);
+    const target = current.find((h) => h.hunk.beforeStart === at);
+    if (waiting === undefined || target === undefined) return false;
+    if (accept) {
+      if (!target.accepted) waiting.accepted.push(target.hunk);
+    } else {
+      waiting.accepted = waiting.accepted.filter((a) => !sameHunk(a, target.hunk));
+      const hunks = current.map((h) => h.hunk);
+      this.setDraft(waiting, compose(waiting.change.before ?? '', hunks, (i) => i !== target.index));
+    }
+    const left = this.hunksOf(id);
+    if (left.length === 0) this.decide(id, 'rejected');
+    else if (left.every((h) => h.accepted)) this.decide(id, 'accepted');
+    else this.lensesChanged.fire();
+    return true;
+  }
+
+  /** The proposal and hunk at the cursor of `editor` (either side of its diff), if any. */
+  hunkAtCursor(editor: vscode.TextEditor | undefined): { id: string; at: number } | undefined {
+    const id = this.idOf(editor?.document.uri);
+    if (editor === undefined || id === undefined) return undefined;
+    const isBefore = editor.document.uri.path.split('/')[2] === 'before';
+    const line = editor.selection.active.line;
+    const hit = this.hunksOf(id).find(({ hunk }) => {
+      const start = isBefore ? hunk.beforeStart : hunk.afterStart;
+      const count = isBefore ? hunk.beforeLines.length : hunk.afterLines.length;
+      // A hunk with no lines on this side sits between two lines: the one after it counts.
+      return line >= start && line < start + Math.max(count, 1);
+    });
+    return hit === undefined ? undefined : { id, at: hit.hunk.beforeStart };
+  }
+
+  provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
+    const id = this.idOf(document.uri);
+    if (id === undefined || document.uri.toString() !== this.waiting.get(id)?.right.toString()) return [];
+    const hunks = this.hunksOf(id);
+    const total = this.waiting.get(id)!.proposed.length;
+    return hunks.flatMap(({ hunk, number, accepted }) => {
+      const line = Math.min(hunk.afterStart, Math.max(document.lineCount - 1, 0));
+      const range = new vscode.Range(line, 0, line, 0);
+      const name = number === undefined ? 'your change' : `hunk ${number} of ${total}`;
+      const args = [{ id, at: hunk.beforeStart }];
+      if (accepted) {
+        return [
+          new vscode.CodeLens(range, { title: `$(check) Accepted ${name}`, command: '' }),
+          new vscode.CodeLens(range, { title: 'Reject', command: 'dsh.proposal.rejectHunk', arguments: args, tooltip: `Reject ${name}` }),
+        ];
+      }
+      return [
+        new vscode.CodeLens(range, { title: `Accept ${name}`, command: 'dsh.proposal.acceptHunk', arguments: args, tooltip: `Write ${name} on Accept` }),
+        new vscode.CodeLens(range, { title: `Reject ${name}`, command: 'dsh.proposal.rejectHunk', arguments: args, tooltip: `Take ${name} out of the proposal` }),
+      ];
+    });
+  }
+
   /** The reason given with the rejection of `id` (once). */
   takeReason(id: string): string | undefined {
     const reason = this.reasons.get(id);
@@ -110,9 +234,20 @@ export class EditApprovals implements vscode.TextDocumentContentProvider, vscode
 
   dispose(): void {
     for (const id of [...this.waiting.keys()]) this.decide(id, 'stopped');
-    this.registration.dispose();
+    for (const r of this.registrations) r.dispose();
     this.changed.dispose();
+    this.lensesChanged.dispose();
     this.decided.dispose();
+  }
+
+  /** What Accept writes now: the proposed side as it stands. */
+  private draftOf(waiting: Waiting): string {
+    return this.contents.get(waiting.right.toString()) ?? waiting.change.after;
+  }
+
+  private setDraft(waiting: Waiting, text: string): void {
+    this.contents.set(waiting.right.toString(), text);
+    this.changed.fire(waiting.right);
   }
 
   private async closeDiff(waiting: Waiting): Promise<void> {

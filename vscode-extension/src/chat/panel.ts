@@ -140,7 +140,7 @@ export class ChatPanel implements vscode.Disposable {
       deps.sidecar.onContextDidChange((p) => {
         if (p.sessionId === this.shownSessionId) void this.refreshPending();
       }),
-      deps.approvals.onDidDecide(({ id, decision }) => this.updateApproval(id, decision)),
+      deps.approvals.onDidDecide(({ id, decision, verdict }) => this.updateApproval(id, decision, verdict)),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('dsh.model')) void this.postModel();
       }),
@@ -371,7 +371,7 @@ export class ChatPanel implements vscode.Disposable {
     this.post({ type: 'approval', approval: view });
     this.status(`The agent proposes to ${plan.name === 'write' && plan.before === null ? 'create' : 'change'} ${plan.display}. Accept or reject it.`);
     const decision = await this.deps.approvals.request(id, plan, signal, this.diffColumn());
-    if (decision === 'accepted') return plan.apply();
+    if (decision === 'accepted') return this.deps.approvals.apply(id, plan);
     const reason = decision === 'rejected' ? this.deps.approvals.takeReason(id) : undefined;
     return { text: notAppliedText(plan, decision, reason), isError: true, resolvedPath: plan.path };
   }
@@ -438,7 +438,7 @@ export class ChatPanel implements vscode.Disposable {
     this.status(`Review the change to ${plan.display} (${where}), then accept or reject it.`);
     const decision = await this.deps.approvals.request(id, plan, new AbortController().signal, this.diffColumn());
     if (decision === 'accepted') {
-      const outcome = await plan.apply();
+      const outcome = await this.deps.approvals.apply(id, plan);
       if (outcome.isError) this.notice('error', outcome.text.replace(/^Error: /, ''));
     }
     return decision;
@@ -468,12 +468,12 @@ export class ChatPanel implements vscode.Disposable {
     this.status('Inserted into a new, unsaved file.');
   }
 
-  private updateApproval(id: string, decision: ApprovalView['state']): void {
+  private updateApproval(id: string, decision: ApprovalView['state'], verdict?: string): void {
     const view = this.approvalViews.get(id);
     if (view === undefined) return;
     this.approvalViews.delete(id);
-    this.post({ type: 'approval', approval: { ...view, state: decision } });
-    this.status(decision === 'accepted' ? `Accepted: ${view.path} is written.` : `Rejected: ${view.path} is unchanged.`);
+    this.post({ type: 'approval', approval: { ...view, state: decision, ...(verdict !== undefined ? { verdict } : {}) } });
+    this.status(decision === 'accepted' ? `Accepted: ${view.path} is written${verdict !== undefined ? ` (${verdict.replace(/: written\.$/, '')})` : ''}.` : `Rejected: ${view.path} is unchanged.`);
   }
 
   /** The editor column for diffs and opened files: not the chat's own. */

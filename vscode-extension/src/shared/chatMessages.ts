@@ -46,6 +46,8 @@ export interface ApprovalView {
   state: ApprovalState;
   /** A code block the user applied from the chat (not a change the agent asked for). */
   byUser?: boolean;
+  /** Shown instead of the usual verdict when only part was written ("2 of 3 hunks accepted: written."). */
+  verdict?: string;
 }
 
 /** A prompt typed while the agent works, waiting for its turn (`PromptQueue` on the host). */

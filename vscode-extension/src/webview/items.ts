@@ -144,7 +144,7 @@ export function renderApproval(view: ApprovalView, actions: { diff(): void; acce
     });
     row.append(diff, accept, reject, reason);
   } else {
-    row.append(el('span', `verdict ${view.state}`, VERBS[view.state]));
+    row.append(el('span', `verdict ${view.state}`, view.verdict ?? VERBS[view.state]));
   }
   card.append(row);
   return card;

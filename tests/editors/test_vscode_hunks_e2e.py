@@ -1,0 +1,126 @@
+"""Per-hunk Accept and Reject of a proposed change, in real VS Code (code-server) and Chromium.
+
+The scripted model proposes an edit of notes.txt that changes three separate lines. The runner
+(vscode-extension/test/e2e/chat-hunks-runner.js) clicks the CodeLens actions over the hunks in
+the diff's proposed side: accept 1, reject 2, accept 3. The file on disk then has exactly
+hunks 1 and 3, the card says "2 of 3 hunks accepted", and the tool result the model reads next
+names the hunks written and the one rejected, with its lines.
+
+``DSH_KEEP_SCREENSHOTS=DIR`` keeps hunk-actions.png (docs/editors/screenshots/ has it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tests.support.tools import tool_fixture
+from tests.support.vscode_harness import (
+    PYTHON,
+    THEMES,
+    CodeServer,
+    FakeModel,
+    Reply,
+    code_server,
+    model_settings,
+    require_tools,
+    rerun_if_a_webview_never_showed,
+    run_runner,
+    text_reply,
+    texts,
+    tool_reply,
+)
+
+BEFORE = "# Notes\nalpha\nbeta\ngamma\ndelta\nepsilon\nzeta\neta\ntheta\niota\n"
+# Lines 2, 6 and 10 change; unchanged lines between them keep the three hunks apart.
+OLD = "alpha\nbeta\ngamma\ndelta\nepsilon\nzeta\neta\ntheta\niota\n"
+NEW = "ALPHA\nbeta\ngamma\ndelta\nEPSILON\nzeta\neta\ntheta\nIOTA\n"
+HUNKS_KEPT = "# Notes\nALPHA\nbeta\ngamma\ndelta\nepsilon\nzeta\neta\ntheta\nIOTA\n"
+
+HUNKS_RESULT = (
+    "Edited notes.txt. The user accepted 2 of the 3 hunks you proposed and rejected the others;"
+    " only the accepted ones were written. Hunks are numbered in file order, with line numbers"
+    " of the file before the change. Applied: hunk 1 (line 2), hunk 3 (line 10). Rejected, so"
+    " these lines are as they were before: hunk 2 (line 6). The rejected hunks, not written:\n"
+    "@@ -6,1 +6,1 @@\n-epsilon\n+EPSILON\n"
+)
+
+
+def scripted_model(n: int, body: dict[str, Any]) -> Reply:
+    messages = body.get("messages", [])
+    if "tools" not in body:
+        return text_reply(n, "Summary.", pieces=1)
+    if messages and messages[-1]["role"] == "tool":
+        return text_reply(n, "Hunks done.")
+    return tool_reply(
+        n, "call_hunks_1", "edit", {"file_path": "notes.txt", "old_string": OLD, "new_string": NEW}
+    )
+
+
+@tool_fixture()
+def hunks_editor(tmp_path: Path) -> Iterator[tuple[CodeServer, FakeModel, Path]]:
+    require_tools()
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    # No instruction file: the edit goes straight to review (no pre-edit hold).
+    (ws / "notes.txt").write_text(BEFORE, encoding="utf-8")
+    with FakeModel(scripted_model) as model:
+        settings = {
+            "dsh.pythonPath": str(PYTHON),
+            "workbench.colorTheme": THEMES["light"],
+            **model_settings(model),
+        }
+        with code_server(tmp_path, ws, user_settings=settings) as server:
+            yield server, model, ws
+
+
+def run_part(cs: CodeServer, ws: Path, part: str, prompt: str) -> dict[str, Any]:
+    shots = cs.home / "shots"
+    shots.mkdir()
+    code, details = run_runner(
+        "chat-hunks-runner.js", cs, ws, 240, PART=part, PROMPT=prompt, SCREENSHOTS=str(shots)
+    )
+    keep = os.environ.get("DSH_KEEP_SCREENSHOTS")  # a folder to keep the screenshots in
+    if keep:
+        for shot in shots.iterdir():
+            shutil.copyfile(shot, Path(keep) / shot.name)
+    found: dict[str, Any] = json.loads((cs.home / "e2e" / "hunks-done").read_text())
+    assert code == 0, f"{details}\n--- found ---\n{json.dumps(found, indent=1)}"
+    return found
+
+
+def tool_results(model: FakeModel) -> list[tuple[str, str]]:
+    """The tool results of the model's last request with tools, as (call id, text)."""
+    requests = [b["messages"] for b in model.bodies() if "tools" in b]
+    return [(m["tool_call_id"], "\n".join(texts(m))) for m in requests[-1] if m["role"] == "tool"]
+
+
+@rerun_if_a_webview_never_showed
+def test_accepting_hunks_1_and_3_and_rejecting_2_writes_exactly_those(
+    hunks_editor: tuple[CodeServer, FakeModel, Path],
+) -> None:
+    cs, model, ws = hunks_editor
+    found = run_part(cs, ws, "hunks", "HUNKS tidy my notes")
+
+    # One Accept and one Reject over each of the three hunks, numbered in file order.
+    assert found["lensesBefore"] == [
+        "Accept hunk 1 of 3 | Reject hunk 1 of 3",
+        "Accept hunk 2 of 3 | Reject hunk 2 of 3",
+        "Accept hunk 3 of 3 | Reject hunk 3 of 3",
+    ], found
+    # Deciding one hunk decides nothing on disk yet.
+    assert "pending" in found["cardWhileDeciding"].split(), found
+    assert found["diskWhileDeciding"] == BEFORE
+    assert found["lensesAfterReject"] == [
+        "Accepted hunk 1 of 3 | Reject",
+        "Accept hunk 3 of 3 | Reject hunk 3 of 3",
+    ], found
+
+    assert (ws / "notes.txt").read_text(encoding="utf-8") == HUNKS_KEPT
+    assert found["verdict"] == "2 of 3 hunks accepted: written.", found
+    assert found["diffClosed"], found
+    assert tool_results(model) == [("call_hunks_1", HUNKS_RESULT)]

@@ -1,0 +1,99 @@
+// @ts-check
+/**
+ * Per-hunk decisions on a proposed change, in real VS Code (code-server) and Chromium. The
+ * scripted model of tests/editors/test_vscode_hunks_e2e.py proposes a three-hunk edit of
+ * notes.txt; the runner clicks the CodeLens actions above the hunks in the diff's proposed side
+ * (PART=hunks: accept 1, reject 2, accept 3) and waits for the card's verdict and the model's
+ * answer. pytest checks the disk and the tool result the model was sent.
+ *
+ * chat-suite.js is the extension-host half. Environment: see lib.js, plus PROMPT, PART and
+ * SCREENSHOTS (a folder for hunk-actions.png).
+ */
+const fs = require('node:fs');
+const path = require('node:path');
+const { env, say, launch, findReadyFrame, hardTimeout } = require('./lib');
+
+const csUrl = env('CS_URL');
+const workspace = env('WORKSPACE');
+const extDir = env('EXT_DIR');
+const dir = env('DSH_E2E_DIR');
+const prompt = env('PROMPT');
+const part = env('PART');
+const shots = env('SCREENSHOTS');
+const found = {};
+
+async function main() {
+  const browser = await launch();
+  let code = 0;
+  try {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const page = await context.newPage();
+    page.on('pageerror', (e) => console.log('[page error]', String(e).slice(0, 300)));
+    await page.exposeFunction('codeAutomationLog', () => undefined);
+    await page.exposeFunction('codeAutomationExit', (c) => say(`suite exit ${c}`));
+    const remote = `vscode-remote://${new URL(csUrl).host}`;
+    const payload = JSON.stringify([
+      ['extensionDevelopmentPath', `${remote}${extDir}`],
+      ['extensionTestsPath', `${remote}${path.join(extDir, 'test', 'e2e', 'chat-suite.js')}`],
+      ['skipWelcome', 'true'],
+    ]);
+    await page.goto(`${csUrl}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`);
+    await page.waitForSelector('.monaco-workbench', { timeout: 30000 });
+    const chat = await findReadyFrame(page, '#prompt', '#session:has-text("session ")', 60000);
+    say('chat open');
+    await chat.fill('#prompt', prompt);
+    await chat.press('#prompt', 'Enter');
+    await chat.waitForSelector('.approval.pending:has-text("notes.txt")', { timeout: 60000 });
+    await page.waitForSelector('.monaco-diff-editor', { state: 'visible', timeout: 15000 });
+    const proposed = page.locator('.monaco-diff-editor .editor.modified');
+    /** The CodeLens item (an action, or a note without one) over a hunk of the proposed side. */
+    const lens = (title) => proposed.locator('.codelens-decoration a, .codelens-decoration span', { hasText: title });
+    if (part === 'hunks') await hunks(page, chat, proposed, lens);
+    else throw new Error(`unknown PART ${part}`);
+    await chat.waitForSelector('#send:has-text("Send")', { timeout: 60000 });
+    found.transcript = (await chat.locator('#log').innerText()).slice(0, 4000);
+  } catch (err) {
+    code = 2;
+    console.error('[runner] FAILED:', err && err.stack ? err.stack : err);
+    try {
+      const pages = browser.contexts().flatMap((c) => c.pages());
+      if (pages[0]) await pages[0].screenshot({ path: path.join(dir, 'hunks-failure.png') });
+    } catch {
+      // the screenshot is a courtesy
+    }
+  } finally {
+    fs.writeFileSync(path.join(dir, 'hunks-done'), JSON.stringify(found, null, 2));
+    fs.writeFileSync(path.join(dir, 'done'), '{}');
+    await browser.close().catch(() => undefined);
+  }
+  process.exit(code);
+}
+
+async function hunks(page, chat, proposed, lens) {
+  await lens('Accept hunk 1 of 3').waitFor({ timeout: 30000 });
+  found.lensesBefore = await lensTexts(proposed);
+  await lens('Accept hunk 1 of 3').click();
+  await lens('Accepted hunk 1 of 3').first().waitFor({ timeout: 15000 });
+  // Still pending: nothing is written before every hunk is decided.
+  found.cardWhileDeciding = await chat.locator('.approval:has-text("notes.txt")').getAttribute('class');
+  found.diskWhileDeciding = fs.readFileSync(path.join(workspace, 'notes.txt'), 'utf8');
+  await page.screenshot({ path: path.join(shots, 'hunk-actions.png') });
+  await lens('Reject hunk 2 of 3').click();
+  // A rejected hunk leaves the proposed side: its lines read as before, and its lenses go.
+  await lens('hunk 2 of 3').first().waitFor({ state: 'detached', timeout: 15000 });
+  found.lensesAfterReject = await lensTexts(proposed);
+  await lens('Accept hunk 3 of 3').click();
+  await chat.waitForSelector('.approval.accepted .verdict', { timeout: 15000 });
+  found.verdict = await chat.locator('.approval.accepted .verdict').innerText();
+  await chat.waitForSelector('article.msg.assistant:has-text("Hunks done.")', { timeout: 60000 });
+  found.diffClosed = (await page.locator('.tab:has-text("(edit proposed by the agent)")').count()) === 0;
+  say('hunks decided');
+}
+
+/** Each CodeLens line of the proposed side, as read (VS Code puts " | " between its items). */
+async function lensTexts(proposed) {
+  return (await proposed.locator('.codelens-decoration').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+}
+
+hardTimeout();
+main();
