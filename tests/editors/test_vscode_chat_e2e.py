@@ -530,3 +530,23 @@ def test_an_agents_session_shows_agent_place_times_files_and_waiting_touches(
     assert found["chatSession"]["id"] not in hover
     assert re.search(r"^- editor session from \d\d:\d\d in `\.`: ", hover, re.M), hover
     assert (cs_agents.home / "shots" / "inspector-agent-session.png").stat().st_size > 1000
+
+
+# --- issue 34, item 6: the chat has a view container of its own --------------------------------
+
+
+@rerun_if_a_webview_never_showed
+def test_the_chat_opens_at_full_height_with_the_inspector_beside_it(
+    cs_parts: CodeServer, workspace: Path
+) -> None:
+    found = run_part(cs_parts, workspace, "layout")
+    window, chat = found["window"], found["chatBox"]
+    # A new profile's first open: the chat's view fills the side bar, most of the window's
+    # height (it had about a third of it, stacked over the inspector).
+    assert chat["height"] >= 0.75 * window["height"], found
+    assert found["sidebarTitle"].upper().startswith("DSH AGENT CHAT"), found["sidebarTitle"]
+    # The inspector opens beside it (the panel, right of the side bar), not under it: the chat
+    # keeps its place and height, and stays in view.
+    inspector = found["inspectorBox"]
+    assert inspector["x"] >= chat["x"] + chat["width"], found
+    assert found["chatBoxWithInspector"] == chat and found["chatStillShown"] is True, found

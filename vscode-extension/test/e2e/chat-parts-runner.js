@@ -12,6 +12,8 @@
  * - agents: an agent's hook session (made by a real `dsh-sidecar hook` before the editor started)
  *   in the inspector: agent, directory, times, the files it was given, touches waiting, the note
  *   about rule sets; no raw session id in the inspector, its hovers or the instruction hover.
+ * - layout: a new profile's first open of the chat: its view's height against the window's, and
+ *   the inspector shown beside it (in the panel) without taking any of that height.
  * - retry: Retry of an answer that wrote nothing, an accepted edit, Edit of its prompt, Retry again
  *   (pytest reads the model requests: no note, then one note naming the written file, never two);
  *   the transcript keeps the edit's card, marked as discarded, and has no summary box.
@@ -23,7 +25,7 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
-const { env, say, launch, findReadyFrame, runCommand, waitForFile, hardTimeout, contrastOf } = require('./lib');
+const { env, say, launch, findReadyFrame, runCommand, waitForFile, hardTimeout, contrastOf, CHAT_VIEW_TITLE } = require('./lib');
 
 const csUrl = env('CS_URL');
 const workspace = env('WORKSPACE');
@@ -77,7 +79,7 @@ async function focusAnEditor(page) {
  */
 async function keybindingThenType(page, chat, keys) {
   await page.keyboard.press('Control+Alt+D');
-  await page.waitForSelector('.pane-header:has-text("Agent: ws")', { state: 'visible', timeout: 15000 });
+  await page.waitForSelector(CHAT_VIEW_TITLE('ws'), { state: 'visible', timeout: 15000 });
   let reached = true;
   try {
     await chat.waitForFunction(() => document.hasFocus() && document.activeElement?.id === 'prompt', undefined, { timeout: 15000 });
@@ -139,7 +141,7 @@ async function focusPart(page, chat) {
   found.editorFocusedBefore = await editorHasFocus(page);
   found.first = await keybindingThenType(page, chat, 'abc');
   await runCommand(page, 'View: Show Explorer');
-  await page.waitForSelector('.pane-header:has-text("Agent: ws")', { state: 'hidden', timeout: 15000 });
+  await page.waitForSelector(CHAT_VIEW_TITLE('ws'), { state: 'hidden', timeout: 15000 });
   await focusAnEditor(page);
   found.second = await keybindingThenType(page, chat, 'def');
   // The view stays in sight this time; only the keyboard focus is in the editor.
@@ -335,6 +337,26 @@ async function agentsPart(page) {
   say('agent session shown');
 }
 
+/** Where a webview's frame is on the page (the workbench's coordinates). */
+async function boxOf(frame) {
+  const box = await (await frame.frameElement()).boundingBox();
+  return box && { x: Math.round(box.x), y: Math.round(box.y), width: Math.round(box.width), height: Math.round(box.height) };
+}
+
+async function layoutPart(page, chat) {
+  found.window = page.viewportSize();
+  found.chatBox = await boxOf(chat);
+  found.sidebarTitle = (await page.locator('.part.sidebar .composite.title').innerText()).trim();
+  await page.screenshot({ path: path.join(shots, 'chat-first-open.png') });
+  await call('command', { command: 'dsh.inspector.show' });
+  const inspector = await findReadyFrame(page, '#root', '#root section.session', 30000);
+  found.inspectorBox = await boxOf(inspector);
+  found.chatBoxWithInspector = await boxOf(chat);
+  found.chatStillShown = await chat.locator('#prompt').isVisible();
+  await page.screenshot({ path: path.join(shots, 'chat-and-inspector.png') });
+  say('layout measured');
+}
+
 async function main() {
   const browser = await launch();
   let code = 0;
@@ -361,6 +383,7 @@ async function main() {
     else if (part === 'history') await historyPart(chat);
     else if (part === 'retry') await retryPart(page, chat);
     else if (part === 'agents') await agentsPart(page);
+    else if (part === 'layout') await layoutPart(page, chat);
     else throw new Error(`unknown PART ${part}`);
   } catch (err) {
     code = 2;

@@ -350,7 +350,14 @@ function hardTimeout() {
   }, Number(process.env.RUNNER_TIMEOUT_MS || 150000)).unref();
 }
 
+/**
+ * The chat view's title while it is in sight. The chat is alone in its view container, so the
+ * workbench shows no pane header for it: the side bar's title names the container and the view
+ * ("DSH Agent Chat: Agent: ws").
+ */
+const CHAT_VIEW_TITLE = (folder) => `.part.sidebar .composite.title:has-text("Agent: ${folder}")`;
+
 module.exports = {
-  env, say, launch, findFrame, findReadyFrame, describeWorkbench, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout,
+  CHAT_VIEW_TITLE, env, say, launch, findFrame, findReadyFrame, describeWorkbench, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout,
   recordNotifications, notificationsSeen, contrastFailures, contrastOf,
 };

@@ -10,7 +10,7 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
-const { env, say, launch, findFrame, findReadyFrame, runCommand, waitForFile, hardTimeout, recordNotifications, notificationsSeen, contrastFailures } = require('./lib');
+const { env, say, launch, findFrame, findReadyFrame, runCommand, waitForFile, hardTimeout, recordNotifications, notificationsSeen, contrastFailures, CHAT_VIEW_TITLE } = require('./lib');
 
 const csUrl = env('CS_URL');
 const workspace = env('WORKSPACE');
@@ -67,7 +67,7 @@ async function main() {
     say('chat open');
 
     // --- 3. the chat is a view, not an editor tab ------------------------------------------
-    found.viewHeader = await page.locator('.pane-header:has-text("Agent: ws")').count();
+    found.viewHeader = await page.locator(CHAT_VIEW_TITLE('ws')).count();
     found.chatTabsAtStart = await page.locator('.tabs-container .tab:has-text("Agent:")').count();
 
     // --- 1. the refused setting: one notification, key, value, expected form, a link ------------
@@ -216,9 +216,9 @@ async function main() {
     };
     await runCommand(page, 'View: Show Explorer');
     await page.waitForSelector('.explorer-folders-view', { state: 'visible', timeout: 10000 });
-    found.hiddenWhileExplorer = !(await page.locator('.pane-header:has-text("Agent: ws")').isVisible());
+    found.hiddenWhileExplorer = !(await page.locator(CHAT_VIEW_TITLE('ws')).isVisible());
     await page.keyboard.press('Control+Alt+D');
-    await page.waitForSelector('.pane-header:has-text("Agent: ws")', { state: 'visible', timeout: 10000 });
+    await page.waitForSelector(CHAT_VIEW_TITLE('ws'), { state: 'visible', timeout: 10000 });
     await page.waitForTimeout(500);
     found.afterShow = { messages: await chat.locator('article.msg.user').count() };
     await page.screenshot({ path: path.join(shots, `chat-view-${themeKind}.png`) });
@@ -265,6 +265,10 @@ async function main() {
 
     // --- 4. the inspector: a long pending title wraps at "/" and Drop stays in view -------------
     await call('openFile', { path: path.join(workspace, ...DEEP.split('/'), 'x.txt') });
+    // The inspector lives in the panel, as wide as the editors; a narrow window gives it the
+    // width of a side bar, where a long title must wrap (users move views wherever they like).
+    await page.setViewportSize({ width: 760, height: 900 });
+    await call('command', { command: 'dsh.inspector.show' });
     const inspector = await findFrame(page, '#root', 15000);
     await inspector.waitForSelector('.context-list.pending .context-item', { timeout: 30000 });
     found.inspector = await inspector.evaluate(() => {
@@ -284,6 +288,7 @@ async function main() {
     await page.screenshot({ path: path.join(shots, `inspector-pending-${themeKind}.png`) });
     found.contrast.push(...(await contrastFailures(inspector, 'inspector with a pending change')));
     found.contrast.push(...(await contrastFailures(chat, 'chat with pending context')));
+    await page.setViewportSize({ width: 1400, height: 900 });
 
     // Open in Editor still gives a tab.
     await runCommand(page, 'DSH: Open Agent Chat in Editor');
