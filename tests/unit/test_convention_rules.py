@@ -84,7 +84,10 @@ def test_rules_that_apply_to_every_file_join_the_baseline(tmp_path: Path) -> Non
         "rules:claude\0.claude/rules/always.md",
         "rules:cursor\0.cursor/rules/always.mdc",
     ]
-    assert '"ruleSets":["copilot","claude","cursor"]' in result.identity
+    # Not part of the baseline's identity: turning a rule set on or off reconciles its own
+    # scopes (a set or a remove), it does not send every instruction file again (issue 34).
+    assert '"ruleSets"' not in result.identity
+    assert result.identity == load(tmp_path / "p", tmp_path / "home", instructions()).identity
 
 
 def test_off_rule_folders_change_nothing(tmp_path: Path) -> None:
@@ -370,10 +373,13 @@ async def test_turning_a_rule_set_off_removes_its_touched_rules(kit: Kit) -> Non
     await step(svc, sid, 1, 2)
     svc.update_settings(kit.settings(ruleSets=["claude", "cursor"]))
     entered = await step(svc, sid, 1, 3)
-    changes = all_changes(entered)
-    assert ("remove", ".github/instructions/py.instructions.md") in changes
-    assert ("remove", ".github/copilot-instructions.md") in changes
-    assert ("set", ".claude/rules/always.md") in changes  # in the new baseline
+    # Only copilot's rules go, the always-on one and the one the touch set; the baseline is not
+    # sent again (the claude and cursor rules it holds are still in effect).
+    assert sorted(all_changes(entered)) == [
+        ("remove", ".github/copilot-instructions.md"),
+        ("remove", ".github/instructions/py.instructions.md"),
+    ]
+    assert not any(m.source.get("baseline") for m in instructions_of(entered))
 
 
 class CountingFS(LocalFileSystem):

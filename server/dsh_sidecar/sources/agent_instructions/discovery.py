@@ -228,7 +228,10 @@ def baseline_identity(project_root: str, cwd: str, settings: InstructionSettings
 
     A convention that is on adds its key at the end (each changes which files a baseline holds,
     so turning one on or off gives live sessions a new baseline); with every convention off the
-    identity is upstream's, byte for byte.
+    identity is upstream's, byte for byte. Rule sets are the exception: a rule set is a group of
+    files of their own scopes, which the session's reconcile sets when the set goes on and
+    removes when it goes off (``ReconcileContext.rule_refs``, ``retired``), so enabling one
+    sends its rules, not every instruction file again.
     """
     rel = os.path.relpath(project_root, cwd)
     identity: dict[str, object] = {
@@ -243,8 +246,6 @@ def baseline_identity(project_root: str, cwd: str, settings: InstructionSettings
         identity["overrideFiles"] = True
     if settings.imports:
         identity["imports"] = True
-    if settings.rule_sets:
-        identity["ruleSets"] = list(settings.rule_sets)
     if settings.user_global_files:
         identity["userGlobalFiles"] = list(settings.user_global_files)
     return js_json(identity)
