@@ -43,6 +43,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -202,6 +203,15 @@ def build_chain(base: str, depth: int) -> str:
     return directory
 
 
+def churn(directory: str, every: float, stop: threading.Event) -> None:
+    """Another program's temporary file in ``directory``, made and removed now and then."""
+    name = os.path.join(directory, "another-program.tmp")
+    while not stop.wait(every):
+        with open(name, "w", encoding="utf-8") as fh:
+            fh.write("x")
+        os.unlink(name)
+
+
 def timed(peer: Peer, notifications: Sequence[tuple[str, Any]], method: str, params: Any) -> float:
     start = time.perf_counter()
     for name, note in notifications:
@@ -225,7 +235,7 @@ def measure_depth(
     try:
         product.initialize(
             {
-                "store": {"path": os.path.join(base, "depth.sqlite3")},
+                "store": {"path": os.path.join(base, ".dsh", "depth.sqlite3")},
                 "instructions": {"maxBytes": DEPTH_BUDGET},
             },
             None,
@@ -260,6 +270,13 @@ def main() -> None:
     parser.add_argument("--deep", type=int, default=1000)
     parser.add_argument("--depth-rounds", type=int, default=21)
     parser.add_argument(
+        "--churn",
+        type=float,
+        default=0.0,
+        help="every this many seconds, a file is made and removed in the home directory, two "
+        "levels above the project (as other programs do there, or in a shared /tmp); 0: never",
+    )
+    parser.add_argument(
         "--only",
         default="",
         help="comma-separated kinds to time (default: all); pygls_hover is always timed",
@@ -278,16 +295,20 @@ def main() -> None:
     base = tempfile.mkdtemp(prefix="dsh-editor-bench-")
     samples: dict[str, list[float]] = {}
     try:
-        root, agents, source = build_tree(base)
-        bottoms = {depth: build_chain(base, depth) for depth in (args.shallow, args.deep)}
-        home = os.path.join(base, "home")
+        # As on a workstation: the home directory (where other programs come and go) holds the
+        # sidecar's own directory and, a level down, the projects.
+        src = os.path.join(base, "src")
+        os.mkdir(src)
+        root, agents, source = build_tree(src)
+        bottoms = {depth: build_chain(src, depth) for depth in (args.shallow, args.deep)}
+        home = os.path.join(base, ".dsh")
         os.makedirs(home)
         env = {**os.environ, "DSH_HOME": home, "HOME": base}
         product = Peer(product_argv, env, split)
         pygls = Peer(pygls_argv, env, split)
         try:
             pygls.initialize({}, root)
-            product.initialize({"store": {"path": os.path.join(base, "sessions.sqlite3")}}, root)
+            product.initialize({"store": {"path": os.path.join(home, "sessions.sqlite3")}}, root)
             with open(agents, encoding="utf-8") as fh:
                 text = fh.read()
             opened = {
@@ -334,6 +355,9 @@ def main() -> None:
             assert len(found) == 1, found
             time.sleep(SETTLE_SECONDS)  # the kept answers are kept from here on
 
+            stop = threading.Event()
+            if args.churn > 0:
+                threading.Thread(target=churn, args=(base, args.churn, stop), daemon=True).start()
             kinds: list[tuple[str, Any]] = [
                 ("pygls_hover", lambda: timed(pygls, (), "textDocument/hover", hover)),
                 ("hover", lambda: timed(product, (), "textDocument/hover", hover)),
@@ -350,6 +374,7 @@ def main() -> None:
                     took = run()
                     if round_ >= args.warm_up:
                         samples[name].append(took)
+            stop.set()
             found = product.request("dsh/context/pending", pending)["messages"]
             assert len(found) == 1, found  # the warm touches changed nothing
         finally:
@@ -368,8 +393,9 @@ def main() -> None:
     rows = [
         ("client", f"own framing, writes {args.writes}, {' '.join(product_argv[-3:])}"),
         ("rounds", f"{args.rounds} after {args.warm_up} warm-up, order rotating"),
+        ("churn beside the project", f"every {args.churn:g} s" if args.churn > 0 else "none"),
     ]
-    out: dict[str, Any] = {"rounds": args.rounds, "writes": args.writes}
+    out: dict[str, Any] = {"rounds": args.rounds, "writes": args.writes, "churn": args.churn}
     for name, (p50, p95) in stats.items():
         rows.append((f"{name} p50 / p95", f"{ms(p50)} / {ms(p95)}"))
         out[f"{name}_p50_s"], out[f"{name}_p95_s"] = p50, p95

@@ -740,3 +740,58 @@ def test_too_long_is_the_encoded_length(size: int, fill: str, odd: list[tuple[in
         chars[at % size] = char
     path = "".join(chars)
     assert observed._too_long(path) == (len(os.fsencode(path)) >= _LIMIT)
+
+
+def test_a_directory_held_only_absent_names_is_not_broken_by_other_entries(tmp_path: Path) -> None:
+    # An ancestor such as a shared /tmp or the home directory: other programs add and remove
+    # entries in it all the time, and only the names looked for matter.
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    seen = record(probe_all(outer / "CLAUDE.md", outer / ".claude" / "CLAUDE.md"))
+    (outer / "tmp-of-another-program").write_text("x\n")
+    (outer / "scratch").mkdir()
+    assert seen.still_hold(LOCAL_FS)
+    assert seen.still_hold(LOCAL_FS)
+    (outer / "CLAUDE.md").write_text("new\n")
+    assert not seen.still_hold(LOCAL_FS)
+
+
+def test_the_missing_directory_of_an_absent_name_breaks_it_by_appearing(tmp_path: Path) -> None:
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    seen = record(probe_all(outer / ".claude" / "rules" / "a.md"))
+    (outer / "other").mkdir()
+    assert seen.still_hold(LOCAL_FS)
+    (outer / ".claude").mkdir()
+    assert not seen.still_hold(LOCAL_FS)
+
+
+def test_a_file_where_a_directory_was_looked_for_is_held_as_it_is(tmp_path: Path) -> None:
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    (outer / ".claude").write_text("a file, not a directory\n")
+    seen = record(probe_all(outer / ".claude" / "CLAUDE.md"))
+    (outer / "other").mkdir()
+    assert seen.still_hold(LOCAL_FS)
+    (outer / ".claude").unlink()
+    (outer / ".claude").mkdir()
+    (outer / ".claude" / "CLAUDE.md").write_text("now there\n")
+    assert not seen.still_hold(LOCAL_FS)
+
+
+def test_absent_names_in_a_directory_changed_just_now_are_kept_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The window applies to what the answer's content rests on; a directory changed a moment
+    # ago that held none of it (only names found absent) is checked by those names instead.
+    monkeypatch.setattr(observed, "RACY_WINDOW_NS", 2_000_000_000)
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    (outer / "just-now").write_text("x\n")
+    seen = record(probe_all(outer / "CLAUDE.md"))
+    assert seen.kept
+    assert seen.still_hold(LOCAL_FS)
+    (outer / "CLAUDE.md").write_text("new\n")
+    assert not seen.still_hold(LOCAL_FS)
+    # A directory that holds a present file the answer read is still within the window.
+    assert not record(probe_all(outer / "CLAUDE.md")).kept

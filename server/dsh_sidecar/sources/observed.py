@@ -16,7 +16,11 @@ What is recorded, and why it is enough:
   replacing an entry (a file swapped for a symbolic link, a link re-pointed: links are never
   changed in place) changes the directory's times, so an unchanged directory has the same names,
   each the same inode. A name missing in a missing directory is recorded on the nearest
-  directory that exists.
+  directory that exists. A directory looked into only for names it does not hold (an ancestor
+  of the project such as a shared ``/tmp`` or the home directory, where other programs add and
+  remove entries all the time) keeps those names too: when its times moved, or moved too
+  recently to be trusted, the names are still absent is what the answer rests on, one ``stat``
+  each.
 * *Files*: the ``stat`` signature (links followed) of every present file, which changes with its
   content, and of every path whose look failed otherwise than "absent" (with the error).
 * *Real paths*: where a path led. A path that was its own real path is re-checked through its
@@ -102,6 +106,13 @@ class Observations:
         # Paths whose real path was their own, by the directory that vouches for them.
         self.real_dirs: set[str] = set()
         self.reals: dict[str, str] = {}  # other paths and where they led
+        # Directories every entry of which matters: listed, holding a present name, or vouching
+        # for a real path. Any other directory recorded held only names found absent (below).
+        self.whole: set[str] = set()
+        # Those other directories, each with the names under it the answer needs absent (a name
+        # in a missing directory by the missing entry of the directory itself).
+        self.absent: dict[str, dict[str, Outcome]] = {}
+        self._by_names: dict[str, tuple[tuple[str, Outcome], ...]] = {}
         self.kept = True
         self.newest_ns = 0  # the latest modification or change time seen
         self._leaves: tuple[str, ...] | None = None
@@ -117,6 +128,17 @@ class Observations:
     def finish(self, now_ns: int | None = None) -> bool:
         """Close the recording; whether it may be reused (nothing changed racily close to now)."""
         now = time.time_ns() if now_ns is None else now_ns
+        for holder, names in self.absent.items():
+            if holder in self.whole:
+                continue
+            outcome = self.directories[holder]
+            if max(outcome[5], outcome[6]) > now - RACY_WINDOW_NS:
+                # Its times may not move again for an entry added now: its names, not it.
+                del self.directories[holder]
+                self.files.update(names)
+            else:
+                self._by_names[holder] = tuple(names.items())
+        self.absent = {}
         if self.newest_ns > now - RACY_WINDOW_NS:
             self.kept = False
         # A directory whose whole signature is checked is the same directory (kind, device,
@@ -149,9 +171,14 @@ class Observations:
         under a ``OneLook`` none for a path another check of the same request looked at)."""
         if not self.kept or self._leaves is None:
             return False
-        for path, seen in self.directories.items():
-            if _outcome(fs, path) != seen:
-                return False
+        if isinstance(fs, ObservingFileSystem):  # a whole answer re-checking a kept part
+            for path, seen in self.directories.items():
+                if not fs.still_directory(path, seen, self._by_names.get(path)):
+                    return False
+        else:
+            for path, seen in self.directories.items():
+                if _outcome(fs, path) != seen and not self._names_hold(fs, path):
+                    return False
         for path, seen in self.files.items():
             if _outcome(fs, path) != seen:
                 return False
@@ -166,6 +193,12 @@ class Observations:
             return all(fs.resolve(path) == real for path, real in self.reals.items())
         except (OSError, ValueError):
             return False
+
+    def _names_hold(self, fs: LocalFileSystem, directory: str) -> bool:
+        """Whether every name a directory was looked into for is still absent (only for a
+        directory that held nothing else the answer rests on)."""
+        names = self._by_names.get(directory)
+        return names is not None and all(_outcome(fs, path) == seen for path, seen in names)
 
 
 class ObservingFileSystem(LocalFileSystem):
@@ -188,7 +221,7 @@ class ObservingFileSystem(LocalFileSystem):
             st = self.base.stat(path)
         except OSError as exc:
             if exc.errno in _ABSENT:
-                self._absent(path)
+                self._absent(path, exc.errno)
             else:
                 obs.files[path] = (_FAILED, exc.errno if exc.errno is not None else _FAILED)
             raise
@@ -211,6 +244,7 @@ class ObservingFileSystem(LocalFileSystem):
         if real == path and os.path.isabs(path):
             holder = self._nearest_existing(os.path.dirname(path))
             if holder is not None:
+                self._record_directory(holder)
                 self.observations.real_dirs.add(holder)
                 return real
         self.observations.reals[path] = real
@@ -264,28 +298,61 @@ class ObservingFileSystem(LocalFileSystem):
     def opened_path(self, fd: int) -> str | None:
         return self.base.opened_path(fd)
 
+    def still_directory(
+        self, path: str, seen: Outcome, names: tuple[tuple[str, Outcome], ...] | None
+    ) -> bool:
+        """A kept part's directory check, recorded as the part recorded it: the directory's
+        signature (not only its kind and its parent's, which a plain ``stat`` of a directory
+        records), or, for a directory that held only absent names, those names."""
+        obs = self.observations
+        outcome = _outcome(self.base, path)
+        if names is None:
+            if outcome != seen:
+                return False
+            obs.directories.setdefault(path, outcome)
+            self._record_directory(path)
+            return True
+        if outcome != seen and any(_outcome(self.base, p) != o for p, o in names):
+            return False
+        obs.directories.setdefault(path, outcome)
+        obs.absent.setdefault(path, {}).update(names)
+        return True
+
     # --- bookkeeping ----------------------------------------------------------------------
 
     def _directory_of(self, path: str) -> None:
         directory = os.path.dirname(path)
-        if directory and directory != path and directory not in self.observations.directories:
+        if directory and directory != path and directory not in self.observations.whole:
             self._record_directory(directory)
 
     def _record_directory(self, directory: str) -> None:
+        """A directory every entry of which the answer rests on."""
         obs = self.observations
-        if directory in obs.directories:
+        if directory in obs.whole:
             return
-        outcome = _outcome(self.base, directory)
-        obs.directories[directory] = outcome
+        obs.whole.add(directory)
+        outcome = obs.directories.get(directory)
+        if outcome is None:
+            outcome = _outcome(self.base, directory)
+            obs.directories[directory] = outcome
         obs._seen(outcome)
 
-    def _absent(self, path: str) -> None:
-        """``path`` is not there: its nearest existing ancestor's entries say so."""
+    def _absent(self, path: str, error: int) -> None:
+        """``path`` is not there: its nearest existing ancestor's entries say so (or, for an
+        ancestor that holds nothing else the answer rests on, the name itself; ``finish``)."""
+        obs = self.observations
         holder = self._nearest_existing(os.path.dirname(path))
         if holder is None:
-            self.observations.files[path] = (_FAILED, errno.ENOENT)
-        else:
-            self._record_directory(holder)
+            obs.files[path] = (_FAILED, errno.ENOENT)
+        elif holder not in obs.whole:
+            names = obs.absent.setdefault(holder, {})
+            if os.path.dirname(path) == holder:
+                names[path] = (_FAILED, error)
+            else:  # what is there in the holder instead of the missing directory
+                first = path[len(holder) :].lstrip(os.sep).split(os.sep, 1)[0]
+                entry = os.path.join(holder, first)
+                if entry not in names:
+                    names[entry] = _outcome(self.base, entry)
 
     def _nearest_existing(self, directory: str) -> str | None:
         """The closest of ``directory`` and its ancestors that is a directory (recorded)."""
@@ -296,8 +363,8 @@ class ObservingFileSystem(LocalFileSystem):
             walked.append(current)
             outcome = _outcome(self.base, current)
             if outcome[0] != _FAILED and stat.S_ISDIR(outcome[0]):
+                # Its times count once it is whole (``_record_directory``), else see ``finish``.
                 self.observations.directories.setdefault(current, outcome)
-                self.observations._seen(outcome)
                 known[current] = current
                 break
             if outcome[0] == _FAILED and outcome[1] not in _ABSENT:
