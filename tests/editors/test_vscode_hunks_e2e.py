@@ -1,10 +1,13 @@
-"""Per-hunk Accept and Reject of a proposed change, in real VS Code (code-server) and Chromium.
+"""Per-hunk Accept and Reject, and an edited proposal, in real VS Code (code-server) and Chromium.
 
 The scripted model proposes an edit of notes.txt that changes three separate lines. The runner
 (vscode-extension/test/e2e/chat-hunks-runner.js) clicks the CodeLens actions over the hunks in
 the diff's proposed side: accept 1, reject 2, accept 3. The file on disk then has exactly
 hunks 1 and 3, the card says "2 of 3 hunks accepted", and the tool result the model reads next
-names the hunks written and the one rejected, with its lines.
+names the hunks written and the one rejected, with its lines. In the second test the proposal has
+two hunks; the runner types over the first one's line in the diff, rejects the second (in the
+edited, unsaved side) and accepts from the chat without saving: the disk has the typed line and
+the rest as before, and the model is told the user edited its proposal, with the diff from it.
 
 ``DSH_KEEP_SCREENSHOTS=DIR`` keeps hunk-actions.png (docs/editors/screenshots/ has it).
 """
@@ -49,6 +52,15 @@ HUNKS_RESULT = (
     "@@ -6,1 +6,1 @@\n-epsilon\n+EPSILON\n"
 )
 
+TYPED = "Alpha, by hand"
+EDITED_NEW = OLD.replace("alpha", "ALPHA").replace("iota", "IOTA")
+EDITED_KEPT = BEFORE.replace("alpha\n", f"{TYPED}\n")
+EDITED_RESULT = (
+    "Edited notes.txt. The user edited your proposal before accepting it, so the file is not what"
+    " you proposed. The change from your proposal to what was written:\n"
+    f"@@ -2,1 +2,1 @@\n-ALPHA\n+{TYPED}\n@@ -10,1 +10,1 @@\n-IOTA\n+iota\n"
+)
+
 
 def scripted_model(n: int, body: dict[str, Any]) -> Reply:
     messages = body.get("messages", [])
@@ -56,6 +68,11 @@ def scripted_model(n: int, body: dict[str, Any]) -> Reply:
         return text_reply(n, "Summary.", pieces=1)
     if messages and messages[-1]["role"] == "tool":
         return text_reply(n, "Hunks done.")
+    prompt = next(t for m in reversed(messages) if m["role"] == "user" for t in texts(m))
+    if "EDITED" in prompt:
+        # Two changed lines: the user types over the first and rejects the second.
+        args = {"file_path": "notes.txt", "old_string": OLD, "new_string": EDITED_NEW}
+        return tool_reply(n, "call_edited_1", "edit", args)
     return tool_reply(
         n, "call_hunks_1", "edit", {"file_path": "notes.txt", "old_string": OLD, "new_string": NEW}
     )
@@ -124,3 +141,27 @@ def test_accepting_hunks_1_and_3_and_rejecting_2_writes_exactly_those(
     assert found["verdict"] == "2 of 3 hunks accepted: written.", found
     assert found["diffClosed"], found
     assert tool_results(model) == [("call_hunks_1", HUNKS_RESULT)]
+
+
+@rerun_if_a_webview_never_showed
+def test_an_edited_proposal_writes_what_the_user_typed_and_the_model_is_told(
+    hunks_editor: tuple[CodeServer, FakeModel, Path],
+) -> None:
+    cs, model, ws = hunks_editor
+    found = run_part(cs, ws, "edited", "EDITED capitalise the first note")
+
+    # The proposed side took the typing, and its hunk is now the user's.
+    assert found["typedShown"], found
+    assert found["lensesAfterTyping"] == [
+        "Accept your change | Reject your change",
+        "Accept hunk 2 of 2 | Reject hunk 2 of 2",
+    ], found
+    # Rejecting the other hunk keeps the typing (the side is still unsaved).
+    assert found["lensesAfterReject"] == ["Accept your change | Reject your change"], found
+    assert found["typedKept"], found
+    assert found["diskWhileEditing"] == BEFORE
+
+    assert (ws / "notes.txt").read_text(encoding="utf-8") == EDITED_KEPT
+    assert found["verdict"] == "Accepted with your edits: written.", found
+    assert found["diffClosed"], found
+    assert tool_results(model) == [("call_edited_1", EDITED_RESULT)]

@@ -152,7 +152,7 @@ export function activate(context: vscode.ExtensionContext): DshApi {
     return id !== undefined && approvals.decide(id, decision);
   }
 
-  function decideHunk(target: unknown, accept: boolean): boolean {
+  async function decideHunk(target: unknown, accept: boolean): Promise<boolean> {
     // A menu passes the editor's URI; only a CodeLens passes the hunk itself.
     const named = target as { id?: unknown; at?: unknown } | undefined;
     const where =

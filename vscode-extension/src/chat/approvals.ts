@@ -1,8 +1,12 @@
 /**
  * The agent's `write` and `edit` calls wait for the user: the proposed change opens in VS Code's
- * diff editor (both sides are virtual documents served from memory, so the diff shows exactly
- * what Accept writes), and the call resumes with the user's decision, taken in the chat or from
- * the diff editor's title bar. Nothing is written before Accept.
+ * diff editor (both sides are virtual files served from memory, so the diff shows exactly what
+ * Accept writes), and the call resumes with the user's decision, taken in the chat or from the
+ * diff editor's title bar. Nothing is written before Accept.
+ *
+ * The text before is read-only; the proposed side is editable, and Accept writes what the user
+ * left there (typed and unsaved, or saved with Ctrl+S, which only saves it here). The model is
+ * then told it was edited, with a diff from its proposal.
  *
  * Each hunk of the proposed side has its own Accept and Reject (CodeLens above it, and the
  * editor's context menu at the cursor). Rejecting a hunk takes it out of the proposed side, so
@@ -11,7 +15,7 @@
  */
 import * as vscode from 'vscode';
 import type { ProposedChange, ToolOutcome } from '../tools';
-import { compose, diffLines, type Hunk, keptOf, keptText, keptVerdict, sameHunk } from './hunks';
+import { compose, diffLines, type Hunk, keptOf, keptText, keptVerdict, sameHunk, splitLines } from './hunks';
 
 export const PROPOSAL_SCHEME = 'dsh-proposal';
 
@@ -36,31 +40,75 @@ export interface HunkAt {
   accepted: boolean;
 }
 
-export class EditApprovals implements vscode.TextDocumentContentProvider, vscode.CodeLensProvider, vscode.Disposable {
+export class EditApprovals implements vscode.FileSystemProvider, vscode.CodeLensProvider, vscode.Disposable {
+  /** Each side's text, by URI; the proposed side's is what the user last saved there. */
   private readonly contents = new Map<string, string>();
+  /** When each side last changed, so the editor sees a save or a rejected hunk as new. */
+  private readonly mtimes = new Map<string, number>();
   private readonly waiting = new Map<string, Waiting>();
   /** Why the user rejected a proposal, when they said (read once by whoever answers the model). */
   private readonly reasons = new Map<string, string>();
   /** The text an accepted proposal writes, when it is not the proposal's own (read once, on apply). */
   private readonly finals = new Map<string, string>();
-  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  private readonly changed = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
   private readonly lensesChanged = new vscode.EventEmitter<void>();
   private readonly decided = new vscode.EventEmitter<{ id: string; decision: Decision; verdict?: string }>();
   private readonly registrations: vscode.Disposable[];
-  readonly onDidChange = this.changed.event;
+  readonly onDidChangeFile = this.changed.event;
   readonly onDidChangeCodeLenses = this.lensesChanged.event;
   /** Fires once per proposal, whoever decided it (chat, diff editor, stop); `verdict` when only part was kept. */
   readonly onDidDecide = this.decided.event;
 
   constructor() {
     this.registrations = [
-      vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, this),
+      vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, this, { isCaseSensitive: true }),
       vscode.languages.registerCodeLensProvider({ scheme: PROPOSAL_SCHEME }, this),
     ];
   }
 
-  provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.contents.get(uri.toString()) ?? '';
+  // --- the two sides as files: the text before read-only, the proposed side writable ------------
+
+  stat(uri: vscode.Uri): vscode.FileStat {
+    const text = this.contents.get(uri.toString());
+    if (text === undefined) throw vscode.FileSystemError.FileNotFound(uri);
+    const mtime = this.mtimes.get(uri.toString()) ?? 0;
+    const size = Buffer.byteLength(text, 'utf8');
+    return { type: vscode.FileType.File, ctime: 0, mtime, size, ...(isProposedSide(uri) ? {} : { permissions: vscode.FilePermission.Readonly }) };
+  }
+
+  readFile(uri: vscode.Uri): Uint8Array {
+    const text = this.contents.get(uri.toString());
+    if (text === undefined) throw vscode.FileSystemError.FileNotFound(uri);
+    return Buffer.from(text, 'utf8');
+  }
+
+  /** A save of the proposed side: kept here, as what Accept writes. Nothing else is writable. */
+  writeFile(uri: vscode.Uri, content: Uint8Array): void {
+    if (!this.contents.has(uri.toString())) throw vscode.FileSystemError.FileNotFound(uri);
+    if (!isProposedSide(uri)) throw vscode.FileSystemError.NoPermissions(uri);
+    this.store(uri, Buffer.from(content).toString('utf8'));
+    this.lensesChanged.fire();
+  }
+
+  watch(): vscode.Disposable {
+    // Changes are reported for every side anyway (onDidChangeFile); there is nothing to set up.
+    return new vscode.Disposable(() => undefined);
+  }
+
+  readDirectory(): [string, vscode.FileType][] {
+    return [];
+  }
+
+  createDirectory(uri: vscode.Uri): void {
+    throw vscode.FileSystemError.NoPermissions(uri);
+  }
+
+  delete(uri: vscode.Uri): void {
+    throw vscode.FileSystemError.NoPermissions(uri);
+  }
+
+  rename(uri: vscode.Uri): void {
+    throw vscode.FileSystemError.NoPermissions(uri);
   }
 
   /** Proposals still waiting for a decision. */
@@ -76,8 +124,8 @@ export class EditApprovals implements vscode.TextDocumentContentProvider, vscode
     if (signal.aborted) return Promise.resolve('stopped');
     const left = proposalUri(id, 'before', change.display);
     const right = proposalUri(id, 'after', change.display);
-    this.contents.set(left.toString(), change.before ?? '');
-    this.contents.set(right.toString(), change.after);
+    this.store(left, change.before ?? '');
+    this.store(right, change.after);
     const proposed = diffLines(change.before ?? '', change.after);
     const decision = new Promise<Decision>((resolve) => {
       this.waiting.set(id, { change, left, right, proposed, accepted: [], resolve });
@@ -112,8 +160,10 @@ export class EditApprovals implements vscode.TextDocumentContentProvider, vscode
     this.decided.fire({ id, decision, ...(verdict !== undefined ? { verdict } : {}) });
     this.lensesChanged.fire();
     void this.closeDiff(waiting).finally(() => {
-      this.contents.delete(waiting.left.toString());
-      this.contents.delete(waiting.right.toString());
+      for (const uri of [waiting.left, waiting.right]) {
+        this.contents.delete(uri.toString());
+        this.mtimes.delete(uri.toString());
+      }
     });
     return true;
   }
@@ -161,7 +211,7 @@ export class EditApprovals implements vscode.TextDocumentContentProvider, vscode
    * rejected hunk leaves the proposed side; the proposal is decided once no hunk is left undecided.
    * False when there is no such proposal or hunk.
    */
-  decideHunk(id: string, at: number, accept: boolean): boolean {
+  async decideHunk(id: string, at: number, accept: boolean): Promise<boolean> {
     const waiting = this.waiting.get(id);
     const current = this.hunksOf(id);
     const target = current.find((h) => h.hunk.beforeStart === at);
@@ -170,8 +220,8 @@ export class EditApprovals implements vscode.TextDocumentContentProvider, vscode
       if (!target.accepted) waiting.accepted.push(target.hunk);
     } else {
       waiting.accepted = waiting.accepted.filter((a) => !sameHunk(a, target.hunk));
-      const hunks = current.map((h) => h.hunk);
-      this.setDraft(waiting, compose(waiting.change.before ?? '', hunks, (i) => i !== target.index));
+      await this.revertHunk(waiting, current, target);
+      if (this.waiting.get(id) !== waiting) return true; // decided meanwhile
     }
     const left = this.hunksOf(id);
     if (left.length === 0) this.decide(id, 'rejected');
@@ -240,22 +290,63 @@ export class EditApprovals implements vscode.TextDocumentContentProvider, vscode
     this.decided.dispose();
   }
 
-  /** What Accept writes now: the proposed side as it stands. */
+  /**
+   * What Accept writes now: the proposed side as it stands, with what the user typed there and
+   * did not save. An unedited side is read from here rather than from its editor, which would
+   * have made a file's mixed line endings all one kind.
+   */
   private draftOf(waiting: Waiting): string {
+    const open = this.openDocument(waiting.right);
+    if (open?.isDirty === true) return open.getText();
     return this.contents.get(waiting.right.toString()) ?? waiting.change.after;
   }
 
-  private setDraft(waiting: Waiting, text: string): void {
-    this.contents.set(waiting.right.toString(), text);
-    this.changed.fire(waiting.right);
+  private openDocument(uri: vscode.Uri): vscode.TextDocument | undefined {
+    return vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  }
+
+  /**
+   * Put one hunk of the proposed side back as it was before. In a side the user is editing (unsaved
+   * changes), the hunk's lines are replaced in the editor, keeping the rest of their typing;
+   * otherwise the side's text changes here and the editor reloads it.
+   */
+  private async revertHunk(waiting: Waiting, current: HunkAt[], target: HunkAt): Promise<void> {
+    const open = this.openDocument(waiting.right);
+    if (open?.isDirty === true) {
+      const lines = splitLines(open.getText());
+      const start = lines.slice(0, target.hunk.afterStart).join('').length;
+      const end = start + target.hunk.afterLines.join('').length;
+      const edit = new vscode.WorkspaceEdit();
+      edit.replace(open.uri, new vscode.Range(open.positionAt(start), open.positionAt(end)), target.hunk.beforeLines.join(''));
+      await vscode.workspace.applyEdit(edit);
+      return;
+    }
+    const hunks = current.map((h) => h.hunk);
+    this.store(waiting.right, compose(waiting.change.before ?? '', hunks, (i) => i !== target.index));
+    this.changed.fire([{ type: vscode.FileChangeType.Changed, uri: waiting.right }]);
+  }
+
+  private store(uri: vscode.Uri, text: string): void {
+    this.contents.set(uri.toString(), text);
+    // Strictly later than before, even within one millisecond, so the editor never takes a
+    // changed side for the one it already has.
+    this.mtimes.set(uri.toString(), Math.max(Date.now(), (this.mtimes.get(uri.toString()) ?? 0) + 1));
   }
 
   private async closeDiff(waiting: Waiting): Promise<void> {
+    // Saved first (here, not to disk) so closing an edited proposed side asks nothing.
+    const open = this.openDocument(waiting.right);
+    if (open?.isDirty === true) await open.save();
     const tabs = vscode.window.tabGroups.all
       .flatMap((g) => g.tabs)
       .filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === waiting.right.toString());
     if (tabs.length > 0) await vscode.window.tabGroups.close(tabs, true);
   }
+}
+
+/** The side Accept writes (`/<id>/after/<file>`); the other is the text before, read-only. */
+function isProposedSide(uri: vscode.Uri): boolean {
+  return uri.path.split('/')[2] === 'after';
 }
 
 function proposalUri(id: string, side: 'before' | 'after', display: string): vscode.Uri {

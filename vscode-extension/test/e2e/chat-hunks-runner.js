@@ -3,8 +3,9 @@
  * Per-hunk decisions on a proposed change, in real VS Code (code-server) and Chromium. The
  * scripted model of tests/editors/test_vscode_hunks_e2e.py proposes a three-hunk edit of
  * notes.txt; the runner clicks the CodeLens actions above the hunks in the diff's proposed side
- * (PART=hunks: accept 1, reject 2, accept 3) and waits for the card's verdict and the model's
- * answer. pytest checks the disk and the tool result the model was sent.
+ * (PART=hunks: accept 1, reject 2, accept 3), or types over the first hunk's line, rejects the
+ * second and accepts from the chat without saving (PART=edited), and waits for the card's verdict and the model's answer.
+ * pytest checks the disk and the tool result the model was sent.
  *
  * chat-suite.js is the extension-host half. Environment: see lib.js, plus PROMPT, PART and
  * SCREENSHOTS (a folder for hunk-actions.png).
@@ -49,6 +50,7 @@ async function main() {
     /** The CodeLens item (an action, or a note without one) over a hunk of the proposed side. */
     const lens = (title) => proposed.locator('.codelens-decoration a, .codelens-decoration span', { hasText: title });
     if (part === 'hunks') await hunks(page, chat, proposed, lens);
+    else if (part === 'edited') await edited(page, chat, proposed);
     else throw new Error(`unknown PART ${part}`);
     await chat.waitForSelector('#send:has-text("Send")', { timeout: 60000 });
     found.transcript = (await chat.locator('#log').innerText()).slice(0, 4000);
@@ -86,8 +88,44 @@ async function hunks(page, chat, proposed, lens) {
   await chat.waitForSelector('.approval.accepted .verdict', { timeout: 15000 });
   found.verdict = await chat.locator('.approval.accepted .verdict').innerText();
   await chat.waitForSelector('article.msg.assistant:has-text("Hunks done.")', { timeout: 60000 });
-  found.diffClosed = (await page.locator('.tab:has-text("(edit proposed by the agent)")').count()) === 0;
+  await diffClosed(page);
   say('hunks decided');
+}
+
+async function edited(page, chat, proposed) {
+  const line = proposed.locator('.view-line', { hasText: 'ALPHA' });
+  await line.waitFor({ timeout: 30000 });
+  await proposed.locator('.codelens-decoration a', { hasText: 'Accept hunk 1 of 2' }).waitFor({ timeout: 30000 });
+  // Select the proposed line's text and type over it, as a person would.
+  await line.click();
+  await page.keyboard.press('Home');
+  await page.keyboard.press('Shift+End');
+  await page.keyboard.type('Alpha, by hand');
+  const typed = () => [...document.querySelectorAll('.monaco-diff-editor .editor.modified .view-line')].some((e) => (e.textContent || '').replace(/\u00a0/g, ' ') === 'Alpha, by hand');
+  await page.waitForFunction(typed, undefined, { timeout: 15000 });
+  found.typedShown = true;
+  // The lenses follow the text: the first hunk is the user's own now.
+  await proposed.locator('.codelens-decoration a', { hasText: 'Accept your change' }).waitFor({ timeout: 15000 });
+  found.lensesAfterTyping = await lensTexts(proposed);
+  // Reject the other hunk while the side holds unsaved typing.
+  await proposed.locator('.codelens-decoration a', { hasText: 'Reject hunk 2 of 2' }).click();
+  await proposed.locator('.codelens-decoration a', { hasText: 'hunk 2 of 2' }).first().waitFor({ state: 'detached', timeout: 15000 });
+  found.lensesAfterReject = await lensTexts(proposed);
+  found.typedKept = await page.evaluate(typed);
+  found.diskWhileEditing = fs.readFileSync(path.join(workspace, 'notes.txt'), 'utf8');
+  // Accept from the chat's card, the typing unsaved.
+  await chat.locator('.approval.pending button:has-text("Accept")').click();
+  await chat.waitForSelector('.approval.accepted .verdict', { timeout: 15000 });
+  found.verdict = await chat.locator('.approval.accepted .verdict').innerText();
+  await chat.waitForSelector('article.msg.assistant:has-text("Hunks done.")', { timeout: 60000 });
+  await diffClosed(page);
+  say('edited proposal accepted');
+}
+
+/** The proposal's diff tab goes once it is decided (an edited side is saved first, in memory). */
+async function diffClosed(page) {
+  await page.waitForFunction(() => ![...document.querySelectorAll('.tab')].some((t) => (t.textContent || '').includes('(edit proposed by the agent)')), undefined, { timeout: 15000 });
+  found.diffClosed = true;
 }
 
 /** Each CodeLens line of the proposed side, as read (VS Code puts " | " between its items). */
