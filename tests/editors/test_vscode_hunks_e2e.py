@@ -1,8 +1,9 @@
 """Per-hunk Accept and Reject, and an edited proposal, in real VS Code (code-server) and Chromium.
 
 The scripted model proposes an edit of notes.txt that changes three separate lines. The runner
-(vscode-extension/test/e2e/chat-hunks-runner.js) clicks the CodeLens actions over the hunks in
-the diff's proposed side: accept 1, reject 2, accept 3. The file on disk then has exactly
+(vscode-extension/test/e2e/chat-hunks-runner.js) accepts hunks 1 and 3 with the CodeLens over
+them in the diff's proposed side, and rejects hunk 2 with the cursor in it and DSH: Reject This
+Hunk of the Agent's Change from the command palette. The file on disk then has exactly
 hunks 1 and 3, the card says "2 of 3 hunks accepted", and the tool result the model reads next
 names the hunks written and the one rejected, with its lines. In the second test the proposal has
 two hunks; the runner types over the first one's line in the diff, rejects the second (in the

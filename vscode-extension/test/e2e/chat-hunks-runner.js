@@ -3,7 +3,7 @@
  * Per-hunk decisions on a proposed change, in real VS Code (code-server) and Chromium. The
  * scripted model of tests/editors/test_vscode_hunks_e2e.py proposes a three-hunk edit of
  * notes.txt; the runner clicks the CodeLens actions above the hunks in the diff's proposed side
- * (PART=hunks: accept 1, reject 2, accept 3), or types over the first hunk's line, rejects the
+ * (PART=hunks: accept 1 and 3; reject 2 from the command palette with the cursor in it), or types over the first hunk's line, rejects the
  * second and accepts from the chat without saving (PART=edited), and waits for the card's verdict and the model's answer.
  * pytest checks the disk and the tool result the model was sent.
  *
@@ -12,7 +12,7 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
-const { env, say, launch, findReadyFrame, hardTimeout } = require('./lib');
+const { env, say, launch, findReadyFrame, hardTimeout, runCommand } = require('./lib');
 
 const csUrl = env('CS_URL');
 const workspace = env('WORKSPACE');
@@ -80,7 +80,9 @@ async function hunks(page, chat, proposed, lens) {
   found.cardWhileDeciding = await chat.locator('.approval:has-text("notes.txt")').getAttribute('class');
   found.diskWhileDeciding = fs.readFileSync(path.join(workspace, 'notes.txt'), 'utf8');
   await page.screenshot({ path: path.join(shots, 'hunk-actions.png') });
-  await lens('Reject hunk 2 of 3').click();
+  // Hunk 2 is rejected as a keyboard user would: the cursor in its proposed line, then the command.
+  await proposed.locator('.view-line', { hasText: 'EPSILON' }).click();
+  await runCommand(page, "DSH: Reject This Hunk of the Agent's Change");
   // A rejected hunk leaves the proposed side: its lines read as before, and its lenses go.
   await lens('hunk 2 of 3').first().waitFor({ state: 'detached', timeout: 15000 });
   found.lensesAfterReject = await lensTexts(proposed);
