@@ -211,34 +211,60 @@ def _hooks_parser(sub: Any) -> None:
                 default="project",
                 help="the project's settings (default) or the user's",
             )
+            parser.add_argument(
+                "--shared",
+                action="store_true",
+                help="the project file the team shares, with dsh-sidecar from PATH"
+                " (Claude Code; default: .claude/settings.local.json, this machine's)",
+            )
         parser.add_argument(
-            "--root",
+            "--project",
             metavar="DIR",
-            help="the project directory (default: the current directory's project root)",
+            help="the project directory (default: the git repository you are in)",
         )
+        # The option's name before --project; kept so that scripts written for it still work.
+        parser.add_argument("--root", dest="project", metavar="DIR", help=argparse.SUPPRESS)
         parser.set_defaults(run=_cmd_hooks, action=action)
 
 
 def _cmd_hooks(args: argparse.Namespace) -> int:
-    from dsh_sidecar.config import Settings, os_home
+    from dsh_sidecar.config import os_home
     from dsh_sidecar.hooks import manage
     from dsh_sidecar.hooks.install import default_executable
 
-    settings = Settings().instructions
-    root = manage.project_root(
-        None if args.root is None else _existing_directory(args.root),
-        settings.project_root_markers,
-    )
+    given = None if args.project is None else _existing_directory(args.project)
+    cwd = _existing_directory(None)
     env, home = dict(os.environ), os_home()
-    if args.action == "install":
-        report = manage.install_hooks(args.agent, args.scope, root, env, home, default_executable())
-    elif args.action == "uninstall":
-        report = manage.uninstall_hooks(args.agent, args.scope, root, env, home)
-    else:
+    if args.action == "status":
+        try:
+            root: str | None = manage.find_project(given, cwd)[0]
+        except manage.NoProjectError:
+            root = None
         agents = AGENT_CHOICES if args.agent is None else (args.agent,)
         report = manage.status_lines(agents, root, env, home)
+    else:
+        if args.shared and args.scope == "user":
+            raise UsageError("--shared is for a project's files (--scope project)")
+        try:
+            root, how = manage.find_project(given, cwd)
+            found: str | None = how if args.scope == "project" else None
+        except manage.NoProjectError as exc:
+            if args.scope == "project":
+                raise UsageError(str(exc)) from exc
+            root, found = cwd, None  # user scope: the directory only names a trust step
+        if args.action == "install":
+            executable = default_executable()
+            report = manage.install_hooks(
+                args.agent, args.scope, root, env, home, executable, shared=args.shared, found=found
+            )
+        else:
+            report = manage.uninstall_hooks(
+                args.agent, args.scope, root, env, home, shared=args.shared, found=found
+            )
     lines = [part for line in report.lines for part in line.split("\n")]
     _write_text("".join(terminal_safe(line) + "\n" for line in lines))
+    for warning in report.warnings:
+        sys.stderr.write(f"{PROG}: warning: {terminal_safe(warning)}\n")
     for error in report.errors:
         sys.stderr.write(f"{PROG}: {terminal_safe(error)}\n")
     return EXIT_OK if report.ok else EXIT_USAGE
@@ -453,7 +479,16 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     # Another agent's convention in the repository is information (its line names the setting
     # that would read it), not a fault of this installation: the status stays ok.
     rows.extend(("hooks", terminal_safe(h)) for h in hooks_here(settings.instructions))
+    # A hook whose program is gone gives the agent nothing (the installed guard keeps it quiet),
+    # so it is a fault to fix: each such row says which uninstall removes it.
+    dead = hooks_here(settings.instructions, dead=True)
+    rows.extend(("hooks", terminal_safe(d)) for d in dead)
+    if dead:
+        problems.append("a hook runs a dsh-sidecar that is gone")
     rows.append(("spool", terminal_safe(spool_row(store, settings.instructions.home(os.environ)))))
+    from dsh_sidecar.hooks.resident_status import describe as describe_resident
+
+    rows.append(("resident", terminal_safe(describe_resident(os.environ))))
     if tmux is None and settings.tmux_context.enabled:
         problems.append("tmuxContext is enabled but tmux is not available")
     rows.append(("status", "ok" if not problems else "; ".join(problems)))
@@ -492,12 +527,13 @@ def conventions_here(
     return found
 
 
-def hooks_here(settings: InstructionSettings) -> list[str]:
+def hooks_here(settings: InstructionSettings, *, dead: bool = False) -> list[str]:
     """Per agent: where this sidecar's hooks are installed for the current directory's project
-    (and the user), and whether that agent would run them here."""
+    (and the user), and whether that agent would run them here; ``dead``: the settings files
+    whose entries of ours run a program that no longer exists."""
     from dsh_sidecar.config import os_home
     from dsh_sidecar.fs import LOCAL_FS
-    from dsh_sidecar.hooks.manage import doctor_rows
+    from dsh_sidecar.hooks.manage import dead_hook_rows, doctor_rows
     from dsh_sidecar.sources.agent_instructions.discovery import find_project_root
 
     try:
@@ -505,7 +541,8 @@ def hooks_here(settings: InstructionSettings) -> list[str]:
     except FileNotFoundError:
         return []
     root = find_project_root(directory, settings.project_root_markers, LOCAL_FS)
-    return doctor_rows(root, dict(os.environ), os_home())
+    rows = dead_hook_rows if dead else doctor_rows
+    return rows(root, dict(os.environ), os_home())
 
 
 def spool_row(store: str, dsh_home: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +42,17 @@ def project(tmp_path: Path) -> Path:
     return repo
 
 
+def on_path(tmp_path: Path) -> str:
+    """A PATH with this checkout's ``dsh-sidecar`` on it, as a user's install leaves it: the
+    command a shared (portable) install writes finds the program there."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "dsh-sidecar"
+    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m dsh_sidecar "$@"\n')
+    shim.chmod(0o755)
+    return f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
+
+
 def dsh(home: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "dsh_sidecar", *args],
@@ -61,25 +73,31 @@ def test_installed_project_hooks_run_in_the_real_cli(agent: Agent, tmp_path: Pat
     (dsh_home / "AGENTS.md").write_text(f"Global rule {GLOBAL}.\n")
     # Not home/.codex: the harness writes its own config.toml there on every run.
     codex_home = tmp_path / "codex-home"
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "DSH_HOME": str(dsh_home),
-        "CODEX_HOME": str(codex_home),
-    }
+    path = on_path(tmp_path)  # Codex's and Gemini's project files get the portable command
+    env = {"PATH": path, "DSH_HOME": str(dsh_home), "CODEX_HOME": str(codex_home)}
 
     done = dsh(
-        home, env, "hooks", "install", "--agent", agent, "--scope", "project", "--root", str(repo)
+        home,
+        env,
+        "hooks",
+        "install",
+        "--agent",
+        agent,
+        "--scope",
+        "project",
+        "--project",
+        str(repo),
     )
     assert done.returncode == 0, done.stderr
     settings = {
-        "claude": ".claude/settings.json",
+        "claude": ".claude/settings.local.json",  # this machine's file: Claude Code reads it
         "codex": ".codex/hooks.json",
         "gemini": ".gemini/settings.json",
     }[agent]
     assert f"hooks installed in {repo}/{settings}" in done.stdout
 
     # The trust step the installer printed, applied as a user would.
-    extra_env = {"DSH_HOME": str(dsh_home)}
+    extra_env = {"DSH_HOME": str(dsh_home), "PATH": path}
     extra_args: list[str] = []
     model = FakeModel().start()
     try:
@@ -182,3 +200,66 @@ def test_claude_code_ignores_a_settings_file_with_comments(tmp_path: Path, comme
     )
     assert run.exit_code == 0, run.describe()
     assert count_in(run.main_requests[0], marker) == (0 if comment else 1), run.describe()
+
+
+def without_dsh_sidecar(path: str) -> str:
+    """``path`` without the directories that hold a ``dsh-sidecar``: a teammate's machine."""
+    kept = [d for d in path.split(os.pathsep) if d and not os.path.exists(f"{d}/dsh-sidecar")]
+    return os.pathsep.join(kept)
+
+
+def hook_responses(events: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [e for e in events if e.get("type") == "system" and e.get("subtype") == "hook_response"]
+
+
+def test_a_shared_claude_install_runs_from_path_and_is_quiet_without_it(tmp_path: Path) -> None:
+    """``--shared`` writes the portable command into the committed ``.claude/settings.json``: on
+    a machine with dsh-sidecar on PATH it delivers the baseline; on a teammate's without it,
+    Claude Code runs the guard, which ends each hook with status 0 and nothing printed, where
+    the bare missing program failed every event (``/bin/sh: 1: …: not found``)."""
+    repo = project(tmp_path)
+    home = tmp_path / "home"
+    dsh_home = tmp_path / "dsh"
+    dsh_home.mkdir()
+    (dsh_home / "AGENTS.md").write_text(f"Global rule {GLOBAL}.\n")
+    path = on_path(tmp_path)
+    env = {"PATH": path, "DSH_HOME": str(dsh_home)}
+    done = dsh(
+        home, env, "hooks", "install", "--agent", "claude", "--shared", "--project", str(repo)
+    )
+    assert done.returncode == 0, done.stderr
+    settings = repo / ".claude" / "settings.json"
+    assert f"hooks installed in {settings}" in done.stdout
+    assert str(tmp_path) not in settings.read_text()  # no path of this machine in it
+    assert not (repo / ".claude" / "settings.local.json").exists()
+
+    with_it = run_agent(
+        "claude",
+        repo,
+        "Say hello.",
+        [Text("Hello.")],
+        home=home,
+        extra_env={"DSH_HOME": str(dsh_home), "PATH": path},
+        timeout=150,
+    )
+    assert with_it.exit_code == 0, with_it.describe()
+    assert count_in(with_it.main_requests[0], GLOBAL) == 1, with_it.describe()
+
+    teammate = without_dsh_sidecar(path)
+    assert shutil.which("dsh-sidecar", path=teammate) is None
+    without = run_agent(
+        "claude",
+        repo,
+        "Say hello.",
+        [Text("Hello.")],
+        home=tmp_path / "teammate-home",
+        extra_env={"DSH_HOME": str(tmp_path / "teammate-dsh"), "PATH": teammate},
+        timeout=150,
+    )
+    assert without.exit_code == 0, without.describe()
+    assert count_in(without.main_requests[0], GLOBAL) == 0
+    responses = hook_responses(without.events())
+    assert responses, without.describe()  # the hooks ran …
+    for response in responses:  # … and said nothing, failed nothing
+        assert (response["exit_code"], response["outcome"]) == (0, "success"), response
+        assert (response["stdout"], response["stderr"]) == ("", ""), response

@@ -138,7 +138,7 @@ def test_a_root_given_through_a_link_is_the_project(tree: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert (tree / "work" / "repo" / ".claude" / "settings.json").is_file()
+    assert (tree / "work" / "repo" / ".claude" / "settings.local.json").is_file()
 
 
 def test_user_scope_follows_the_users_own_links(tree: Path) -> None:

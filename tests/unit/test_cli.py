@@ -32,6 +32,8 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private HOME and DSH_HOME so no real ~/.dsh leaks into the output."""
     monkeypatch.setenv("HOME", str(tmp_path / "os-home"))
     monkeypatch.setenv("DSH_HOME", str(tmp_path / "home"))
+    # doctor's line about the resident hook engine then reads the same whatever the default.
+    monkeypatch.setenv("DSH_HOOK_RESIDENT", "0")
     return tmp_path
 
 
@@ -587,14 +589,17 @@ def test_hooks_install_and_uninstall_show_agent_as_required(
             0,
             f"usage: dsh-sidecar hooks {action} [-h] --agent {{claude,codex,gemini}}"
             " [--scope {project,user}]\n"
-            f"{pad}[--root DIR]\n"
+            f"{pad}[--shared] [--project DIR]\n"
             "\n"
             "options:\n"
             "  -h, --help            show this help message and exit\n"
             "  --scope {project,user}\n"
             "                        the project's settings (default) or the user's\n"
-            "  --root DIR            the project directory (default: the current directory's"
-            " project root)\n"
+            "  --shared              the project file the team shares, with dsh-sidecar from"
+            " PATH (Claude Code;\n"
+            "                        default: .claude/settings.local.json, this machine's)\n"
+            "  --project DIR         the project directory (default: the git repository you are"
+            " in)\n"
             "\n"
             "required arguments:\n"
             "  --agent {claude,codex,gemini}\n"
@@ -609,7 +614,7 @@ def test_hooks_install_and_uninstall_show_agent_as_required(
     code, out, _ = run(capsysbinary, "hooks", "status", "--help")
     assert code == 0
     assert out.startswith(
-        b"usage: dsh-sidecar hooks status [-h] [--agent {claude,codex,gemini}] [--root DIR]\n"
+        b"usage: dsh-sidecar hooks status [-h] [--agent {claude,codex,gemini}] [--project DIR]\n"
     )
     assert b"required" not in out
 
@@ -650,6 +655,7 @@ def test_doctor_healthy(env: Path, capsysbinary: Capture) -> None:
         "tmux",
         "hooks",
         "spool",
+        "resident",
         "status",
     ]
     package = os.path.dirname(os.path.abspath(dsh_sidecar.__file__))
@@ -661,6 +667,7 @@ def test_doctor_healthy(env: Path, capsysbinary: Capture) -> None:
     assert rows["store"] == f"{env / 'home' / 'sessions.sqlite3'} (writable, will be created)"
     assert rows["schema"] == "3 (the store is created with it on first use)"
     assert rows["spool"] == "no touches waiting"
+    assert rows["resident"] == "off (DSH_HOOK_RESIDENT=0)"  # the env fixture switches it off
     assert rows["status"] == "ok"
     assert not (env / "home").exists()  # the check created nothing
 

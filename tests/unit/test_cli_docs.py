@@ -123,6 +123,8 @@ def test_the_page_has_its_examples(page: str) -> None:
         "dsh-sidecar hooks install --agent gemini",
         "dsh-sidecar hooks status --agent gemini",
         "dsh-sidecar hooks uninstall --agent gemini",
+        "dsh-sidecar hooks install --agent claude",
+        "dsh-sidecar hooks uninstall --agent claude",
     ):
         assert expected in commands
     assert all(e.output or runs_a_server(e) for e in examples)
@@ -159,9 +161,10 @@ def test_every_example_prints_what_the_page_shows(
     assert ran >= 12
 
 
-# ``hooks install`` names the dsh-sidecar it writes into the agent's settings: wherever this
-# checkout's is installed. The page's line and the real one must both have this form.
-HOOK_COMMAND_LINE = r"  command: /\S+/dsh-sidecar hook --agent (claude|codex|gemini)"
+# ``hooks install`` names the dsh-sidecar it writes into a file of this machine's: wherever this
+# checkout's is installed, behind the guard that keeps the hook quiet when it is gone. The page's
+# line and the real one must both have this form (the portable command is compared as it is).
+HOOK_COMMAND_LINE = r"  command: \[ -x (/\S+/dsh-sidecar) \] \|\| exit 0; exec \1 hook --agent (claude|codex|gemini)"
 
 
 def hook_commands_checked(expected: list[str], actual: list[str]) -> tuple[list[str], list[str]]:
@@ -174,7 +177,7 @@ def hook_commands_checked(expected: list[str], actual: list[str]) -> tuple[list[
             re.fullmatch(HOOK_COMMAND_LINE, page_line),
             re.fullmatch(HOOK_COMMAND_LINE, real_line),
         )
-        if page and real and page.group(1) == real.group(1):
+        if page and real and page.group(2) == real.group(2):
             continue
         kept_expected.append(page_line)
         kept_actual.append(real_line)

@@ -45,6 +45,12 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("DSH_HOME", str(tmp_path / "dsh"))
     for name in ("CODEX_HOME", "GEMINI_CLI_HOME", "GEMINI_CLI_TRUST_WORKSPACE"):
         monkeypatch.delenv(name, raising=False)
+    # A dsh-sidecar on PATH, as the portable (team) command needs; git for the tracked check.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "dsh-sidecar").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "dsh-sidecar").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/local/bin:/usr/bin:/bin")
     (tmp_path / "p" / ".git").mkdir(parents=True)
     return tmp_path
 
@@ -441,21 +447,25 @@ def test_cli_install_status_uninstall(
 ) -> None:
     project = env / "p"
     (project / "sub").mkdir()
-    monkeypatch.chdir(project / "sub")  # the default root is the project root
+    monkeypatch.chdir(project / "sub")  # the default root is the repository's top
     code, out, err = run(capsysbinary, "hooks", "install", "--agent", "codex")
     assert (code, err) == (0, "")
-    lines = out.splitlines()
-    assert lines[0] == (
+    assert out.splitlines() == [
+        f"installing into the project at {project} (the git repository you are in)",
         f"Codex CLI: hooks installed in {project}/.codex/hooks.json"
-        " (SessionStart, UserPromptSubmit, PostToolUse)"
-    )
-    assert lines[1].startswith("  command: /") and lines[1].endswith(" hook --agent codex")
-    assert lines[2:] == [
+        " (SessionStart, UserPromptSubmit, PostToolUse)",
+        # Codex has no project file that git leaves out: the portable command, never a path.
+        "  command: command -v dsh-sidecar >/dev/null 2>&1 || exit 0;"
+        " exec dsh-sidecar hook --agent codex",
+        "  for the team: commit it; each teammate needs dsh-sidecar on PATH (pipx install of a"
+        " dsh-sidecar checkout, or a virtualenv's dsh-sidecar linked into ~/.local/bin);"
+        " without it the hooks end at once and print nothing",
         "Codex CLI runs a project's hooks only in a trusted project. Add to ~/.codex/config.toml:",
         f'  [projects."{project}"]',
         '  trust_level = "trusted"',
         "(or run `codex exec --trust` there once). Then `codex exec` needs"
         " --dangerously-bypass-hook-trust, and interactive Codex asks you to review the new hooks.",
+        f"files changed: {project}/.codex/hooks.json",
     ]
     code, out, _ = run(capsysbinary, "hooks", "install", "--agent", "codex")
     assert code == 0 and "already installed" in out
@@ -467,6 +477,7 @@ def test_cli_install_status_uninstall(
     assert out.splitlines()[1] == "codex   user     ~/.codex/hooks.json  not installed"
     code, out, _ = run(capsysbinary, "hooks", "uninstall", "--agent", "codex")
     assert out == (
+        f"removing from the project at {project} (the git repository you are in)\n"
         f"Codex CLI: dsh-sidecar hooks removed; deleted {project}/.codex/hooks.json and"
         f" {project}/.codex, created by install\n"
     )
@@ -479,15 +490,17 @@ def test_cli_user_scope_and_root(env: Path, capsysbinary: Capture) -> None:
     code, out, _ = run(
         capsysbinary, "hooks", "install", "--agent", "claude", "--root", str(env / "p")
     )
-    assert (env / "p" / ".claude" / "settings.json").is_file()
+    # --root: the option's earlier name, for --project.
+    assert (env / "p" / ".claude" / "settings.local.json").is_file()
+    assert not (env / "p" / ".claude" / "settings.json").exists()
 
 
 def test_cli_refuses_a_broken_file(env: Path, capsysbinary: Capture) -> None:
-    path = env / "p" / ".claude" / "settings.json"
+    path = env / "p" / ".claude" / "settings.local.json"
     path.parent.mkdir()
     path.write_bytes(b'{\n  "a": 1,\n}\n')
     code, out, err = run(
-        capsysbinary, "hooks", "install", "--agent", "claude", "--root", str(env / "p")
+        capsysbinary, "hooks", "install", "--agent", "claude", "--project", str(env / "p")
     )
     assert (code, out) == (2, "")
     assert (
@@ -496,7 +509,7 @@ def test_cli_refuses_a_broken_file(env: Path, capsysbinary: Capture) -> None:
     )
     assert path.read_bytes() == b'{\n  "a": 1,\n}\n'
     code, out, err = run(capsysbinary, "hooks", "status", "--root", str(env / "p"))
-    assert code == 2 and f"claude  project  {path}  unreadable" in out
+    assert code == 2 and f"claude  local    {path}  unreadable" in out
 
 
 def test_cli_usage(env: Path, capsysbinary: Capture) -> None:
@@ -518,7 +531,7 @@ def test_doctor_shows_the_hooks(
     _, out, _ = run(capsysbinary, "doctor")
     rows = [line for line in out.splitlines() if line.startswith("hooks ")]
     assert rows == [
-        f"hooks        claude: installed in project {env}/p/.claude/settings.json, runs here: no trust step",
+        f"hooks        claude: installed in local {env}/p/.claude/settings.local.json, runs here: no trust step",
         f"hooks        codex: not installed (project {env}/p/.codex/hooks.json, user ~/.codex/hooks.json)",
         f"hooks        gemini: not installed (project {env}/p/.gemini/settings.json, user ~/.gemini/settings.json)",
     ]

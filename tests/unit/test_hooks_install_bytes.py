@@ -284,30 +284,67 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_cli_round_trip_and_nothing_to_remove(project: Path, capsysbinary: Capture) -> None:
+    # The shared file (--shared): the one a team commits, so the one whose bytes matter most.
     settings = project / ".claude" / "settings.json"
+    given = f"removing from the project at {project} (given with --project)\n"
     code, out, err = run(
-        capsysbinary, "hooks", "uninstall", "--agent", "claude", "--root", str(project)
+        capsysbinary,
+        "hooks",
+        "uninstall",
+        "--agent",
+        "claude",
+        "--shared",
+        "--project",
+        str(project),
     )
     assert (code, err) == (0, "")
-    assert out == f"Claude Code: nothing to remove: no dsh-sidecar hooks in {settings}\n"
+    assert out == given + f"Claude Code: nothing to remove: no dsh-sidecar hooks in {settings}\n"
     assert not settings.parent.exists()
     original = b'{\r\n\t"model": "opus"\r\n}'
     settings.parent.mkdir()
     settings.write_bytes(original)
     assert (
-        run(capsysbinary, "hooks", "install", "--agent", "claude", "--root", str(project))[0] == 0
+        run(
+            capsysbinary,
+            "hooks",
+            "install",
+            "--agent",
+            "claude",
+            "--shared",
+            "--project",
+            str(project),
+        )[0]
+        == 0
     )
     assert os.listdir(project.parent / "dsh" / "hooks" / "installed")  # the user's state
     assert sorted(os.listdir(project / ".claude")) == ["settings.json"]  # nothing of ours here
     code, out, err = run(
-        capsysbinary, "hooks", "uninstall", "--agent", "claude", "--root", str(project)
+        capsysbinary,
+        "hooks",
+        "uninstall",
+        "--agent",
+        "claude",
+        "--shared",
+        "--project",
+        str(project),
     )
-    assert (code, out, err) == (0, f"Claude Code: dsh-sidecar hooks removed from {settings}\n", "")
+    assert (code, out, err) == (
+        0,
+        given + f"Claude Code: dsh-sidecar hooks removed from {settings}\n",
+        "",
+    )
     assert settings.read_bytes() == original
     code, out, _ = run(
-        capsysbinary, "hooks", "uninstall", "--agent", "claude", "--root", str(project)
+        capsysbinary,
+        "hooks",
+        "uninstall",
+        "--agent",
+        "claude",
+        "--shared",
+        "--project",
+        str(project),
     )
-    assert out.startswith("Claude Code: nothing to remove")
+    assert out.startswith(given + "Claude Code: nothing to remove")
 
 
 def test_cli_uninstall_deletes_what_install_created(project: Path, capsysbinary: Capture) -> None:
@@ -317,6 +354,7 @@ def test_cli_uninstall_deletes_what_install_created(project: Path, capsysbinary:
     )
     assert code == 0
     assert out == (
+        f"removing from the project at {project} (given with --project)\n"
         f"Codex CLI: dsh-sidecar hooks removed; deleted {project}/.codex/hooks.json and"
         f" {project}/.codex, created by install\n"
     )

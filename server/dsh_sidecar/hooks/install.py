@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import claude, gemini, install_record
+from .command_form import is_portable, unguarded
 from .confine import OutsideProjectError, check_inside
 from .settings_edit import add_ours, remove_ours
 from .settings_file import (
@@ -159,7 +160,7 @@ def is_ours(handler: object, agent: str) -> bool:
     if not isinstance(command, str):
         return False
     try:
-        words = shlex.split(command)
+        words = shlex.split(unguarded(command))
     except ValueError:
         return False
     while words and "=" in words[0] and words[0].split("=", 1)[0].isidentifier():
@@ -186,14 +187,26 @@ def _hooks_table(document: Mapping[str, Any], path: str) -> dict[str, Any]:
     return table
 
 
-def _without_ours(groups: list[Any], agent: str) -> list[Any]:
+def _removable(handler: object, agent: str, keep_portable: bool) -> bool:
+    """Ours, and not a portable entry that ``keep_portable`` keeps (the team's, in a shared
+    file, when only this machine's entries go)."""
+    if not is_ours(handler, agent):
+        return False
+    if not keep_portable:
+        return True
+    return isinstance(handler, Mapping) and not is_portable(str(handler.get("command")))
+
+
+def _without_ours(groups: list[Any], agent: str, keep_portable: bool = False) -> list[Any]:
     kept = []
     for group in groups:
         handlers = group.get("hooks") if isinstance(group, dict) else None
-        if not isinstance(handlers, list) or not any(is_ours(h, agent) for h in handlers):
+        if not isinstance(handlers, list) or not any(
+            _removable(h, agent, keep_portable) for h in handlers
+        ):
             kept.append(group)
             continue
-        others = [h for h in handlers if not is_ours(h, agent)]
+        others = [h for h in handlers if not _removable(h, agent, keep_portable)]
         if others:
             kept.append({**group, "hooks": others})
     return kept
@@ -217,15 +230,18 @@ def with_our_hooks(document: dict[str, Any], agent: str, command: str, path: str
     return {**document, "hooks": table}
 
 
-def without_our_hooks(document: dict[str, Any], agent: str, path: str) -> dict[str, Any]:
-    """``document`` without any handler of ours; an event left with no group is dropped, and
-    ``hooks`` too when it becomes empty (only when we emptied them)."""
+def without_our_hooks(
+    document: dict[str, Any], agent: str, path: str, keep_portable: bool = False
+) -> dict[str, Any]:
+    """``document`` without any handler of ours (but portable ones, with ``keep_portable``); an
+    event left with no group is dropped, and ``hooks`` too when it becomes empty (only when we
+    emptied them)."""
     if "hooks" not in document:
         return document
     table = _hooks_table(document, path)
     changed: dict[str, Any] = {}
     for event, groups in table.items():
-        kept = _without_ours(groups, agent)
+        kept = _without_ours(groups, agent, keep_portable)
         if kept != groups and not kept:
             continue
         changed[event] = kept
@@ -286,10 +302,17 @@ def install(
 
 
 def uninstall(
-    agent: str, path: str, *, root: str | None = None, records: str | None = None
+    agent: str,
+    path: str,
+    *,
+    root: str | None = None,
+    records: str | None = None,
+    keep_portable: bool = False,
 ) -> Outcome:
     """Take our hooks out of the file at ``path``: the file install found (byte for byte, or
-    none at all) when it is as install left it, else the file without our entries."""
+    none at all) when it is as install left it, else the file without our entries.
+    ``keep_portable``: only this machine's entries go (absolute paths); portable ones stay, and
+    so does the file's record while one of them is in it."""
     try:
         if root is not None:
             check_inside(path, root)
@@ -299,8 +322,22 @@ def uninstall(
             if records is not None:
                 install_record.forget(records, current.target, agent)
             return Outcome(path, changed=False)
+        portable_kept = keep_portable and without_our_hooks(
+            current.document, agent, path, keep_portable=True
+        ) != without_our_hooks(current.document, agent, path)
+        if portable_kept:
+            return _remove(agent, current, keep_portable=True)
         if record is not None and record.after == current.data:
             outcome = _restore(agent, current, record)
+        elif (
+            record is not None
+            and record.before is None
+            and without_our_hooks(current.document, agent, path) == {}
+        ):
+            # Changed since, but only in our entries (a moved program's path, say): nothing of
+            # anyone else's is left in the file install created, so it goes as if unchanged.
+            deleted = remove_settings(current, record.created_dirs)
+            outcome = Outcome(path, changed=True, deleted=tuple(deleted))
         else:
             outcome = _remove(agent, current)
         if records is not None:
@@ -361,22 +398,24 @@ def _restore(agent: str, current: SettingsFile, record: install_record.Record) -
     return Outcome(current.path, changed=True)
 
 
-def _remove(agent: str, current: SettingsFile) -> Outcome:
-    data = _without_ours_bytes(agent, current)
+def _remove(agent: str, current: SettingsFile, keep_portable: bool = False) -> Outcome:
+    data = _without_ours_bytes(agent, current, keep_portable)
     if data is None:
         return Outcome(current.path, changed=False)
     write_settings(current, data)
     return Outcome(current.path, changed=True)
 
 
-def _without_ours_bytes(agent: str, current: SettingsFile) -> bytes | None:
+def _without_ours_bytes(
+    agent: str, current: SettingsFile, keep_portable: bool = False
+) -> bytes | None:
     """The file's bytes without our entries; None when it holds none."""
     before = current.document or {}
-    after = without_our_hooks(before, agent, current.path)
+    after = without_our_hooks(before, agent, current.path, keep_portable)
     if after == before:
         return None
     text, prefix = _text(current)
-    edited = remove_ours(text, before, lambda h: is_ours(h, agent))
+    edited = remove_ours(text, before, lambda h: _removable(h, agent, keep_portable))
     return _encoded(current.path, prefix + edited, after)
 
 
