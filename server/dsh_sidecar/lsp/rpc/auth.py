@@ -15,7 +15,12 @@ import secrets
 import stat
 from typing import Any
 
-from dsh_sidecar.private_paths import identity, make_private_dirs, remove_if_same
+from dsh_sidecar.private_paths import (
+    identity,
+    make_private_dirs,
+    remove_if_same,
+    shared_directory_problem,
+)
 
 TOKEN_BYTES = 32
 RUN_DIRNAME = "run"
@@ -49,18 +54,9 @@ def ensure_private_directory(path: str) -> None:
 
 def check_parent_not_shared(directory: str) -> None:
     """Refuse a directory that another user could write in (and so replace what we put there)."""
-    try:
-        st = os.stat(directory)
-    except OSError as exc:
-        raise ServeError(f"{directory}: {exc.strerror or exc}") from exc
-    if not stat.S_ISDIR(st.st_mode):
-        raise ServeError(f"{directory} is not a directory")
-    if st.st_uid not in (os.geteuid(), 0):
-        raise ServeError(f"{directory} belongs to uid {st.st_uid}; use a directory of your own")
-    if stat.S_IMODE(st.st_mode) & 0o022:
-        raise ServeError(
-            f"{directory} is writable by other users; use a directory only you can write"
-        )
+    problem = shared_directory_problem(directory)
+    if problem is not None:
+        raise ServeError(problem)
 
 
 def make_missing_directories(path: str) -> None:

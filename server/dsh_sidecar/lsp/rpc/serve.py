@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from dsh_sidecar.config import resolve_dsh_home
+from dsh_sidecar.private_paths import peer_uid
 
 from . import framing, incoming
 from .auth import ServeError, TokenFile
@@ -40,7 +41,7 @@ from .transport import (
     SocketStream,
     StdioStream,
 )
-from .unix import UnixListenerSocket, peer_uid
+from .unix import UnixListenerSocket
 
 log = logging.getLogger(__name__)
 

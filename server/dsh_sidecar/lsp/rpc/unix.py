@@ -12,13 +12,10 @@ import errno
 import os
 import socket
 import stat
-import struct
 
 from dsh_sidecar.private_paths import identity, remove_if_same
 
 from .auth import ServeError, check_parent_not_shared, make_missing_directories
-
-_PEERCRED = struct.Struct("3i")  # pid, uid, gid
 
 
 class UnixListenerSocket:
@@ -75,8 +72,3 @@ def _clear_stale(path: str) -> None:
         probe.close()
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-
-
-def peer_uid(sock: socket.socket) -> int:
-    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
-    return int(_PEERCRED.unpack(raw)[1])
