@@ -14,6 +14,9 @@
 - Every test that leaves a session store in its temp directory has every logged message checked
   by the invariant validators (docs/reference/invariants.md) against the log before it, so a
   message the sidecar writes with a counterfeit or malformed source fails the test loudly.
+- A hook process a test runs may start a resident hook engine (detached, so it outlives the
+  hook): after each test, the residents of ``$DSH_HOME``s under this session's temp directory
+  are stopped, so none outlives its test or the run.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from hypothesis import settings
 
 from dsh_sidecar.invariants import InvariantError, validate_event
 from dsh_sidecar.model import Event
-from tests.support import forked_servers
+from tests.support import forked_servers, resident
 from tests.support.agent_cli import missing_clis, not_installed_message
 from tests.support.property_budget import FULL_MAX_EXAMPLES
 
@@ -137,3 +140,12 @@ def _invariant_sweep(request: pytest.FixtureRequest) -> Iterator[None]:
     assert not failures, "invariant violations in the stores this test wrote:\n" + "\n".join(
         failures
     )
+
+
+@pytest.fixture(autouse=True)
+def _residents_stopped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    yield
+    # Under this session's (this xdist worker's) temp directory only: another run's, or another
+    # worker's test still running, is not ours to stop.
+    for pid in resident.started_under(tmp_path_factory.getbasetemp()):
+        resident.stop_pid(pid)

@@ -65,7 +65,15 @@ print('\\nLOADED ' + json.dumps({'modules': sorted(sys.modules), 'frame_tag': co
 
 def hook(tmp_path: Path, event: Mapping[str, object], *args: str) -> tuple[str, set[str], int]:
     """(stdout, modules loaded, whether the frame-tag regex was compiled) of one event."""
-    env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    env = {
+        "DSH_HOME": str(tmp_path / "home"),
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+        # The event answered in this process, as without the resident engine (and as its
+        # fallback): these are that path's imports. The thin client's own are checked by
+        # tests/integration/test_resident_hook.py.
+        "DSH_HOOK_RESIDENT": "0",
+    }
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, json.dumps(event), *args],
         capture_output=True,

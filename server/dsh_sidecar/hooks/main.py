@@ -81,8 +81,19 @@ def _quick_args(argv: Sequence[str]) -> _Args | None:
     return _Args(agent, mode, found.get("--settings"))
 
 
-def main(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = None) -> int:
-    started = time.monotonic()
+def main(
+    argv: Sequence[str] | None = None,
+    stdin: Any = None,
+    stdout: Any = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    started: float | None = None,
+    before_commit: Callable[[], None] | None = None,
+) -> int:
+    """One event in this process. The resident engine (``hooks/resident.py``) calls it with the
+    hook's environment and start, and ``before_commit`` to learn that the answer was printed; the
+    thin client (``resident_client``) with the stdin it read already and its start."""
+    started = time.monotonic() if started is None else started
     words = list(sys.argv[1:] if argv is None else argv)
     args: Any = _quick_args(words)
     if args is None:
@@ -94,7 +105,7 @@ def main(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = Non
             return 0 if exc.code == 0 else USAGE_ERROR
     reader = stdin if stdin is not None else sys.stdin.buffer
     writer = stdout if stdout is not None else sys.stdout.buffer
-    env = dict(os.environ)
+    env = dict(os.environ if env is None else env)
     home: str | None = None
     try:
         from dsh_sidecar.config import Settings
@@ -105,7 +116,15 @@ def main(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = Non
         if len(raw) > MAX_INPUT_BYTES:
             raise ValueError("hook input over 16 MiB")
         event = parse_event(args.agent, json.loads(raw))
-        run(event, settings, env, args.mode, _emitter(writer), started=started)
+        run(
+            event,
+            settings,
+            env,
+            args.mode,
+            _emitter(writer),
+            started=started,
+            before_commit=before_commit,
+        )
     except BaseException as exc:  # fail-open: whatever happened, the agent goes on
         if isinstance(exc, KeyboardInterrupt):
             return 0
@@ -121,6 +140,7 @@ def run(
     emit: Callable[[bytes], None],
     *,
     started: float | None = None,
+    before_commit: Callable[[], None] | None = None,
 ) -> None:
     """Answer ``event``. The wait for the store's write lock (its one transaction; opening a
     current store takes none) is what is left of the agent's timeout for the hook, counted from
@@ -146,7 +166,7 @@ def run(
         log_line(config.dsh_home, event.agent, f"store busy: kept {len(event.touched)} touch(es)")
         return
     try:
-        handle(store, event, config, emit)
+        handle(store, event, config, emit, before_commit=before_commit)
     except StoreBusy:
         _keep(config, event, session_id_of)
         log_line(config.dsh_home, event.agent, f"store busy: kept {len(event.touched)} touch(es)")

@@ -39,10 +39,19 @@ from .prefetch import tmux_before_lock
 
 
 def handle(
-    store: Store, event: HookEvent, config: HookConfig, emit: Callable[[bytes], None]
+    store: Store,
+    event: HookEvent,
+    config: HookConfig,
+    emit: Callable[[bytes], None],
+    *,
+    before_commit: Callable[[], None] | None = None,
 ) -> bool:
     """Answer ``event``; True when something was printed. Raises ``StoreBusy`` having written
-    nothing when another process holds the store's write lock past its busy timeout."""
+    nothing when another process holds the store's write lock past its busy timeout.
+
+    ``before_commit`` runs last inside the transaction, whether or not anything was printed: the
+    resident engine waits there for its client to say it printed the answer, and raises (rolling
+    everything back) when it does not."""
     key = event.answer_key
     sid = session_id_of(event.agent, event.session_id, event.agent_id)
     # Checked before the engine loads: a retried event costs a lookup, not the imports. Its key
@@ -68,6 +77,8 @@ def handle(
         if shaped is not None and shaped.text:
             emit(envelope(event.name, shaped.text))
         testpoint.stage(config.env, "printed")
+        if before_commit is not None:
+            before_commit()
     testpoint.stage(config.env, "committed")
     spool.settle(sid, {k.id for k in kept})
     return shaped is not None and bool(shaped.text)

@@ -13,8 +13,9 @@ from collections.abc import Mapping
 PAUSE_ENV = "DSH_TEST_HOOK_PAUSE"
 
 
-def stage(env: Mapping[str, str], name: str) -> None:
-    wanted, _, fifo = env.get(PAUSE_ENV, "").partition(":")
+def stage(env: Mapping[str, str], name: str, *, variable: str = PAUSE_ENV) -> None:
+    """Stop at ``name`` when ``variable`` asks for it (the resident engine has its own)."""
+    wanted, _, fifo = env.get(variable, "").partition(":")
     if wanted != name or not fifo:
         return
     with open(fifo, "w", encoding="utf-8") as out:  # blocks until the test opens it to read
