@@ -486,6 +486,9 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     if dead:
         problems.append("a hook runs a dsh-sidecar that is gone")
     rows.append(("spool", terminal_safe(spool_row(store, settings.instructions.home(os.environ)))))
+    from dsh_sidecar.hooks.resident_status import describe as describe_resident
+
+    rows.append(("resident", terminal_safe(describe_resident(os.environ))))
     if tmux is None and settings.tmux_context.enabled:
         problems.append("tmuxContext is enabled but tmux is not available")
     rows.append(("status", "ok" if not problems else "; ".join(problems)))

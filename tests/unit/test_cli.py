@@ -32,6 +32,8 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private HOME and DSH_HOME so no real ~/.dsh leaks into the output."""
     monkeypatch.setenv("HOME", str(tmp_path / "os-home"))
     monkeypatch.setenv("DSH_HOME", str(tmp_path / "home"))
+    # doctor's line about the resident hook engine then reads the same whatever the default.
+    monkeypatch.setenv("DSH_HOOK_RESIDENT", "0")
     return tmp_path
 
 
@@ -653,6 +655,7 @@ def test_doctor_healthy(env: Path, capsysbinary: Capture) -> None:
         "tmux",
         "hooks",
         "spool",
+        "resident",
         "status",
     ]
     package = os.path.dirname(os.path.abspath(dsh_sidecar.__file__))
@@ -664,6 +667,7 @@ def test_doctor_healthy(env: Path, capsysbinary: Capture) -> None:
     assert rows["store"] == f"{env / 'home' / 'sessions.sqlite3'} (writable, will be created)"
     assert rows["schema"] == "3 (the store is created with it on first use)"
     assert rows["spool"] == "no touches waiting"
+    assert rows["resident"] == "off (DSH_HOOK_RESIDENT=0)"  # the env fixture switches it off
     assert rows["status"] == "ok"
     assert not (env / "home").exists()  # the check created nothing
 
