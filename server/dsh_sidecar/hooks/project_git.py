@@ -9,8 +9,10 @@ fails an install): whether a file install writes is tracked (``git ls-files --er
 then the change reaches everyone who pulls), and whether Claude Code's
 ``.claude/settings.local.json`` is ignored. Claude Code keeps that file out of git by adding
 ``**/.claude/settings.local.json`` to the user's global excludes file, but only when it writes
-local settings itself (or in an interactive session's housekeeping once the file exists), so a
-file install creates would show as untracked, one ``git add -A`` away from a commit, until then.
+local settings itself or, in an interactive session's housekeeping, once the file exists (its
+``localSettings`` writes and housekeeping call the same global-ignore step; a headless run added
+nothing), so a file install creates would show as untracked, one ``git add -A`` away from a
+commit, until then.
 Install adds the same rule to the repository's own ``info/exclude`` (never to a tracked
 ``.gitignore``, never to the user's global git configuration).
 """
