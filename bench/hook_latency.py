@@ -1,14 +1,25 @@
-"""Latency of ``dsh-sidecar hook`` per event kind on a 1,000-file repository (docs/benchmarks.md).
+"""Latency of ``dsh-sidecar hook`` per event kind, in the hook's own process and through the
+resident engine (docs/benchmarks.md, "Agent hooks").
 
 Runs the installed console script as the agents do (one process per event, JSON on stdin) and
-prints, per event kind, the median and p95 wall time and CPU time (user + system), each also as a
-ratio to ``python -c pass`` measured in the same run (the floor: an interpreter that starts and
-exits), the machine's load average, and the import time of one ``SessionStart`` process.
+prints, per event kind and per path, the median and p95 wall time and the hook process's CPU time
+(user + system), each also as a ratio to ``python -c pass`` of the same interpreter measured in
+the same run (the floor: an interpreter that starts and exits), the machine's load average, and
+the import time of one ``SessionStart`` process of each path.
+
+Paths: ``in-process`` (``DSH_HOOK_RESIDENT=0``: the event answered in the hook's process, as
+before the resident engine) and ``resident`` (``DSH_HOOK_RESIDENT=1``: the hook is a thin client
+of a resident engine, started by a first event that is not counted and stopped at the end; its
+CPU time is the client's only). Each path has its own ``$DSH_HOME`` and store.
+
+Trees: ``small`` is 1,000 files (40 packages, 10 nested ``AGENTS.md``); ``large`` is about 20,000
+files in 14 levels (40 packages, each a chain of 13 directories of 38 files with an ``AGENTS.md``
+at every other level; after-tool events read a file at the bottom of a chain).
 
 The package is byte-compiled first, as ``pip install`` does: with ``PYTHONDONTWRITEBYTECODE`` set
 an editable checkout would otherwise compile every module from source in every process.
 
-    .venv/bin/python bench/hook_latency.py [--runs 30]
+    .venv/bin/python bench/hook_latency.py [--runs 30] [--tree small|large] [--busy]
 """
 
 from __future__ import annotations
@@ -17,6 +28,7 @@ import argparse
 import compileall
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -45,6 +57,29 @@ def repository(root: Path) -> list[Path]:
             path.write_text(f"x = {f}\n")
             files.append(path)
     return files
+
+
+def large_repository(root: Path) -> list[Path]:
+    """About 20,000 files in 14 levels: the bottom file of each chain is what after-tool reads."""
+    (root / ".git").mkdir(parents=True)
+    (root / "AGENTS.md").write_text("root rules\n")
+    (root / "CLAUDE.md").write_text("claude rules\n")
+    bottoms = []
+    for d in range(40):
+        directory = root / f"pkg{d}"
+        for level in range(1, 14):
+            directory = directory / f"l{level}" if level > 1 else directory
+            directory.mkdir(parents=True, exist_ok=True)
+            if level % 2 == 1:
+                (directory / "AGENTS.md").write_text(f"pkg{d} level {level} rules\n")
+            for f in range(38):
+                (directory / f"m{f}.py").write_text(f"x = {f}\n")
+        bottoms.append(directory / "m0.py")
+    return bottoms
+
+
+def count_files(root: Path) -> int:
+    return sum(len(names) for _, _, names in os.walk(root))
 
 
 CPU: dict[str, list[float]] = {}
@@ -140,63 +175,115 @@ def import_ms(argv: list[str], data: bytes, env: dict[str, str]) -> float:
     return total / 1000
 
 
+def resident_pid(home: str) -> int | None:
+    from dsh_sidecar.hooks.resident_status import running_pid
+
+    return running_pid(home)
+
+
+def wait_for_resident(home: str) -> None:
+    deadline = time.monotonic() + 60
+    socket_file = Path(home) / "run" / "hook.sock"
+    while resident_pid(home) is None or not socket_file.exists():
+        assert time.monotonic() < deadline, "the resident did not start"
+        time.sleep(0.05)
+
+
+def stop_resident(home: str) -> None:
+    pid = resident_pid(home)
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while resident_pid(home) is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+def events_of(root: Path, files: list[Path], run: int, path: str) -> dict[str, dict[str, object]]:
+    sid = f"{path}-s{run}"
+    base: dict[str, object] = {"session_id": sid, "cwd": str(root)}
+    read: dict[str, object] = {
+        **base,
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(files[(run * 37) % len(files)])},
+        "tool_use_id": f"t{run}",
+    }
+    return {
+        "start": {**base, "hook_event_name": "SessionStart"},
+        "prompt": {**base, "hook_event_name": "UserPromptSubmit", "prompt": "go"},
+        "after-tool": read,
+        "repeat": read,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--tree", choices=("small", "large"), default="small")
+    parser.add_argument(
+        "--busy", action="store_true", help="also after-tool events while the store is locked"
+    )
     args = parser.parse_args()
     compileall.compile_dir(os.path.dirname(dsh_sidecar.__file__), quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"
-        files = repository(root)
-        env = {**os.environ, "DSH_HOME": f"{tmp}/dsh", "HOME": tmp}
-        kinds: dict[str, list[float]] = {
-            "start": [],
-            "prompt": [],
-            "after-tool": [],
-            "repeat": [],
-            "python -c pass": [],
-        }
-        for run in range(args.runs):
-            # The floor on this machine now: an interpreter that starts and exits.
-            kinds["python -c pass"].append(
-                spawn([sys.executable, "-c", "pass"], b"", env, "python -c pass")
-            )
-            sid = f"s{run}"
-            base = {"session_id": sid, "cwd": str(root)}
-            kinds["start"].append(once({**base, "hook_event_name": "SessionStart"}, env, "start"))
-            kinds["prompt"].append(
-                once({**base, "hook_event_name": "UserPromptSubmit", "prompt": "go"}, env, "prompt")
-            )
-            read = {
-                **base,
-                "hook_event_name": "PostToolUse",
-                "tool_name": "Read",
-                "tool_input": {"file_path": str(files[(run * 37) % len(files)])},
-                "tool_use_id": f"t{run}",
+        files = repository(root) if args.tree == "small" else large_repository(root)
+        paths = ("in-process", "resident")
+        envs = {
+            path: {
+                **os.environ,
+                "DSH_HOME": f"{tmp}/dsh-{path}",
+                "HOME": tmp,
+                "DSH_HOOK_RESIDENT": "1" if path == "resident" else "0",
             }
-            kinds["after-tool"].append(once(read, env, "after-tool"))
-            kinds["repeat"].append(once(read, env, "repeat"))
-        kinds["busy store"] = busy(root, files, env, args.runs)
-        load = os.getloadavg()
-        print(
-            f"{len(files)} files, {args.runs} sessions, one process per event,"
-            f" load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} (2-core target machine)"
-        )
+            for path in paths
+        }
         floor = "python -c pass"
-        print("wall time")
-        for kind, samples in kinds.items():
-            print(f"  {kind:14} {summary(samples, kinds[floor])}")
-        print("CPU time (user + system)")
-        for kind, samples in CPU.items():
-            print(f"  {kind:14} {summary(samples, CPU[floor])}")
-        start = json.dumps(
-            {"session_id": "imports", "cwd": str(root), "hook_event_name": "SessionStart"}
-        )
-        hook_imports = import_ms([str(BIN), "hook", "--agent", "claude"], start.encode(), env)
-        floor_imports = import_ms(["-c", "pass"], b"", env)
+        kinds = ("start", "prompt", "after-tool", "repeat")
+        samples: dict[str, list[float]] = {floor: []}
+        try:
+            # Started by an event of its own, not counted; it then stays up for the run.
+            warm = {"session_id": "warm", "cwd": str(root), "hook_event_name": "SessionStart"}
+            once(warm, envs["resident"], "warm-up")
+            wait_for_resident(envs["resident"]["DSH_HOME"])
+            for run in range(args.runs):
+                # The floor on this machine now: an interpreter that starts and exits.
+                samples[floor].append(
+                    spawn([sys.executable, "-c", "pass"], b"", dict(os.environ), floor)
+                )
+                # The two paths alternate event by event, so that the load is the same for both.
+                by_path = {path: events_of(root, files, run, path) for path in paths}
+                for kind in kinds:
+                    for path in paths:
+                        name = f"{kind} {path}"
+                        took = once(by_path[path][kind], envs[path], name)
+                        samples.setdefault(name, []).append(took)
+            if args.busy:
+                samples["busy store in-process"] = busy(root, files, envs["in-process"], args.runs)
+            load = os.getloadavg()
+            start = json.dumps(
+                {"session_id": "imports", "cwd": str(root), "hook_event_name": "SessionStart"}
+            ).encode()
+            hook = [str(BIN), "hook", "--agent", "claude"]
+            imports = {path: import_ms(hook, start, envs[path]) for path in paths}
+        finally:
+            stop_resident(envs["resident"]["DSH_HOME"])
+        floor_imports = import_ms(["-c", "pass"], b"", dict(os.environ))
         print(
-            f"imports of one SessionStart process (-X importtime, sum of self times)"
-            f" {hook_imports:.1f} ms; python -c pass {floor_imports:.1f} ms"
+            f"{count_files(root)} files ({args.tree} tree), {args.runs} sessions per path,"
+            f" one process per event, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}"
+        )
+        print("wall time")
+        for name, values in samples.items():
+            print(f"  {name:24} {summary(values, samples[floor])}")
+        print("CPU time of the hook process (user + system)")
+        for name, values in CPU.items():
+            if name != "warm-up":
+                print(f"  {name:24} {summary(values, CPU[floor])}")
+        print(
+            "imports of one SessionStart process (-X importtime, sum of self times):"
+            f" in-process {imports['in-process']:.1f} ms, resident client"
+            f" {imports['resident']:.1f} ms; python -c pass {floor_imports:.1f} ms"
         )
 
 
