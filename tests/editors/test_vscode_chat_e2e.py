@@ -550,3 +550,83 @@ def test_the_chat_opens_at_full_height_with_the_inspector_beside_it(
     inspector = found["inspectorBox"]
     assert inspector["x"] >= chat["x"] + chat["width"], found
     assert found["chatBoxWithInspector"] == chat and found["chatStillShown"] is True, found
+
+
+# --- issue 34, item 9: the baseline's title, Restricted Mode, the settings notice ---------------
+
+
+@rerun_if_a_webview_never_showed
+def test_a_baseline_is_titled_by_its_files_grouped(cs_parts: CodeServer, workspace: Path) -> None:
+    # Three files in the baseline: the user-global one of DSH_HOME, AGENTS.md, AGENTS.local.md.
+    (cs_parts.home / "dsh-home" / "AGENTS.md").write_text("Home rules.\n", encoding="utf-8")
+    (workspace / "AGENTS.local.md").write_text("Local rules.\n", encoding="utf-8")
+    found = run_part(cs_parts, workspace, "baseline")
+    logged = found["loggedBaselines"]
+    assert len(logged) == 2, logged  # the first prompt's, and the one after maxBytes changed
+    expected = []
+    for changes in logged:
+        files = [c["path"] for c in changes if c["action"] != "remove"]
+        assert len(files) == 3, changes
+        expected.append(f"Baseline: {files[0]}, {files[1]} (+1)")
+    # In the chat, each baseline once, grouped; never the raw list of transitions.
+    assert found["chatTitles"] == expected, found["chatTitles"]
+    assert not any(re.search(r"\b(set|remove) ", t) for t in found["chatTitles"])
+    # The inspector lists what the agent has seen from the latest baseline on, titled alike.
+    assert expected[-1] in found["inspectorTitles"], found["inspectorTitles"]
+    # A trusted folder has no Restricted Mode banner.
+    assert found["restrictedShown"] is False
+
+
+@tool_fixture()
+def cs_restricted(tmp_path: Path, workspace: Path, fake_model: FakeModel) -> Iterator[CodeServer]:
+    require_tools()
+    settings = {
+        "dsh.pythonPath": str(PYTHON),
+        "workbench.colorTheme": THEMES["light"],
+        **model_settings(fake_model),
+    }
+    with code_server(tmp_path, workspace, user_settings=settings, trusted=False) as server:
+        yield server
+
+
+@rerun_if_a_webview_never_showed
+def test_restricted_mode_is_said_in_the_chat(cs_restricted: CodeServer, workspace: Path) -> None:
+    found = run_part(cs_restricted, workspace, "restricted")
+    banner = found["restricted"]
+    assert banner["role"] == "note" and banner["button"] == "Manage Workspace Trust"
+    assert banner["text"] == (
+        "Restricted Mode: this folder is not trusted. The chat works, but the interpreter, the "
+        "sidecar's store and home and the model endpoint come from your User settings only; this "
+        "folder's settings for them (dsh.pythonPath, dsh.importStrategy, dsh.store.path, "
+        "dsh.instructions.dshHome, dsh.model.baseUrl) are ignored."
+    )
+
+
+@tool_fixture()
+def cs_notice(tmp_path: Path, workspace: Path, fake_model: FakeModel) -> Iterator[CodeServer]:
+    require_tools()
+    settings = {
+        "dsh.pythonPath": str(PYTHON),
+        "workbench.colorTheme": THEMES["light"],
+        "dsh.timeContext.timeZone": "Mars/Olympus",
+        **model_settings(fake_model),
+    }
+    with code_server(tmp_path, workspace, user_settings=settings) as server:
+        yield server
+
+
+@rerun_if_a_webview_never_showed
+def test_the_settings_notice_opens_with_a_whole_sentence_and_no_progress_bar(
+    cs_notice: CodeServer, workspace: Path
+) -> None:
+    notice = run_part(cs_notice, workspace, "notice")["notice"]
+    assert notice["firstSentence"] == "DSH: dsh.timeContext.timeZone was refused.", notice
+    # Drawn on the toast's first line, and ending before the line is cut off.
+    sentence = notice["sentence"]
+    assert sentence is not None and sentence["lines"] == 1, notice
+    assert sentence["right"] <= notice["messageRight"], notice
+    assert '"Mars/Olympus"' in notice["text"] and 'such as "Europe/Paris"' in notice["text"]
+    # A notice, not a task: no busy animation under it. What VS Code still draws is its
+    # progress bar's floor, 1 % of the toast's width, static (its ProgressBar clamps to >= 1).
+    assert notice["infinite"] is False, notice
+    assert notice["bitWidth"] <= 0.011 * notice["barWidth"], notice

@@ -5,7 +5,8 @@
  * One notification at a time names every refused key, the value and the expected form, with an
  * "Open Setting" link per key. VS Code's API cannot close a message toast, so it is shown as a
  * progress notification, which closes when its promise settles: the next report (an empty one
- * once the user fixed the setting) takes it down, so no toast outlives the problem.
+ * once the user fixed the setting) takes it down, so no toast outlives the problem. Its progress
+ * is reported at 0 %, so no bar moves under a notice.
  */
 import * as vscode from 'vscode';
 import type { SettingRefusal } from './protocol';
@@ -15,15 +16,20 @@ export function settingId(key: string): string {
   return key === 'dsh' ? 'dsh' : `dsh.${key}`;
 }
 
-/** The text of the notification: one line per refused key, each with its link. */
+/**
+ * The text of the notification. A toast shows one line until it is expanded, so the text opens
+ * with a sentence short enough for that line (which key, or how many); then, for each key, the
+ * value, why, what the sidecar does instead and the link.
+ */
 export function refusalText(refused: readonly SettingRefusal[]): string {
-  const lines = refused.map((r) => {
+  const head = refused.length === 1 ? `DSH: ${settingId(refused[0]!.key)} was refused.` : `DSH: ${refused.length} settings were refused.`;
+  const details = refused.map((r) => {
     const id = settingId(r.key);
     const args = encodeURIComponent(JSON.stringify([id]));
-    return `Setting ${id} = ${JSON.stringify(r.value)} was refused (the sidecar keeps the default or the previous value): ${r.message}. ` +
+    return `${id} = ${JSON.stringify(r.value)}: ${r.message}. The sidecar keeps the default or the previous value. ` +
       `[Open Setting](command:workbench.action.openSettings?${args})`;
   });
-  return `DSH Sidecar: ${lines.join(' ')}`;
+  return `${head} ${details.join(' ')}`;
 }
 
 export class SettingRefusals implements vscode.Disposable {
@@ -54,10 +60,14 @@ export class SettingRefusals implements vscode.Disposable {
     this.output.appendLine(`[dsh] ${text}`);
     void vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: text, cancellable: false },
-      () =>
-        new Promise<void>((resolve) => {
+      (progress) => {
+        // A notice, not work in progress: a determinate bar at 0 % draws nothing, where an
+        // unreported one runs VS Code's busy animation for as long as the toast is up.
+        progress.report({ increment: 0 });
+        return new Promise<void>((resolve) => {
           this.closeShown = resolve;
-        }),
+        });
+      },
     );
   }
 

@@ -145,9 +145,14 @@ describe('toChatItems', () => {
   it('describes each kind of sourced context', () => {
     const msg = (source: Message['source']): Message => ({ id: 'x', role: 'user', content: [], source });
     expect(describeContext(msg({ kind: 'agent-instructions', baseline: true, changes: [{ action: 'set', scope: '.\u0000AGENTS.md', path: 'AGENTS.md' }] }))).toBe(
-      'Workspace instructions (baseline): set AGENTS.md',
+      'Baseline: AGENTS.md',
     );
-    expect(describeContext(msg({ kind: 'agent-instructions', baseline: true, changes: [] }))).toBe('Workspace instructions (baseline)');
+    expect(describeContext(msg({ kind: 'agent-instructions', baseline: true, changes: [] }))).toBe('Baseline: no instruction files');
+    // A re-baseline after a discard: the removals of the old one are not listed, the files grouped.
+    const change = (action: string, path: string) => ({ action, scope: path, path });
+    const rebaseline = [change('remove', 'pkg/AGENTS.md'), change('set', 'AGENTS.md'), change('set', 'lib/AGENTS.md'), change('set', 'src/AGENTS.md'), change('set', 'pkg/AGENTS.md')];
+    expect(describeContext(msg({ kind: 'agent-instructions', baseline: true, changes: rebaseline }))).toBe('Baseline: AGENTS.md, lib/AGENTS.md (+2)');
+    expect(describeContext(msg({ kind: 'agent-instructions', changes: [change('set', 'pkg/AGENTS.md')] }))).toBe('Workspace instructions: set pkg/AGENTS.md');
     expect(describeContext(msg({ kind: 'session-reference', form: 'recall' }))).toBe('Referenced sessions');
     expect(describeContext(msg({ kind: 'plugin', plugin: 'time-context' }))).toBe('Time');
     expect(describeContext(msg({ kind: 'plugin', plugin: 'compact' }))).toBe('Summary of earlier conversation');

@@ -114,7 +114,7 @@ describe('inspector model', () => {
     expect(state.session).toMatchObject({
       id: 's1',
       pendingCount: 1,
-      visible: [{ title: 'Workspace instructions (baseline): set AGENTS.md', text: 'base', bytes: 4 }],
+      visible: [{ title: 'Baseline: AGENTS.md', text: 'base', bytes: 4 }],
       pending: [{ title: 'Workspace instructions: set pkg/AGENTS.md' }],
     });
     // UTF-8 bytes, not UTF-16 units.

@@ -12,6 +12,17 @@ describe('refused settings', () => {
     const link = /\[Open Setting\]\(command:workbench\.action\.openSettings\?([^)]+)\)/.exec(text);
     expect(link).not.toBeNull();
     expect(JSON.parse(decodeURIComponent(link![1]!))).toEqual(['dsh.timeContext.timeZone']);
+    // The toast's first line is a whole sentence: which setting.
+    expect(text.startsWith('DSH: dsh.timeContext.timeZone was refused. ')).toBe(true);
+  });
+
+  it('opens with how many when several keys were refused', () => {
+    const text = refusalText([
+      { key: 'timeContext.timeZone', value: 'x', message: 'bad zone' },
+      { key: 'store.busyTimeoutMs', value: -1, message: 'must be positive' },
+    ]);
+    expect(text.startsWith('DSH: 2 settings were refused. dsh.timeContext.timeZone = "x": bad zone.')).toBe(true);
+    expect(text).toContain('dsh.store.busyTimeoutMs = -1: must be positive. The sidecar keeps the default or the previous value.');
   });
 
   it('maps the whole tree to the dsh section', () => {

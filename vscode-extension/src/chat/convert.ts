@@ -246,9 +246,9 @@ export function describeContext(message: Message): string {
   switch (source.kind) {
     case 'agent-instructions': {
       const changes = Array.isArray(source['changes']) ? (source['changes'] as Change[]) : [];
+      if (source['baseline'] === true) return baselineTitle(changes);
       const what = changes.map((c) => `${c.action} ${c.path}`).join(', ');
-      const label = source['baseline'] === true ? 'Workspace instructions (baseline)' : 'Workspace instructions';
-      return what === '' ? label : `${label}: ${what}`;
+      return what === '' ? 'Workspace instructions' : `Workspace instructions: ${what}`;
     }
     case 'session-reference':
       return 'Referenced sessions';
@@ -262,4 +262,20 @@ export function describeContext(message: Message): string {
     default:
       return source.kind;
   }
+}
+
+/** How many of a baseline's files its title names; the rest are counted. */
+const BASELINE_NAMED = 2;
+
+/**
+ * A baseline's heading: the files it gives, grouped ("Baseline: AGENTS.md, pkg/AGENTS.md (+3)").
+ * A baseline is complete by definition, so its removals (of files an earlier one gave) are
+ * bookkeeping, not news: they are left out of the title (the text holds the whole message).
+ */
+export function baselineTitle(changes: readonly Change[]): string {
+  const files = changes.filter((c) => c.action !== 'remove').map((c) => c.path);
+  if (files.length === 0) return 'Baseline: no instruction files';
+  const named = files.slice(0, BASELINE_NAMED).join(', ');
+  const more = files.length - BASELINE_NAMED;
+  return more > 0 ? `Baseline: ${named} (+${more})` : `Baseline: ${named}`;
 }

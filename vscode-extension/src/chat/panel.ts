@@ -144,6 +144,7 @@ export class ChatPanel implements vscode.Disposable {
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('dsh.model')) void this.postModel();
       }),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.post({ type: 'trust', trusted: true })),
     );
   }
 
@@ -665,7 +666,11 @@ export class ChatPanel implements vscode.Disposable {
   private async handle(message: FromChat): Promise<void> {
     switch (message.type) {
       case 'ready':
+        this.post({ type: 'trust', trusted: vscode.workspace.isTrusted });
         await this.load();
+        break;
+      case 'manageTrust':
+        await vscode.commands.executeCommand('workbench.trust.manage');
         break;
       case 'send':
         await this.send(message.text, message.clientTimeZone);

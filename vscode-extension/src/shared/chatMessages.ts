@@ -113,7 +113,9 @@ export type ToChat =
   | { type: 'model'; model: ModelView }
   | { type: 'confirmCompact'; count: number }
   /** The chat was shown by its command (Ctrl+Alt+D): the prompt box takes the focus. */
-  | { type: 'focusPrompt' };
+  | { type: 'focusPrompt' }
+  /** Whether the folder is trusted; untrusted (Restricted Mode) shows what that limits. */
+  | { type: 'trust'; trusted: boolean };
 
 export type FromChat =
   | { type: 'ready' }
@@ -144,4 +146,6 @@ export type FromChat =
   /** Sent once the user confirmed in the panel. */
   | { type: 'deleteSession'; id: string; title: string }
   | { type: 'discard'; messageId: string; scopes?: string[] }
-  | { type: 'action'; action: NoticeAction };
+  | { type: 'action'; action: NoticeAction }
+  /** Restricted Mode's banner: VS Code's own Manage Workspace Trust. */
+  | { type: 'manageTrust' };

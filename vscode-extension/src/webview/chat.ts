@@ -449,6 +449,7 @@ sessionList.addEventListener('keydown', (e) => {
   }
 });
 byId('new-session').addEventListener('click', () => post({ type: 'newSession' }));
+byId('manage-trust').addEventListener('click', () => post({ type: 'manageTrust' }));
 byId('compact').addEventListener('click', () => post({ type: 'compact' }));
 
 // --- messages from the extension ----------------------------------------------------------------
@@ -547,6 +548,9 @@ window.addEventListener('message', (event: MessageEvent<ToChat>) => {
       // The view can get focus while nothing inside it has any (it was hidden, or the user was
       // elsewhere in it): the command that shows the chat means "let me type".
       prompt.textarea.focus();
+      break;
+    case 'trust':
+      byId('restricted').hidden = m.trusted;
       break;
   }
 });

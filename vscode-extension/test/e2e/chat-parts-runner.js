@@ -14,6 +14,11 @@
  *   about rule sets; no raw session id in the inspector, its hovers or the instruction hover.
  * - layout: a new profile's first open of the chat: its view's height against the window's, and
  *   the inspector shown beside it (in the panel) without taking any of that height.
+ * - baseline: two baselines (the second after dsh.instructions.maxBytes changed), titled by their
+ *   files in the chat and the inspector; no Restricted Mode banner in a trusted folder.
+ * - restricted: the folder opened in Restricted Mode: the chat's banner says what that limits.
+ * - notice: a refused setting's toast: its first sentence fits its first line, and no progress
+ *   bar runs under it.
  * - retry: Retry of an answer that wrote nothing, an accepted edit, Edit of its prompt, Retry again
  *   (pytest reads the model requests: no note, then one note naming the written file, never two);
  *   the transcript keeps the edit's card, marked as discarded, and has no summary box.
@@ -357,6 +362,87 @@ async function layoutPart(page, chat) {
   say('layout measured');
 }
 
+async function baselinePart(page, chat) {
+  const ask = async (text, turns) => {
+    await chat.fill('#prompt', text);
+    await chat.press('#prompt', 'Enter');
+    await turnsEnded(chat, turns);
+  };
+  await ask('FOLLOWUP one', 1);
+  // A setting of the baseline's identity: the next step gives a new baseline.
+  await call('config', { key: 'instructions.maxBytes', value: 70000 });
+  await ask('FOLLOWUP two', 2);
+  const titles = () => chat.locator('details.msg.context summary .title').allInnerTexts();
+  found.chatTitles = (await titles()).filter((t) => /baseline/i.test(t));
+  const session = await call('session');
+  const surface = await call('sidecar', { method: 'dsh/session/surface', params: { sessionId: session.id } });
+  found.loggedBaselines = surface.events
+    .filter((e) => e.type === 'user/message' && e.data.source && e.data.source.kind === 'agent-instructions' && e.data.source.baseline === true)
+    .map((e) => e.data.source.changes);
+  found.restrictedShown = await chat.locator('#restricted').isVisible();
+  await chat.locator('details.msg.context:has-text("Baseline")').last().scrollIntoViewIfNeeded();
+  await chat.locator('#log').screenshot({ path: path.join(shots, 'baseline-title.png') });
+  await call('command', { command: 'dsh.inspector.show' });
+  const inspector = await findReadyFrame(page, '#root', '#root section.session summary', 30000);
+  found.inspectorTitles = await inspector.locator('section.session summary .title').allInnerTexts();
+  say('baseline titles read');
+}
+
+async function restrictedPart(chat) {
+  const banner = chat.locator('#restricted');
+  await banner.waitFor({ state: 'visible', timeout: 15000 });
+  found.restricted = {
+    text: (await banner.locator('.text').innerText()).trim(),
+    role: await banner.getAttribute('role'),
+    button: (await banner.locator('button').innerText()).trim(),
+  };
+  await chat.locator('body').screenshot({ path: path.join(shots, 'chat-restricted-mode.png') });
+  say('restricted banner shown');
+}
+
+async function noticePart(page) {
+  const toast = page.locator('.notification-toast:has-text("Mars/Olympus")').first();
+  await toast.waitFor({ state: 'visible', timeout: 30000 });
+  const measure = () => toast.evaluate((t) => {
+    const message = t.querySelector('.notification-list-item-message');
+    const text = message.textContent;
+    const end = text.indexOf('. ') + 1;
+    // The first sentence, measured where it is drawn: on how many lines, and whether it ends
+    // before the message's own right edge (a collapsed toast cuts the rest off).
+    const walker = document.createTreeWalker(message, NodeFilter.SHOW_TEXT);
+    const first = walker.nextNode();
+    let sentence = null;
+    if (first !== null && end > 0 && end <= first.textContent.length) {
+      const range = document.createRange();
+      range.setStart(first, 0);
+      range.setEnd(first, end);
+      const rects = [...range.getClientRects()];
+      sentence = { lines: new Set(rects.map((r) => Math.round(r.top))).size, right: Math.max(...rects.map((r) => r.right)) };
+    }
+    const bit = t.querySelector('.monaco-progress-container .progress-bit');
+    const container = t.querySelector('.monaco-progress-container');
+    return {
+      text,
+      firstSentence: text.slice(0, end),
+      sentence,
+      messageRight: message.getBoundingClientRect().right,
+      bitWidth: bit ? bit.getBoundingClientRect().width : 0,
+      barWidth: container ? container.getBoundingClientRect().width : 0,
+      infinite: container ? container.classList.contains('infinite') : false,
+    };
+  });
+  // The report of 0 % reaches the workbench just after the toast: wait (bounded) for it.
+  const deadline = Date.now() + 15000;
+  let seen = await measure();
+  while ((seen.infinite || seen.bitWidth > 0.011 * seen.barWidth) && Date.now() < deadline) {
+    await page.waitForTimeout(100);
+    seen = await measure();
+  }
+  found.notice = seen;
+  await toast.screenshot({ path: path.join(shots, 'settings-notice.png') });
+  say('notice measured');
+}
+
 async function main() {
   const browser = await launch();
   let code = 0;
@@ -384,6 +470,9 @@ async function main() {
     else if (part === 'retry') await retryPart(page, chat);
     else if (part === 'agents') await agentsPart(page);
     else if (part === 'layout') await layoutPart(page, chat);
+    else if (part === 'baseline') await baselinePart(page, chat);
+    else if (part === 'restricted') await restrictedPart(chat);
+    else if (part === 'notice') await noticePart(page);
     else throw new Error(`unknown PART ${part}`);
   } catch (err) {
     code = 2;
