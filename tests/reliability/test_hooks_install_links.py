@@ -76,6 +76,19 @@ def test_a_settings_file_linked_out_of_the_project(tree: Path) -> None:
     refused(tree, "claude", link, outside)
 
 
+def test_a_local_settings_file_linked_out_of_the_project(tree: Path) -> None:
+    """Claude Code's ``settings.local.json``, where install writes by default, is checked the
+    same way: a repository may commit one as a link too."""
+    outside = tree / "work" / "outside.json"
+    outside.write_bytes(VICTIM)
+    link = tree / "work" / "repo" / ".claude" / "settings.local.json"
+    link.parent.mkdir()
+    link.symlink_to("../../outside.json")
+    refused(tree, "claude", link, outside)
+    refused(tree, "claude", link, outside, action="uninstall")
+    assert outside.read_bytes() == VICTIM
+
+
 def test_a_dangling_link_out_of_the_project(tree: Path) -> None:
     link = tree / "work" / "repo" / ".claude" / "settings.json"
     link.parent.mkdir()
