@@ -29,7 +29,13 @@ import threading
 import time
 from collections.abc import Mapping
 
-from dsh_sidecar.private_paths import identity, make_private_dirs, peer_uid, remove_if_same
+from dsh_sidecar.private_paths import (
+    identity,
+    make_private_dirs,
+    peer_uid,
+    remove_if_same,
+    shared_directory_problem,
+)
 
 from . import resident_wire as wire
 from .budget import MARGIN_SECONDS, TIMEOUT_SECONDS
@@ -57,6 +63,8 @@ class Answer:
     event is about to commit, and confirmed (``D``) by the client before it does."""
 
     def __init__(self, conn: socket.socket, deadline: float) -> None:
+        # Once it has the answer the client cannot answer the event itself any more, so it may
+        # take until the agent's timeout to print it (a large answer to a slow reader).
         self.conn, self.deadline = conn, deadline
         self.buffer = io.BytesIO()
         self.confirmed = False
@@ -99,14 +107,11 @@ class Resident:
     def bind(self) -> None:
         run = wire.run_dir(self.home)
         make_private_dirs(run)
-        for directory, kind in ((self.home, "shared"), (run, "dir")):
-            problem = (
-                shared_problem(directory)
-                if kind == "shared"
-                else wire.owner_only_problem(run, kind)
-            )
-            if problem:
-                raise SystemExit(f"refusing to listen: {problem}")
+        # What a client checks before it connects (resident_client): never listen where it
+        # would refuse to.
+        problem = shared_directory_problem(self.home) or wire.owner_only_problem(run, "dir")
+        if problem:
+            raise SystemExit(f"refusing to listen: {problem}")
         # The start lock is ours, so nothing that answers is at the path: a socket of ours there
         # was left by a killed resident. Anything else is not ours to remove.
         if os.path.lexists(self.path):
@@ -246,7 +251,7 @@ class Resident:
         from .main import main
 
         pause(request.env, "received")
-        out = Answer(conn, deadline)
+        out = Answer(conn, request.started + TIMEOUT_SECONDS)
 
         def before_commit() -> None:
             pause(request.env, "answered")
@@ -335,12 +340,6 @@ def pause(env: Mapping[str, str], stage: str) -> None:
     from . import testpoint
 
     testpoint.stage(env, stage, variable=PAUSE_ENV)
-
-
-def shared_problem(directory: str) -> str | None:
-    from dsh_sidecar.private_paths import shared_directory_problem
-
-    return shared_directory_problem(directory)
 
 
 def warm_up() -> None:
