@@ -522,3 +522,45 @@ def test_a_resident_notices_its_code_changed_on_disk(
     assert code.changed() is None
     source.write_text("x = 22\n")  # another size: seen whatever the clock's resolution
     assert code.changed() == str(source)
+
+
+def test_what_only_the_hooks_own_process_can_do_is_left_to_it(hooks: Hooks) -> None:
+    hooks.hook("claude", start("s1"))
+    pid = resident.wait_until_up(hooks.home)
+    # doctor names the running resident.
+    doctor = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "doctor"],
+        capture_output=True,
+        text=True,
+        env=hooks.env,
+        timeout=60,
+    ).stdout
+    socket_path = hooks.home / "run" / wire.SOCKET_NAME
+    assert f"resident     running (pid {pid}, {socket_path})\n" in doctor
+    # argparse's help goes to the hook's stdout: declined, answered by the hook itself.
+    helped = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "hook", "--help"],
+        capture_output=True,
+        text=True,
+        env=hooks.env,
+        input="",
+        timeout=60,
+    )
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: dsh-sidecar hook")
+    # A prompt that reads tmux asks about the hook's parent process: declined too.
+    settings = hooks.tmp / "tmux.json"
+    settings.write_text(json.dumps({"tmuxContext": {"enabled": True}}))
+    said = {"cwd": str(hooks.root), **prompt("claude", "s1", "go", 1)}
+    command = ["hook", "--agent", "claude", "--settings", str(settings)]
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", *command],
+        input=json.dumps(said).encode(),
+        capture_output=True,
+        env=hooks.env,
+        cwd=hooks.root,
+        timeout=60,
+    )
+    assert done.returncode == 0
+    resident.stop(hooks.home)
+    assert "declined 2" in resident.log(hooks.home).strip().splitlines()[-1]
+    assert answered_count(hooks.home) == 0
