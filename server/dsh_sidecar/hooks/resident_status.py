@@ -12,6 +12,8 @@ from . import resident_wire as wire
 
 
 def describe(env: Mapping[str, str]) -> str:
+    if not wire.SUPPORTED:
+        return "off (Linux only)"
     if not wire.enabled(env):
         if env.get(wire.SWITCH_ENV, "").strip():
             return f"off ({wire.SWITCH_ENV}={env[wire.SWITCH_ENV].strip()})"

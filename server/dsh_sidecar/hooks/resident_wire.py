@@ -65,8 +65,12 @@ def version(env: Mapping[str, str] | None = None) -> str:
 
 
 def enabled(env: Mapping[str, str]) -> bool:
+    """On unless switched off; Linux only (the peer checks are ``SO_PEERCRED``'s)."""
     value = env.get(SWITCH_ENV, "").strip()
-    return DEFAULT_ON if value == "" else value == "1"
+    return (DEFAULT_ON if value == "" else value == "1") and SUPPORTED
+
+
+SUPPORTED = sys.platform.startswith("linux")
 
 
 def idle_seconds(env: Mapping[str, str]) -> float:
