@@ -496,7 +496,13 @@ def test_an_agents_session_shows_agent_place_times_files_and_waiting_touches(
     hook = subprocess.run(
         [str(PYTHON), "-m", "dsh_sidecar", "hook", "--agent", "claude"],
         input=json.dumps({**start, "source": "startup"}).encode(),
-        env={**os.environ, "DSH_HOME": str(dsh_home), "HOME": str(tmp_path)},
+        # In this process, not a resident engine that would outlive the test.
+        env={
+            **os.environ,
+            "DSH_HOME": str(dsh_home),
+            "HOME": str(tmp_path),
+            "DSH_HOOK_RESIDENT": "0",
+        },
         capture_output=True,
         timeout=60,
         check=False,
