@@ -201,6 +201,7 @@ def test_pending_shows_the_agents_sessions(nvim: Path, project: Project) -> None
     process) is listed under :DshPending with what its next hook event delivers."""
     from dsh_sidecar.model import Message, SessionHeader
     from dsh_sidecar.sessions.inbox import splice_draft
+    from dsh_sidecar.sessions.spool import Spool
     from dsh_sidecar.sessions.store import Store
 
     project.store.parent.mkdir(parents=True)
@@ -232,6 +233,10 @@ def test_pending_shows_the_agents_sessions(nvim: Path, project: Project) -> None
         store.append("codex:s1", [draft], inbox=[message])
     finally:
         store.close()
+    # Two files its hooks kept while the store was busy (dsh/session/list waitingTouches).
+    Spool.of_home(str(project.home)).keep(
+        "codex:s1", (str(project.root / "a.py"), str(project.root / "b.py"))
+    )
     run = succeed(nvim, "pending", project)
     text = text_of(run.records["pending"]["lines"])
     assert "No globals in pkg." in text  # the project's own session, as before
@@ -241,6 +246,7 @@ def test_pending_shows_the_agents_sessions(nvim: Path, project: Project) -> None
         "",
         "1 pending message(s) for its next hook event",
         "- agent-instructions (set pkg/AGENTS.md)",
+        "2 touches waiting",
     ]
 
 

@@ -262,8 +262,11 @@ end
 function agent_sessions(st, root, cb)
   client.request(st, methods.SESSION_LIST, vim.empty_dict(), function(err, listed)
     local found = {}
+    -- Touches its hooks kept while the store was busy (an older sidecar does not send them).
+    local waiting = (not err and listed and type(listed.waitingTouches) == 'table') and listed.waitingTouches or {}
     for _, s in ipairs((not err and listed and listed.sessions) or {}) do
       if type(s.agent) == 'string' and inside(s.cwd, root) and #found < MAX_AGENT_SESSIONS then
+        s.waiting = tonumber(waiting[s.id]) or 0
         table.insert(found, s)
       end
     end
@@ -331,6 +334,9 @@ function M.pending(bufnr)
         table.insert(lines, ('%d pending message(s) for its next hook event'):format(#s.messages))
         for _, message in ipairs(s.messages) do
           table.insert(lines, '- ' .. describe_source(message.source))
+        end
+        if s.waiting > 0 then
+          table.insert(lines, ('%d touch%s waiting'):format(s.waiting, s.waiting == 1 and '' or 'es'))
         end
       end
     end
