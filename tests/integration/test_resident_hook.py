@@ -564,3 +564,70 @@ def test_what_only_the_hooks_own_process_can_do_is_left_to_it(hooks: Hooks) -> N
     resident.stop(hooks.home)
     assert "declined 2" in resident.log(hooks.home).strip().splitlines()[-1]
     assert answered_count(hooks.home) == 0
+
+
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "agent_hooks"
+# The events hooks install registers, in the order a session sends them.
+INSTALLED = {
+    "claude": (
+        "SessionStart",
+        "SubagentStart",
+        "UserPromptSubmit",
+        "InstructionsLoaded",
+        "PostToolUse",
+        "PostToolUseFailure",
+    ),
+    "codex": ("SessionStart", "UserPromptSubmit", "PostToolUse"),
+    "gemini": ("SessionStart", "BeforeAgent", "AfterTool"),
+}
+
+
+def recorded_events(root: Path) -> list[tuple[str, dict[str, Any]]]:
+    """Every recorded payload of an installed event (tests/fixtures/agent_hooks, as the real
+    CLIs sent them), scenario by scenario, each scenario's events in the order they come."""
+    found: list[tuple[tuple[str, str, int, str], str, dict[str, Any]]] = []
+    for agent, events in INSTALLED.items():
+        for path in (RECORDED / agent).glob("*.json"):
+            event, _, scenario = path.stem.partition("-")
+            if event not in events:
+                continue
+            payload = json.loads(path.read_text().replace("$ROOT", str(root)))
+            found.append(((agent, scenario, events.index(event), path.stem), agent, payload))
+    return [(agent, payload) for _, agent, payload in sorted(found, key=lambda f: f[0])]
+
+
+def recorded_tree(root: Path) -> None:
+    """The repository the recordings were made in (tests/unit/test_hook_payloads.py)."""
+    repo = root / "repo"
+    if repo.exists():
+        shutil.rmtree(repo)
+    for rel, content in {
+        "AGENTS.md": "ROOT-AGENTS\n",
+        "CLAUDE.md": "ROOT-CLAUDE\n",
+        "pkg/AGENTS.md": "PKG-AGENTS\n",
+        "pkg/sub/CLAUDE.md": "SUB-CLAUDE\n",
+        "pkg/sub/x.py": "VALUE = 1\n",
+    }.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(content)
+    (repo / ".git").mkdir()
+
+
+def test_recorded_sessions_of_the_three_clis_get_the_same_bytes(
+    hooks: Hooks, tmp_path: Path
+) -> None:
+    events = recorded_events(tmp_path)
+    assert {agent for agent, _ in events} == {"claude", "codex", "gemini"}
+    hooks.env[wire.SWITCH_ENV] = "0"
+    recorded_tree(tmp_path)
+    alone = [hooks.hook(agent, payload) for agent, payload in events]
+    hooks.reset()
+    recorded_tree(tmp_path)
+    hooks.env[wire.SWITCH_ENV] = "1"
+    hooks.hook("claude", start("warm-up"))  # starts the resident; answered in its own process
+    resident.wait_until_up(hooks.home)
+    through = [hooks.hook(agent, payload) for agent, payload in events]
+    resident.stop(hooks.home)
+    assert through == alone
+    assert answered_count(hooks.home) == len(events)
+    assert sum(1 for out in alone if out) >= 10  # the recordings do get answers
