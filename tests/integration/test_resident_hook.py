@@ -364,6 +364,24 @@ def test_a_socket_others_could_reach_is_not_used(hooks: Hooks, where: str) -> No
     assert answered_count(hooks.home) == 0
 
 
+def test_a_socket_of_another_user_is_not_used(hooks: Hooks) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user takes root")
+    hooks.hook("claude", start("s0"))
+    pid = resident.wait_until_up(hooks.home)
+    planted = hooks.home / "run" / wire.SOCKET_NAME
+    os.chown(planted, 65534, -1, follow_symlinks=False)
+    try:
+        out = hooks.hook("claude", read("claude", "s0", hooks.root, "pkg/sub/x.py", "t1"))
+    finally:
+        os.chown(planted, 0, -1, follow_symlinks=False)
+    assert "PKG-AGENTS" in text(out)
+    assert "belongs to uid 65534, not to this user" in hooks.hooks_log()
+    assert resident.pid_of(hooks.home) == pid
+    resident.stop(hooks.home)
+    assert answered_count(hooks.home) == 0
+
+
 class Stage:
     """The resident's test stop (``DSH_TEST_RESIDENT_PAUSE``), through a FIFO."""
 
