@@ -270,8 +270,8 @@ _JSON = st.recursive(
 
 @given(params=_JSON, raw=st.sampled_from(["", "1e400", "123456789012345678", "-1.5e-3"]))
 def test_the_quick_look_for_problems_misses_none(params: Any, raw: str) -> None:
-    # decode skips the walk for problems when the text shows none could be there (no \u
-    # escape, no long number or exponent, few brackets); it must answer as the walk does.
+    # decode skips the walk for problems when nothing shows one could be there (no \u
+    # escape, no unsafe number made by the parse, few brackets); it must answer as the walk does.
     document = {"jsonrpc": "2.0", "id": 1, "method": "dsh/scopes", "params": params}
     text = json.dumps(document)  # lone surrogates become \ud800 escapes, as a client sends them
     if raw:

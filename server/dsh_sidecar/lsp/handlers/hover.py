@@ -13,6 +13,10 @@ from .files import is_instruction_file, local_path
 
 
 def register(server: Server) -> None:
+    # The last answer, for its text: a kept hover text comes back as the same string, and
+    # answering it with the same ``Hover`` lets the protocol send the JSON it made for it.
+    last: list[tuple[str, types.Hover]] = []
+
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: Server, params: types.HoverParams) -> types.Hover | None:
         path = local_path(params.text_document.uri)
@@ -26,7 +30,13 @@ def register(server: Server) -> None:
             text = await ls.queries.hover(params.text_document.uri, instruction_file, max_bytes)
         except DshError:
             return None
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
+        if last and last[0][0] is text:
+            return last[0][1]
+        answer = types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
+        )
+        last[:] = [(text, answer)]
+        return answer
 
 
 def _hover_other_file(ls: Server, position: types.Position) -> bool:

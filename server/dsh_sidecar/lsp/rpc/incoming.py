@@ -45,8 +45,6 @@ MessageId = int | str
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-# Where an unsafe number could be: 16 digits in a row (2^53 has 16), or an exponent (1e400).
-_LONG_NUMBER = re.compile(r"[0-9]{16}|[eE][+-]?[0-9]")
 
 
 @dataclass(frozen=True)
@@ -101,9 +99,13 @@ class _OutOfRange:
     """A number JSON allows but a JavaScript client would corrupt; kept as its text."""
 
     __slots__ = ("text",)
+    # How many were ever made: a decode that made none has no unsafe number to look for (a
+    # count moved by another thread's decode only costs that walk).
+    made = 0
 
     def __init__(self, text: str) -> None:
         self.text = text
+        _OutOfRange.made += 1
 
 
 def _parse_int(text: str) -> int | _OutOfRange:
@@ -124,6 +126,13 @@ def _refuse_constant(text: str) -> None:
     raise ValueError(f"{text} is not JSON")
 
 
+# One decoder for every body: ``json.loads`` with these hooks builds a new decoder and scanner
+# per call, which cost several times the parse of a small message.
+_DECODER = json.JSONDecoder(
+    parse_int=_parse_int, parse_float=_parse_float, parse_constant=_refuse_constant
+)
+
+
 def decode(body: bytes) -> Incoming:
     try:
         text = body.decode("utf-8")
@@ -134,12 +143,10 @@ def decode(body: bytes) -> Incoming:
             CODE_PARSE_ERROR,
         )
     try:
-        document = json.loads(
-            text,
-            parse_int=_parse_int,
-            parse_float=_parse_float,
-            parse_constant=_refuse_constant,
-        )
+        if text.startswith("\ufeff"):  # refused as json.loads refuses it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        made = _OutOfRange.made
+        document = _DECODER.decode(text)
     except RecursionError:
         return Refusal(
             INVALID_REQUEST,
@@ -148,18 +155,15 @@ def decode(body: bytes) -> Incoming:
         )
     except ValueError as exc:  # JSONDecodeError, and the refused constants
         return Refusal(PARSE_ERROR, f"Parse error: {exc}", CODE_PARSE_ERROR)
-    return classify(document, _may_have_problem(text))
+    return classify(document, _may_have_problem(text, _OutOfRange.made != made))
 
 
-def _may_have_problem(text: str) -> bool:
+def _may_have_problem(text: str, unsafe_number: bool) -> bool:
     """Whether ``_first_problem`` could find anything in the document ``text`` parsed to: a lone
     surrogate only comes from a ``\\u`` escape (the body is UTF-8), an unsafe number only from
-    a long run of digits, and nesting past the limit needs as many brackets."""
-    return (
-        "\\u" in text
-        or _LONG_NUMBER.search(text) is not None
-        or text.count("{") + text.count("[") >= MAX_NESTING_DEPTH
-    )
+    the parse (``unsafe_number``: it made an ``_OutOfRange``; a scan of the text for where one
+    could be cost more than the parse), and nesting past the limit needs as many brackets."""
+    return unsafe_number or "\\u" in text or text.count("{") + text.count("[") >= MAX_NESTING_DEPTH
 
 
 def _valid_id(value: Any) -> bool:

@@ -395,7 +395,7 @@ class DshProtocol(LanguageServerProtocol):
         keys, and a result that carries its parts' encoding (``encode.spliced``) is not encoded
         again."""
         result = response.result
-        if _is_wire_type(type(result)):
+        if _encoded_once(type(result)):
             text = _SENT.get(result)
             if text is None:
                 text = spliced(result) or self._json(result)
@@ -431,8 +431,10 @@ def _has_code(error: types.ResponseError) -> bool:
     return isinstance(error.data, dict) and isinstance(error.data.get("code"), str)
 
 
-def _is_wire_type(cls: type) -> bool:
-    return cls.__module__ == wire_types.__name__
+def _encoded_once(cls: type) -> bool:
+    """Our wire results, and hovers (the hover handler answers a kept hover text with the same
+    ``Hover`` each time, and nothing changes one after it is made)."""
+    return cls.__module__ == wire_types.__name__ or cls is types.Hover
 
 
 def _usable_id(value: Any) -> bool:
