@@ -7,35 +7,20 @@ the text (and size) the model says the agent sends of each file.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dsh_sidecar.agents import AGENTS
-from tests.support.agent_cli import VERSIONS, Agent, run_agent
-from tests.support.steps import ReadFile, Text
+from tests.support.agent_cli import VERSIONS, Agent
 
-from .compare import (
-    CLI_AGENT,
-    build,
-    disagreements,
-    observed,
-    predicted,
-    rules_of,
-    sent_text_problems,
-    where,
-)
+from .check import check_tree
+from .compare import CLI_AGENT, rules_of
+from .generate import UNFIXED, generate, load_found
 from .trees import TREES
 
 pytestmark = pytest.mark.agent_clis
-PROMPT = "Read the file you are asked about and answer in one word."
-
-
-def read_step(cli: Agent, cwd: Path, target: Path) -> ReadFile:
-    # Claude Code's and Gemini CLI's read tools take the absolute path; Codex runs `cat` with the
-    # path a model usually writes, relative to its working directory.
-    return ReadFile(os.path.relpath(target, cwd) if cli == "codex" else str(target))
 
 
 @pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
@@ -45,23 +30,57 @@ def test_every_tree_matches_the_model(cli: Agent, tmp_path: Path) -> None:
     found: list[str] = []
     sent = 0
     for n, tree in enumerate(TREES):
-        base = tmp_path / f"t{n}"
-        built = build(tree, base, f"{n}{cli[0]}")
-        home, cwd, target = base / "home", base / tree.cwd, base / tree.read
-        run = run_agent(cli, cwd, PROMPT, [read_step(cli, cwd, target), Text("done")], home=home)
-        assert run.exit_code == 0, f"{tree.name}: {run.describe()}"
-        assert not run.outside_attempts, run.outside_attempts
-        seen = observed(cli, built, run)
-        sent += len(seen)
-        here = where(built, home, home / ".codex")
-        expected = predicted(rules, built, here)
-        found.extend(f"{tree.name}: {d}" for d in disagreements(expected, seen, built))
-        found.extend(f"{tree.name}: {p}" for p in sent_text_problems(rules, here, run, built))
+        checked = check_tree(cli, tree, tmp_path / f"t{n}", f"{n}{cli[0]}")
+        found.extend(checked.found)
+        sent += checked.sent
     print(
         f"{cli} {VERSIONS[cli]}: {len(TREES)} trees, {sent} markers sent, {len(found)} disagreements"
     )
     assert sent >= 10, "the CLI sent almost nothing: the fake model run is broken"
     assert not found, "\n".join(found)
+
+
+# The generated sample CI runs (generate.py): a fixed seed, SAMPLE trees per CLI. Features the
+# models still get wrong (UNFIXED) are left out of it, by name and with their reason, and each
+# has a minimal tree in found/ marked xfail(strict) until it is fixed.
+SAMPLE_SEED = 33
+SAMPLE = 40
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
+def test_a_generated_sample_matches_the_model(cli: Agent, tmp_path: Path) -> None:
+    found: list[str] = []
+    sent = 0
+    for index in range(SAMPLE):
+        generated = generate(SAMPLE_SEED, index, exclude=UNFIXED)
+        checked = check_tree(cli, generated.tree, tmp_path / f"g{index}", f"g{index}{cli[0]}")
+        found.extend(f"{line} [{generated.tree.note}]" for line in checked.found)
+        sent += checked.sent
+    print(f"{cli}: {SAMPLE} generated trees (seed {SAMPLE_SEED}), {len(found)} disagreements")
+    assert sent >= 10, "the CLI sent almost nothing: the fake model run is broken"
+    assert not found, "\n".join(found)
+
+
+FOUND = load_found()
+
+
+@pytest.mark.parametrize(
+    ("cli", "found"),
+    [
+        pytest.param(
+            f.cli,
+            f,
+            id=name,
+            marks=[pytest.mark.xfail(strict=True, reason=f.xfail)] if f.xfail else [],
+        )
+        for name, f in FOUND
+    ],
+)
+def test_a_tree_the_generator_found_matches_the_model(
+    cli: Agent, found: Any, tmp_path: Path
+) -> None:
+    checked = check_tree(cli, found.tree, tmp_path / "t", f"f{cli[0]}")
+    assert not checked.found, f"{found.cause}\n" + "\n".join(checked.found)
 
 
 def test_every_cli_agent_names_its_verified_release() -> None:

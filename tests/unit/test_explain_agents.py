@@ -513,7 +513,7 @@ def test_sizes_count_each_byte_once_as_each_agent_sends_it(tmp_path: Path) -> No
     e = explain(tmp_path, "p/x.py")
     gemini = {f.display_path: f.sent_bytes for f in e.agent("gemini-cli").files}
     claude = {f.display_path: f.sent_bytes for f in e.agent("claude-code").files}
-    # Gemini CLI puts the imported text in place of "@imp.md"; Claude Code sends the file as
-    # written and the import as a file of its own.
-    assert gemini == {"GEMINI.md": len("top\n\nafter\n"), "imp.md": len("imported\n")}
+    # Gemini CLI puts the imported text in place of "@imp.md" and trims the file; Claude Code
+    # sends the file as written and the import as a file of its own.
+    assert gemini == {"GEMINI.md": len("top\n\nafter"), "imp.md": len("imported\n")}
     assert claude == {"CLAUDE.md": len("top\n@imp.md\nafter\n"), "imp.md": len("imported\n")}

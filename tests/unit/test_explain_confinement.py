@@ -119,7 +119,8 @@ def test_an_instruction_file_linking_outside_is_what_the_agent_loads(tmp_path: P
     explanation = tree.explain("src/api/handler.py")
     found = {f.display_path: f for f in explanation.agent("claude-code").files}
     linked = found["CLAUDE.md"]
-    assert (linked.state, linked.when, linked.sent_bytes) == ("loaded", "start", 13)
+    # What the agent makes of the text (frontmatter, comments) is not known without reading it.
+    assert (linked.state, linked.when, linked.sent_bytes) == ("loaded", "start", None)
     assert linked.reason == "loaded when a session starts"
     assert linked.boundary == (
         f"links outside the project to {shared / 'CLAUDE.md'}: this sidecar does not read it, "

@@ -97,7 +97,7 @@ def test_compiled_globs_of_every_dialect_decide_as_before(pattern_text: str, pat
         rewritten = text.rstrip("/")
         if rewritten.startswith("/"):
             rewritten = rewritten.lstrip("/")
-        elif not rewritten.startswith("**/") and rewritten != "**":
+        elif "/" not in rewritten.removesuffix("/**") and rewritten != "**":
             rewritten = "**/" + rewritten
         below = "only" if text.endswith("/") else "also"
         assert claude.matches(path) is bool(one_by_one(rewritten.lower(), path.lower(), below))

@@ -101,6 +101,10 @@ CLAUDE_OBSERVED = [
     ("src/deep", "src/deep/x.py", True),
     ("src/deep/", "src/deep/x.py", True),
     ("!src/**", "src/deep/x.py", False),
+    # Issue 33, a generated tree (seed 33, index 18), then a run: a slash before the end anchors.
+    ("deep/*.py", "src/deep/x.py", False),
+    ("d*/x.py", "src/deep/x.py", False),
+    ("deep/", "src/deep/x.py", True),
 ]
 
 

@@ -31,12 +31,34 @@ RULES = AgentRules(
     walk=Walk("cwd-to-filesystem-root", CLAUDE_NAMES),
     nested=Nested(CLAUDE_NAMES, "working-on-file", start="cwd"),
     rule_sets=(
-        RuleSet("home", ".claude/rules", "**/*.md", "paths", "always"),
         RuleSet(
-            "walk-and-nested", ".claude/rules", "**/*.md", "paths", "always", glob_base="owner"
+            "home",
+            ".claude/rules",
+            "**/*.md",
+            "paths",
+            "always",
+            all_stars_always=True,
+            skips_links_out_of_cwd=True,
+        ),
+        RuleSet(
+            "walk-and-nested",
+            ".claude/rules",
+            "**/*.md",
+            "paths",
+            "always",
+            glob_base="owner",
+            all_stars_always=True,
+            skips_links_out_of_cwd=True,
         ),
     ),
-    imports=Imports("@path", max_depth=4, skips_code=True, outside_cwd="asks"),
+    imports=Imports(
+        "@path",
+        max_depth=4,
+        skips_code=True,
+        outside_cwd="asks",
+        parser="claude-code",
+        rule_imports="when-folder-read",
+    ),
     size_limit=None,
     skips_empty_files=True,
     frontmatter="stripped",
@@ -45,7 +67,10 @@ RULES = AgentRules(
         unless=CLAUDE_NAMES,
         setting="instructionFiles",
         default="claude-md-or-agents-md",
+        per_directory=True,
     ),
+    sent_text="claude-code",
+    reads_outside_cwd="refused",
     verified=Verified("2.1.332", "@anthropic-ai/claude-code"),
     order=(
         "the managed policy file, ~/.claude/CLAUDE.md, ~/.claude/rules, then each directory from "

@@ -23,6 +23,7 @@ RULES = AgentRules(
     imports=None,
     size_limit=SizeLimit("project_doc_max_bytes", 32 * 1024, "project", "root-first"),
     skips_empty_files=True,
+    sent_text="codex",
     verified=Verified("0.171.0", "@openai/codex"),
     order=(
         "the user-global file, then one file per directory from the project root down to the "

@@ -107,6 +107,12 @@ class RuleSet:
     always_field: str | None = None
     glob_base: Literal["working-directory", "owner"] = "working-directory"
     glob_list: bool = True
+    # Claude Code reads a trailing "/**" as the directory itself and globs that are all "**"
+    # as no globs at all (the rule applies everywhere, at start).
+    all_stars_always: bool = False
+    # Claude Code, headless: a rule folder, or a file in it, that is a link to somewhere
+    # outside the working directory is not followed.
+    skips_links_out_of_cwd: bool = False
 
 
 @attrs.frozen
@@ -122,6 +128,18 @@ class Imports:
     # True when the imported text replaces the ``@path`` in the importing file (Gemini CLI);
     # False when the importing file is sent as written and each import as a file of its own.
     inlined: bool = False
+    # Whose syntax reads the ``@`` references (explain/agent_imports.py): the agent's own, or
+    # the sidecar's (agents not run against their CLI).
+    parser: Literal["sidecar", "claude-code", "gemini-cli"] = "sidecar"
+    # "project-root": an import must really lie under the nearest directory holding .git above
+    # the top file (that file's own directory without one), Gemini CLI.
+    within: Literal["anywhere", "project-root"] = "anywhere"
+    # "per-branch": a file already imported on another branch is imported (and sent) again, and
+    # the top file itself can be imported back (Gemini CLI's bug); "once": never twice.
+    repeats: Literal["once", "per-branch"] = "once"
+    # "when-folder-read": a rule file's imports arrive when the agent reads the rule folder,
+    # whether or not the rule itself applies yet (Claude Code); "with-rule": with the rule.
+    rule_imports: Literal["with-rule", "when-folder-read"] = "with-rule"
 
 
 @attrs.frozen
@@ -154,6 +172,9 @@ class Fallback:
     unless: tuple[str, ...]
     setting: str
     default: str
+    # Below the working directory, a directory holding any of ``unless`` gets none of ``names``
+    # (Claude Code decides the nested fallback per directory).
+    per_directory: bool = False
 
 
 @attrs.frozen
@@ -175,3 +196,10 @@ class AgentRules:
     verified: Verified | None = None
     frontmatter: Literal["stripped", "sent"] = "sent"
     fallback: Fallback | None = None
+    # How the agent turns a file into what it sends (explain/simulate.py, sent_text): as it is;
+    # Claude Code without frontmatter and comment blocks; Codex decoding a cut leniently;
+    # Gemini CLI trimmed.
+    sent_text: Literal["as-is", "claude-code", "codex", "gemini-cli"] = "as-is"
+    # "refused": the agent's read tool refuses a file outside the working directory in a
+    # headless run, so nothing loads after that read (Claude Code, Gemini CLI).
+    reads_outside_cwd: Literal["allowed", "refused"] = "allowed"

@@ -73,7 +73,7 @@ class AgentFile:
 
     ``boundary`` is set when this sidecar's trust boundary keeps it from reading the file (a
     link out of the project): the agent's state stays what the agent does (it follows links),
-    judged on the file's size alone.
+    judged on the file's size alone, and ``sent_bytes`` is left out (unknown unread).
     """
 
     path: str

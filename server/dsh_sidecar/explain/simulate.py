@@ -71,6 +71,14 @@ class Simulation:
     sources: tuple[SourceRef, ...]
 
 
+@attrs.frozen
+class _Top:
+    """The file an import chain starts from: its kind, and where its imports must lie."""
+
+    kind: str
+    root: str | None
+
+
 @attrs.define
 class _Found:
     """A file the agent considers, with what was read of it (for limits and imports)."""
@@ -83,6 +91,7 @@ class _Found:
     kept: int | None = None
     when: str | None = None
     inlined: list[str] = attrs.Factory(list)  # imports the agent puts in place of their @path
+    folder_when: str | None = None  # a rule: when the agent reads its folder
 
 
 def simulate(rules: AgentRules, where: Where, fs: LocalFileSystem) -> Simulation:
@@ -94,6 +103,7 @@ def simulate(rules: AgentRules, where: Where, fs: LocalFileSystem) -> Simulation
     run.rule_sets(home=False)
     run.imports()
     run.empty()
+    run.refused_read()
     run.not_read()
     limit = run.size_limit()
     files = tuple(run.agent_file(f) for f in run.found)
@@ -223,6 +233,13 @@ class _Run:
     def _unreadable(self, read: FileRead) -> bool:
         return read.error is not None
 
+    def _blank(self, read: FileRead) -> bool | None:
+        """Whether the agent sees only whitespace: Codex does not count a byte order mark as
+        whitespace (its trim keeps it), the others do."""
+        if self.rules.sent_text == "codex" and read.blank is True and read.data:
+            return not read.data.decode("utf-8", "replace").strip()
+        return read.blank
+
     # --- the steps ----------------------------------------------------------------------------
 
     def user_global(self) -> None:
@@ -291,7 +308,7 @@ class _Run:
     def _start_state(self, read: FileRead) -> tuple[str, str, FileRead]:
         if self._unreadable(read):
             return "unreadable", read.error or "", read
-        if self.rules.skips_empty_files and read.blank:
+        if self.rules.skips_empty_files and self._blank(read):
             return "empty", f"empty; {self.name} skips empty files", read
         if self.rules.working_directory == "workspace":
             return "loaded", "always on for the workspace", read
@@ -300,7 +317,10 @@ class _Run:
     def nested(self) -> None:
         nested = self.rules.nested
         for directory in self.nested_dirs():
+            own = self._own_fallback_blocker(directory)
             for name in self.nested_names():
+                if own and self.rules.fallback is not None and name in self.rules.fallback.names:
+                    continue  # not_read() lists it, saying why
                 path = os.path.join(directory, name)
                 read = self._unseen_read(path)
                 if read is None:
@@ -318,6 +338,14 @@ class _Run:
                         f"loaded once {self.name} works on a file below {shown}/",
                         read,
                     )
+
+    def _own_fallback_blocker(self, directory: str) -> bool:
+        """Whether ``directory`` holds a file whose name turns the fallback off for it alone
+        (Claude Code: a directory with a Claude file of its own gets no AGENTS.md)."""
+        fallback = self.rules.fallback
+        if fallback is None or not fallback.per_directory:
+            return False
+        return any(self._read(os.path.join(directory, n)) is not None for n in fallback.unless)
 
     def rule_sets(self, *, home: bool) -> None:
         for rule_set in self.rules.rule_sets:
@@ -341,9 +369,18 @@ class _Run:
                             None,
                         )
                     )
+                linked_out = self._link_out_of_cwd(rule_set, folder)
                 for path in listing.files:
                     read = self._unseen_read(path)
                     if read is None:
+                        continue
+                    if linked_out or self._link_out_of_cwd(rule_set, path):
+                        why = (
+                            f"a link to {self._key(path)}, outside the working directory: "
+                            f"{self.name} does not follow it in a session that cannot ask "
+                            "(headless)"
+                        )
+                        self._add(path, RULE, "not-read", why, read, None)
                         continue
                     # Read once: both the state and the time look at it.
                     front = None if self._unreadable(read) else read_frontmatter(read.text) or {}
@@ -356,6 +393,16 @@ class _Run:
                     state, reason = self._rule_state(rule_set, owner, read, front)
                     when = self._rule_when(rule_set, owner, front)
                     self._add(path, RULE, state, reason, read, when)
+                    # When the agent reads this rule folder (for its imports, see imports()).
+                    nested = rule_set.anchor == "walk-and-nested" and owner in self.nested_dirs()
+                    self.found[-1].folder_when = AFTER_READ if nested else START
+
+    def _link_out_of_cwd(self, rule_set: RuleSet, path: str) -> bool:
+        """Whether ``path`` is a link whose real path is outside the working directory, for an
+        agent that does not follow such links in a rule folder (Claude Code, headless)."""
+        if not rule_set.skips_links_out_of_cwd or not os.path.islink(path):
+            return False
+        return not _inside(self._key(path), self._key(self.working))
 
     def _rule_owners(self, rule_set: RuleSet) -> list[str]:
         anchor = rule_set.anchor
@@ -388,7 +435,9 @@ class _Run:
         value = front.get(field)
         if value is None or value == "" or value == []:
             return self._without_globs(rule_set, front)
-        patterns = _patterns(value, rule_set.glob_list)
+        patterns = _globs(rule_set, value)
+        if patterns == []:
+            return self._without_globs(rule_set, front)
         if patterns is None:
             return "unmatched", f"{field} is not a glob string; it matches nothing"
         base = (
@@ -433,25 +482,31 @@ class _Run:
         if rule_set.always_field and front.get(rule_set.always_field) is True:
             return START
         value = front.get(rule_set.glob_field)
-        return START if value is None or value == "" or value == [] else AFTER_READ
+        if value is None or value == "" or value == []:
+            return START
+        return START if _globs(rule_set, value) == [] else AFTER_READ
 
     def _sent_bytes(self, found: _Found) -> int:
-        """What the agent receives for this file alone: the bytes its size limit keeps, without
-        frontmatter where the agent strips it (imported files are counted as their own rows)."""
+        """What the agent receives for this file alone: the bytes its size limit keeps, as the
+        agent turns them into text (``sent_text``), without an inlined ``@path`` (imported files
+        are counted as their own rows)."""
         read = found.read
         assert read is not None
-        size = found.kept if found.kept is not None else read.size
-        if found.kind == RULE and self.rules.frontmatter == "stripped":
-            size -= frontmatter_bytes(read.data)
+        if read.complete and read.boundary is None:
+            size = len(sent_text(self.rules, found.kind, read.data, found.kept))
+        else:  # only the size is known (a bigger file than the read cap, or not readable here)
+            size = found.kept if found.kept is not None else read.size
+            if found.kind == RULE and self.rules.frontmatter == "stripped":
+                size -= frontmatter_bytes(read.data)
         spec = self.rules.imports
         if spec is not None and spec.inlined and found.inlined:
             # The @path itself is replaced by the imported text, which has a row of its own.
-            from .imports import import_spans
+            from .agent_imports import gemini_imports
 
-            home = self.where.home
-            for span in import_spans(read.text, os.path.dirname(found.path), home):
+            text = read.text
+            for span in gemini_imports(text, os.path.dirname(found.path)):
                 if self._key(span.path) in found.inlined:
-                    size -= len(read.text[span.start : span.end].encode("utf-8"))
+                    size -= len(text[span.start : span.end].encode("utf-8"))
         return max(size, 0)
 
     def _without_globs(self, rule_set: RuleSet, front: dict[str, FrontValue]) -> tuple[str, str]:
@@ -470,21 +525,77 @@ class _Run:
         out: list[_Found] = []
         for found in self.found:
             out.append(found)
-            if found.state == "loaded" and found.read is not None:
-                out.extend(self._imports_of(found, 1, spec.max_depth))
+            if found.read is None:
+                continue
+            folder_time = spec.rule_imports == "when-folder-read" and found.kind == RULE
+            if found.state == "loaded" and not folder_time:
+                top = _Top(found.kind, self._import_root(found.path))
+                out.extend(self._imports_of(found, 1, spec.max_depth, top, frozenset()))
+            elif (
+                folder_time
+                and found.kind == RULE
+                and found.state in ("loaded", "unmatched")
+                and found.folder_when is not None
+            ):
+                # The rule itself may wait for a matching read (or never come), but its
+                # imports arrive when the agent reads the rule folder.
+                top = _Top(found.kind, self._import_root(found.path))
+                loaded_when = found.when
+                found.when = found.folder_when
+                out.extend(self._imports_of(found, 1, spec.max_depth, top, frozenset()))
+                found.when = loaded_when
         self.found = out
 
-    def _imports_of(self, importer: _Found, depth: int, max_depth: int) -> list[_Found]:
+    def _import_root(self, path: str) -> str | None:
+        """Where an import from the file at ``path`` must really lie, for an agent that
+        confines imports (Gemini CLI: the nearest directory holding .git above the file, the
+        file's own directory without one)."""
+        spec = self.rules.imports
+        if spec is None or spec.within != "project-root":
+            return None
+        start = current = self._key(os.path.dirname(path))
+        while True:
+            if self.fs.exists(os.path.join(current, ".git")):
+                return current
+            parent = os.path.dirname(current)
+            if parent == current:
+                return start
+            current = parent
+
+    def _import_targets(self, text: str, importer_dir: str) -> list[str]:
+        """The paths ``text`` imports, in the agent's own syntax, in order. An agent that
+        imports per branch sees each occurrence; the others each path once."""
+        spec = self.rules.imports
+        assert spec is not None
+        from . import agent_imports
+
+        home = self.where.home
+        if spec.parser == "claude-code":
+            paths = [i.path for i in agent_imports.claude_imports(text, importer_dir, home)]
+        elif spec.parser == "gemini-cli":
+            paths = [i.path for i in agent_imports.gemini_imports(text, importer_dir)]
+        else:
+            from .imports import import_paths
+
+            paths = import_paths(text, importer_dir, home)
+        if spec.repeats == "per-branch":
+            return paths[:MAX_IMPORTED_FILES]
+        return list(dict.fromkeys(paths))
+
+    def _imports_of(
+        self, importer: _Found, depth: int, max_depth: int, top: _Top, branch: frozenset[str]
+    ) -> list[_Found]:
         read = importer.read
         assert read is not None
+        spec = self.rules.imports
+        assert spec is not None
         out: list[_Found] = []
         if "@" not in read.text:
             return out  # no import can start: the parser (and its module) is not needed
-        from .imports import import_paths
-
-        for path in import_paths(read.text, os.path.dirname(importer.path), self.where.home):
+        per_branch = spec.repeats == "per-branch"
+        for path in self._import_targets(read.text, os.path.dirname(importer.path)):
             key = self._key(path)
-            if key in self.seen:
+            if key in branch or (not per_branch and key in self.seen):
                 continue
             if self.imported >= MAX_IMPORTED_FILES:
                 # A repository of files importing each other is not read without end; the
@@ -505,23 +616,25 @@ class _Run:
             target = self._read(path)
             if target is None:
                 continue
+            repeat = key in self.seen
             self.seen.add(key)
             shown = self.display(importer.path)
             if depth > max_depth:
-                out.append(
-                    _Found(
-                        path,
-                        IMPORT,
-                        "not-read",
-                        f"imported by {shown}, beyond {max_depth} import levels",
-                        target,
-                    )
-                )
+                if not repeat:
+                    why = f"imported by {shown}, beyond {max_depth} import levels"
+                    out.append(_Found(path, IMPORT, "not-read", why, target))
                 continue
             if self._unreadable(target):
                 out.append(_Found(path, IMPORT, "unreadable", target.error or "", target))
                 continue
-            if self._needs_approval(path):
+            if top.root is not None and not _inside(key, top.root):
+                why = (
+                    f"imported by {shown} from outside {self.display(top.root)}: {self.name} "
+                    "imports only from the project of the file importing"
+                )
+                out.append(_Found(path, IMPORT, "not-read", why, target))
+                continue
+            if top.kind != USER_GLOBAL and self._needs_approval(path):
                 why = (
                     f"imported by {shown} from outside the working directory: {self.name} asks "
                     "before loading such an import, and a session that cannot ask (headless) "
@@ -529,13 +642,17 @@ class _Run:
                 )
                 out.append(_Found(path, IMPORT, "not-read", why, target))
                 continue
-            found = _Found(
-                path, IMPORT, "loaded", f"imported by {shown}", target, when=importer.when
-            )
+            reason = f"imported by {shown}"
+            if repeat:
+                reason += (
+                    f"; sent again: {self.name} sends a file once per import path that reaches "
+                    "it (its own bug; the hooks never add it)"
+                )
+            found = _Found(path, IMPORT, "loaded", reason, target, when=importer.when)
             self.imported += 1
             importer.inlined.append(key)
             out.append(found)
-            out.extend(self._imports_of(found, depth + 1, max_depth))
+            out.extend(self._imports_of(found, depth + 1, max_depth, top, branch | {key}))
         return out
 
     def _needs_approval(self, path: str) -> bool:
@@ -549,9 +666,24 @@ class _Run:
         if not self.rules.skips_empty_files:
             return
         for found in self.found:
-            if found.state == "loaded" and found.read is not None and found.read.blank is True:
+            if found.state == "loaded" and found.read is not None and self._blank(found.read):
                 found.state = "empty"
                 found.reason = f"empty; {self.name} does not send empty files"
+
+    def refused_read(self) -> None:
+        """An agent whose read tool refuses a file outside its working directory (headless, it
+        cannot ask) never reads the file, so nothing it would load after that read loads."""
+        if self.rules.reads_outside_cwd != "refused":
+            return
+        if _inside(self._key(self.where.file), self._key(self.working)):
+            return
+        for found in self.found:
+            if found.state in LOADED_AGENT_STATES and found.when == AFTER_READ:
+                found.state = "not-read"
+                found.reason = (
+                    f"{self.name} refuses to read a file outside its working directory in a "
+                    "session that cannot ask (headless), so nothing loads after that read"
+                )
 
     def not_read(self) -> None:
         """Files of the file's chain with a name the agent knows, which it does not read."""
@@ -572,6 +704,17 @@ class _Run:
     def _why_not(self, directory: str, name: str, walked: set[str], nested: set[str]) -> str:
         rules = self.rules
         fallback = rules.fallback
+        if (
+            fallback is not None
+            and name in fallback.names
+            and self.fallback_on
+            and directory in nested
+            and self._own_fallback_blocker(directory)
+        ):
+            return (
+                f"{self.name} reads {name} below its working directory only in a directory "
+                f"without its own {' / '.join(fallback.unless)}"
+            )
         if fallback is not None and name in fallback.names and not self.fallback_on:
             blocker = self._blocker()
             shown = self.display(blocker) if blocker else "a CLAUDE.md"
@@ -612,7 +755,7 @@ class _Run:
             if (
                 self.rules.skips_empty_files
                 and read.boundary is None
-                and not read.data[:kept].decode("utf-8", "replace").removeprefix("\ufeff").strip()
+                and not read.data[:kept].decode("utf-8", "replace").strip()
             ):
                 found.state = "empty"
                 found.reason = f"blank within the {kept:,} bytes left; {self.name} skips it"
@@ -640,9 +783,16 @@ class _Run:
             kept_bytes=kept,
             reason=found.reason or None,
             when=found.when if loaded else None,
-            sent_bytes=self._sent_bytes(found) if loaded else None,
+            # Beyond the boundary only the size is known, not what the agent makes of the text.
+            sent_bytes=self._sent_bytes(found)
+            if loaded and not self._unknown_text(found)
+            else None,
             boundary=self._boundary(found),
         )
+
+    def _unknown_text(self, found: _Found) -> bool:
+        read = found.read
+        return read is not None and read.boundary is not None and not read.complete
 
     def _boundary(self, found: _Found) -> str | None:
         """Why this sidecar will not read (nor send) a file the agent considers: a fact beside
@@ -657,6 +807,27 @@ class _Run:
 
 def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def sent_text(rules: AgentRules, kind: str, data: bytes, kept: int | None = None) -> bytes:
+    """The bytes the agent sends for a file whose bytes are ``data``, ``kept`` of them kept by
+    its size limit: Claude Code leaves out YAML frontmatter and comment blocks (of every file,
+    not only rules); Codex decodes what its limit kept leniently, a character cut in half ending
+    as U+FFFD; Gemini CLI trims each file; an agent stripping rule frontmatter leaves it out of
+    rules."""
+    cut = data if kept is None else data[:kept]
+    if rules.sent_text == "claude-code":
+        from .agent_imports import sent_claude_text
+
+        return sent_claude_text(cut)
+    if rules.sent_text == "codex":
+        return cut.decode("utf-8", "replace").encode("utf-8")
+    if rules.sent_text == "gemini-cli" and kind != IMPORT:  # an import is inlined untrimmed
+        # Trimmed as JavaScript trims: whitespace and a byte order mark, at both ends.
+        return cut.decode("utf-8", "replace").strip().strip("\ufeff").strip().encode("utf-8")
+    if kind == RULE and rules.frontmatter == "stripped":
+        return cut[frontmatter_bytes(cut) :]
+    return cut
 
 
 def frontmatter_bytes(data: bytes) -> int:
@@ -676,6 +847,18 @@ def frontmatter_bytes(data: bytes) -> int:
             return 0
         at = end + 1
     return 0
+
+
+def _globs(rule_set: RuleSet, value: FrontValue) -> list[str] | None:
+    """The rule's globs as the agent uses them; [] when they amount to none (Claude Code: a
+    trailing "/**" stands for the directory, and globs that are all "**" for no globs)."""
+    patterns = _patterns(value, rule_set.glob_list)
+    if patterns is None or not rule_set.all_stars_always:
+        return patterns
+    # Matching already reads "dir/**" as "dir" (compile_claude_glob); what is left to say here
+    # is when nothing but "**" remains.
+    trimmed = [p[:-3] if p.endswith("/**") else p for p in patterns]
+    return [] if all(p in ("", "**") for p in trimmed) else patterns
 
 
 def _patterns(value: FrontValue, glob_list: bool) -> list[str] | None:

@@ -10,10 +10,11 @@ pattern is matched against the file's absolute path, and case is ignored.
 
 Claude Code reads ``paths`` in yet another way (``compile_claude_glob``), observed with Claude Code
 2.1.332 (its documentation says ``*.md`` is "Markdown files in the project root", which the CLI
-does not do): a pattern not starting with ``/`` or ``**/`` matches at any depth (``*.py`` is every
-Python file, ``deep/**`` matches ``src/deep/x.py``), a leading ``/`` anchors it at the root, a
-pattern naming a directory covers every file below it (``src``, ``src/deep/``, ``src/*``), case is
-ignored, and a ``!`` pattern applies to nothing. Matched against the path from the root.
+does not do): as in a ``.gitignore``, a pattern without a slash before its end (a trailing ``/**``
+aside) matches at any depth (``*.py`` is every Python file, ``deep/**`` matches
+``src/deep/x.py``), one with a slash is anchored at the root (``sub/*.py`` misses
+``pkg/sub/x.py``, ``/x.py`` is the root's only), a pattern naming a directory covers every
+file below it (``src``, ``src/deep/``, ``src/*``), case is ignored, and a ``!`` pattern applies to nothing. Matched against the path from the root.
 
 Patterns come from the repository, so they are untrusted: matching runs the pattern as a small
 automaton over the path, one step per character (no backtracking, so ``*a*a*a*b`` against a long
@@ -162,7 +163,10 @@ def _compile_claude_glob(pattern: str) -> Glob | None:
     text = text.rstrip("/")
     if text.startswith("/"):
         text = text.lstrip("/")
-    elif not text.startswith("**/") and text != "**":
+    elif "/" not in text.removesuffix("/**") and text != "**":
+        # As in a .gitignore: a pattern with a slash before its end (a trailing "/**" aside,
+        # which Claude Code drops) is anchored at the base; one without matches at any depth
+        # (2.1.332, issue 33: "sub/*.py" misses pkg/sub/x.py, "deep/**" finds src/deep/).
         text = "**/" + text
     text = text.lower()
     if not text or len(text) > MAX_PATTERN_LENGTH:

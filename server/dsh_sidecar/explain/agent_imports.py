@@ -1,0 +1,330 @@
+"""Each command-line agent's own ``@`` import syntax, as its shipped code reads it (release in
+``dsh_sidecar.agents``; docs/reference/agent-models.md says where in each CLI's code).
+
+The sidecar's own import reader (``sources/agent_instructions/import_syntax.py``) is one
+syntax for every file; the agents disagree on the details, and explain must say what each agent
+does, so each has its parser here:
+
+- Claude Code reads imports from the Markdown *text* of a file: nothing in code (fenced with
+  backticks or tildes, indented blocks, code spans), nothing inside HTML comments, but an ``@``
+  right after emphasis markers counts. The path runs to whitespace (``\\ `` is an escaped space),
+  a ``#fragment`` is cut, and nothing else is trimmed (``@a.md.`` names ``a.md.``). It must start
+  with ``./``, ``~/``, ``/`` or a letter, digit, ``.``, ``_`` or ``-``. A file whose extension is
+  not a text one is skipped.
+- Gemini CLI scans the raw text: an ``@`` at the start or after a space, tab or line break,
+  the path running to the next such character and starting with ``.``, ``/`` or an ASCII letter;
+  only backtick code (spans and fences) hides one, so ``~~~`` blocks, indented blocks and HTML
+  comments do not. Its imported text replaces the ``@path`` in the importer.
+
+Every scan here moves forward only (no pattern that can backtrack over the text), so repository
+text of any shape costs linear work.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import attrs
+
+from dsh_sidecar.sources.agent_instructions.markdown_code import blank_code
+
+# Claude Code skips an imported file whose extension is none of these (its text-file list).
+CLAUDE_TEXT_EXTENSIONS = frozenset(
+    [
+        ".md",
+        ".txt",
+        ".text",
+        ".json",
+        ".yaml",
+        ".yml",
+        ".toml",
+        ".xml",
+        ".csv",
+        ".html",
+        ".htm",
+        ".css",
+        ".scss",
+        ".sass",
+        ".less",
+        ".js",
+        ".ts",
+        ".tsx",
+        ".jsx",
+        ".mjs",
+        ".cjs",
+        ".mts",
+        ".cts",
+        ".py",
+        ".pyi",
+        ".pyw",
+        ".rb",
+        ".erb",
+        ".rake",
+        ".go",
+        ".rs",
+        ".java",
+        ".kt",
+        ".kts",
+        ".scala",
+        ".c",
+        ".cpp",
+        ".cc",
+        ".cxx",
+        ".h",
+        ".hpp",
+        ".hxx",
+        ".cs",
+        ".swift",
+        ".sh",
+        ".bash",
+        ".zsh",
+        ".fish",
+        ".ps1",
+        ".bat",
+        ".cmd",
+        ".env",
+        ".ini",
+        ".cfg",
+        ".conf",
+        ".config",
+        ".properties",
+        ".sql",
+        ".graphql",
+        ".gql",
+        ".proto",
+        ".vue",
+        ".svelte",
+        ".astro",
+        ".ejs",
+        ".hbs",
+        ".pug",
+        ".jade",
+        ".php",
+        ".pl",
+        ".pm",
+        ".lua",
+        ".r",
+        ".dart",
+        ".ex",
+        ".exs",
+        ".erl",
+        ".hrl",
+        ".clj",
+        ".cljs",
+        ".cljc",
+        ".edn",
+        ".hs",
+        ".lhs",
+        ".elm",
+        ".ml",
+        ".mli",
+        ".f",
+        ".f90",
+        ".f95",
+        ".for",
+        ".cmake",
+        ".make",
+        ".makefile",
+        ".gradle",
+        ".sbt",
+        ".rst",
+        ".adoc",
+        ".asciidoc",
+        ".org",
+        ".tex",
+        ".latex",
+        ".lock",
+        ".log",
+        ".diff",
+        ".patch",
+    ]
+)
+# An @ at the start, after whitespace, or after the markers that open emphasis; the path is a
+# run of non-space characters or escaped spaces (disjoint alternatives: no backtracking).
+_CLAUDE = re.compile(
+    r"(?:(?<=\s)|^|(?<=[\s*_]\*)|(?<=^\*)|(?<=[\s*_]_)|(?<=^_))@((?:[^\s\\]|\\ )+)"
+)
+_CLAUDE_FIRST = re.compile(r"[a-zA-Z0-9._-]")
+_GEMINI_SPACE = " \t\n\r"
+
+
+@attrs.frozen
+class AgentImport:
+    """One import: where its ``@path`` is in the text and the absolute path it names."""
+
+    start: int
+    end: int
+    path: str
+
+
+def claude_imports(text: str, importer_dir: str, home: str) -> list[AgentImport]:
+    visible = _without_comments(_without_indented_code(blank_code(text, keep_offsets=True)))
+    out: list[AgentImport] = []
+    for match in _CLAUDE.finditer(visible):
+        raw = match[1]
+        if match.start() > 0 and visible[match.start() - 1] in "*_":
+            raw = raw.rstrip("*_")  # the emphasis closes around the path
+        raw = raw.split("#", 1)[0].replace("\\ ", " ")
+        if not raw or raw == "/" or raw.startswith("@"):
+            continue
+        if not (
+            raw.startswith(("./", "~/", "/")) or (_CLAUDE_FIRST.match(raw) and raw[0] not in "#")
+        ):
+            continue
+        if raw == "~" or raw.startswith("~/"):
+            path = os.path.join(home, raw[2:])
+        else:
+            path = os.path.join(importer_dir, raw)
+        extension = os.path.splitext(raw)[1].lower()
+        if extension and extension not in CLAUDE_TEXT_EXTENSIONS:
+            continue
+        out.append(AgentImport(match.start(), match.end(), os.path.normpath(path)))
+    return out
+
+
+def gemini_imports(text: str, importer_dir: str) -> list[AgentImport]:
+    code = _backtick_regions(text)
+    out: list[AgentImport] = []
+    at = 0
+    region = 0
+    while True:
+        at = text.find("@", at)
+        if at < 0:
+            return out
+        if at > 0 and text[at - 1] not in _GEMINI_SPACE:
+            at += 1
+            continue
+        end = at + 1
+        while end < len(text) and text[end] not in _GEMINI_SPACE:
+            end += 1
+        raw = text[at + 1 : end]
+        while region < len(code) and code[region][1] <= at:
+            region += 1
+        hidden = region < len(code) and code[region][0] <= at
+        if raw and (raw[0] in "./" or "a" <= raw[0].lower() <= "z") and not hidden:
+            out.append(AgentImport(at, end, os.path.normpath(os.path.join(importer_dir, raw))))
+        at = end + 1
+
+
+def _backtick_regions(text: str) -> list[tuple[int, int]]:
+    """Gemini CLI's code: a run of backticks up to the next run of the same length, anywhere
+    (line breaks included); a run with no closer hides nothing. Runs are indexed by length so
+    each closer is found by one forward look."""
+    runs: list[tuple[int, int]] = []
+    at = text.find("`")
+    while at >= 0:
+        end = at
+        while end < len(text) and text[end] == "`":
+            end += 1
+        runs.append((at, end - at))
+        at = text.find("`", end)
+    by_length: dict[int, list[int]] = {}
+    for index, (_, length) in enumerate(runs):
+        by_length.setdefault(length, []).append(index)
+    heads = dict.fromkeys(by_length, 0)
+    regions: list[tuple[int, int]] = []
+    index = 0
+    while index < len(runs):
+        start, length = runs[index]
+        same = by_length[length]
+        while heads[length] < len(same) and same[heads[length]] <= index:
+            heads[length] += 1
+        if heads[length] >= len(same):
+            index += 1
+            continue
+        closer = same[heads[length]]
+        regions.append((start, runs[closer][0] + length))
+        index = closer + 1
+    return regions
+
+
+def _without_comments(text: str) -> str:
+    """HTML comments blanked (offsets kept); an unclosed one hides nothing after it."""
+    parts: list[str] = []
+    at = 0
+    while True:
+        start = text.find("<!--", at)
+        if start < 0:
+            break
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        end += 3
+        parts.append(text[at:start])
+        parts.append(re.sub(r"[^\n]", " ", text[start:end]))
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+def _without_indented_code(text: str) -> str:
+    """Indented code blocks blanked (offsets kept): lines indented by four spaces or a tab that
+    follow a blank line (or open the text), and the indented lines after them."""
+    lines = text.split("\n")
+    in_code = False
+    previous_blank = True
+    for n, line in enumerate(lines):
+        blank = not line.strip()
+        indented = line.startswith(("    ", "\t"))
+        if indented and (in_code or previous_blank) and not blank:
+            in_code = True
+            lines[n] = " " * len(line)
+        elif not blank:
+            in_code = False
+        previous_blank = blank
+    return "\n".join(lines)
+
+
+def sent_claude_text(data: bytes) -> bytes:
+    """What Claude Code sends of an instruction file: without a byte order mark, its YAML
+    frontmatter and, when it holds comment blocks, those (line breaks then normalised to LF)."""
+    from .simulate import frontmatter_bytes
+
+    # Observed (2.1.332): a leading byte order mark is not sent either.
+    body = data.removeprefix(b"\xef\xbb\xbf")
+    body = body[frontmatter_bytes(body) :]
+    text = body.decode("utf-8", "replace")
+    if "<!--" not in text:
+        return body
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _strip_comment_blocks(text).encode("utf-8")
+
+
+def _strip_comment_blocks(text: str) -> str:
+    """Comment blocks removed: a block from a line opening with ``<!--`` (up to three spaces
+    in) to the first line holding ``-->`` loses its comments, and goes whole when nothing but
+    whitespace is left; comments inside other text stay (Claude Code strips only such blocks)."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    n = 0
+    while n < len(lines):
+        line = lines[n]
+        lead = len(line) - len(line.lstrip(" "))
+        if lead <= 3 and line.lstrip(" ").startswith("<!--"):
+            last = n
+            while last < len(lines) and "-->" not in lines[last][(lead + 4 if last == n else 0) :]:
+                last += 1
+            if last < len(lines):
+                block = "".join(lines[n : last + 1])
+                rest = _remove_comments(block)
+                out.append(rest if rest.strip() else "")
+                n = last + 1
+                continue
+        out.append(line)
+        n += 1
+    return "".join(out)
+
+
+def _remove_comments(text: str) -> str:
+    parts: list[str] = []
+    at = 0
+    while True:
+        start = text.find("<!--", at)
+        end = text.find("-->", start + 4) if start >= 0 else -1
+        if start < 0 or end < 0:
+            break
+        parts.append(text[at:start])
+        at = end + 3
+    parts.append(text[at:])
+    return "".join(parts)
