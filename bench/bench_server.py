@@ -13,8 +13,9 @@ floor it stands on, in the same run:
   does; docs/architecture.md).
 
 ``--noop-only`` is a bare pygls server (pygls' own stdio loop) whose ``textDocument/didOpen``
-and ``textDocument/hover`` do nothing and which also answers ``bench/noop``: what draining a burst of notifications costs
-with no sidecar behind it. ``--pygls-bookkeeping`` is the product server with pygls' own handler
+and ``textDocument/hover`` do nothing and which also answers ``bench/noop``: what draining a
+burst of notifications costs with no sidecar behind it, and the hover of
+``bench/editor_roundtrip.py``'s baseline. ``--pygls-bookkeeping`` is the product server with pygls' own handler
 bookkeeping put back (every notification's future kept for good), the baseline of
 ``bench/notification_rss.py``.
 
