@@ -32,7 +32,7 @@ from hypothesis import settings
 
 from dsh_sidecar.invariants import InvariantError, validate_event
 from dsh_sidecar.model import Event
-from tests.support import forked_servers, resident
+from tests.support import agent_cli, forked_servers, resident
 from tests.support.agent_cli import missing_clis, not_installed_message
 from tests.support.property_budget import FULL_MAX_EXAMPLES
 
@@ -145,7 +145,11 @@ def _invariant_sweep(request: pytest.FixtureRequest) -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _residents_stopped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     yield
-    # Under this session's (this xdist worker's) temp directory only: another run's, or another
-    # worker's test still running, is not ours to stop.
-    for pid in resident.started_under(tmp_path_factory.getbasetemp()):
-        resident.stop_pid(pid)
+    # Under this session's (this xdist worker's) temp directory, or a throwaway HOME one of its
+    # agent runs made, only: another run's, or another worker's test still running, is not ours
+    # to stop.
+    bases = [tmp_path_factory.getbasetemp(), *agent_cli.THROWAWAY_HOMES]
+    agent_cli.THROWAWAY_HOMES.clear()
+    for base in bases:
+        for pid in resident.started_under(base):
+            resident.stop_pid(pid)

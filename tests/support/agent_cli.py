@@ -101,6 +101,11 @@ class AgentRun:
         )
 
 
+# The throwaway HOMEs ``run_agent`` made, outside pytest's temp directory: a hook the agent ran
+# there may have started a resident hook engine under ``~/.dsh``, which tests/conftest.py stops.
+THROWAWAY_HOMES: list[Path] = []
+
+
 def base_env(home: Path, proxy: str) -> dict[str, str]:
     env = {
         "HOME": str(home),
@@ -247,7 +252,9 @@ def run_agent(
     """
     missing = missing_clis()
     assert not missing, not_installed_message(missing)
-    home = Path(tempfile.mkdtemp(prefix=f"dsh-{agent}-home-")) if home is None else home
+    if home is None:
+        home = Path(tempfile.mkdtemp(prefix=f"dsh-{agent}-home-"))
+        THROWAWAY_HOMES.append(home)
     own_model = model is None
     fake = FakeModel().start() if model is None else model
     trap = ProxyTrap().start()
