@@ -1,7 +1,7 @@
 """The frame each agent receives, and the cap's leftovers at the next event (issue 32, item 5).
 
 Claude Code and Gemini CLI frame a hook's text themselves and rewrite ``<system-reminder>`` tags
-in it (docs/reference/agent-clis.md, "What each CLI does to a hook's text"), so their blocks are
+in it (docs/reference/agent-clis.md, What each CLI does to a hook's text), so their blocks are
 printed without our tags; Codex keeps them. What one event could not fit under the 10,000-
 character cap is delivered by the session's next event, whatever it touches.
 """

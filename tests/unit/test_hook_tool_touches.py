@@ -1,8 +1,9 @@
 """Which paths each agent's tools touch (issue 32, item 4): Claude Code's Bash, Grep, Glob,
 NotebookEdit and MultiEdit, Gemini CLI's shell, grep, glob, listing and read_many_files, with the
-tool names and input fields of the pinned versions (docs/reference/agent-clis.md, "Tools the
-hooks read"). A search or listing into a directory is a touch of that directory (a trailing
-separator); the touches after which the agent loads nothing itself are ``scanned``."""
+tool names and input fields of the pinned versions (in
+docs/reference/agent-clis.md, Tools the hooks read). A search or listing into a directory is a
+touch of that directory (a trailing separator); the touches after which the agent loads nothing
+itself are ``scanned``."""
 
 from __future__ import annotations
 

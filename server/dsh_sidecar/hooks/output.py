@@ -7,7 +7,7 @@ backslash (``gemini.escape_at_references``); its other events' texts reach the m
 
 The frame. The sidecar frames each block of instructions in ``<system-reminder>`` tags, and
 Codex sends a hook's text as written. Claude Code and Gemini CLI frame a hook's text themselves
-and rewrite tags inside it (docs/reference/agent-clis.md, "What each CLI does to a hook's text"):
+and rewrite tags inside it (docs/reference/agent-clis.md, What each CLI does to a hook's text):
 Claude Code gives it a system-role message of its own and turns the ``<`` of every
 ``system-reminder`` tag into ``&lt;``; Gemini CLI puts it in ``<hook_context>`` and turns every
 ``<`` and ``>`` into entities. For them the hook prints its blocks without our tags, so nothing
