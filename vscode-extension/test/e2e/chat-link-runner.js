@@ -10,11 +10,8 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
-const { env, say, launch, findReadyFrame, hardTimeout } = require('./lib');
+const { env, say, launch, openWorkbench, findReadyFrame, hardTimeout } = require('./lib');
 
-const csUrl = env('CS_URL');
-const workspace = env('WORKSPACE');
-const extDir = env('EXT_DIR');
 const dir = env('DSH_E2E_DIR');
 const prompt = env('PROMPT');
 const found = {};
@@ -23,19 +20,7 @@ async function main() {
   const browser = await launch();
   let code = 0;
   try {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    const page = await context.newPage();
-    page.on('pageerror', (e) => console.log('[page error]', String(e).slice(0, 300)));
-    await page.exposeFunction('codeAutomationLog', () => undefined);
-    await page.exposeFunction('codeAutomationExit', (c) => say(`suite exit ${c}`));
-    const remote = `vscode-remote://${new URL(csUrl).host}`;
-    const payload = JSON.stringify([
-      ['extensionDevelopmentPath', `${remote}${extDir}`],
-      ['extensionTestsPath', `${remote}${path.join(extDir, 'test', 'e2e', 'chat-suite.js')}`],
-      ['skipWelcome', 'true'],
-    ]);
-    await page.goto(`${csUrl}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`);
-    await page.waitForSelector('.monaco-workbench', { timeout: 30000 });
+    const page = await openWorkbench(browser, 'chat-suite.js');
     const chat = await findReadyFrame(page, '#prompt', '#session:has-text("session ")', 60000);
     say('chat open');
     await chat.fill('#prompt', prompt);

@@ -342,6 +342,29 @@ async function contrastOf(frame, selector) {
   return frame.evaluate(measureContrast, { selector });
 }
 
+/**
+ * A new 1400x900 page of `browser` with code-server showing $WORKSPACE and running `suite` (a file
+ * of test/e2e/) as the extension-host half of the test; resolves once the workbench is drawn.
+ */
+async function openWorkbench(browser, suite) {
+  const csUrl = env('CS_URL');
+  const extDir = env('EXT_DIR');
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  page.on('pageerror', (e) => console.log('[page error]', String(e).slice(0, 300)));
+  await page.exposeFunction('codeAutomationLog', () => undefined);
+  await page.exposeFunction('codeAutomationExit', (c) => say(`suite exit ${c}`));
+  const remote = `vscode-remote://${new URL(csUrl).host}`;
+  const payload = JSON.stringify([
+    ['extensionDevelopmentPath', `${remote}${extDir}`],
+    ['extensionTestsPath', `${remote}${path.join(extDir, 'test', 'e2e', suite)}`],
+    ['skipWelcome', 'true'],
+  ]);
+  await page.goto(`${csUrl}/?folder=${encodeURIComponent(env('WORKSPACE'))}&payload=${encodeURIComponent(payload)}`);
+  await page.waitForSelector('.monaco-workbench', { timeout: 30000 });
+  return page;
+}
+
 /** A hard stop well inside the pytest timeout, so nothing can hang. */
 function hardTimeout() {
   setTimeout(() => {
@@ -358,6 +381,6 @@ function hardTimeout() {
 const CHAT_VIEW_TITLE = (folder) => `.part.sidebar .composite.title:has-text("Agent: ${folder}")`;
 
 module.exports = {
-  CHAT_VIEW_TITLE, env, say, launch, findFrame, findReadyFrame, describeWorkbench, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout,
+  CHAT_VIEW_TITLE, env, say, launch, openWorkbench, findFrame, findReadyFrame, describeWorkbench, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout,
   recordNotifications, notificationsSeen, contrastFailures, contrastOf,
 };
