@@ -105,6 +105,8 @@ CONTENT_EDGES = (
     "<!-- {cm} -->\n{m}\n",
     "{m}\n{mb:17000}\n{tail}\n",
     "{m}\n{pad:20000}\n{tail}\n",
+    "<!-- {cm} -->\n",
+    "---\nnote: {fm}\n---\n",
 )
 
 
@@ -222,8 +224,17 @@ def _imports(rng: random.Random, files: dict[str, str], instruction: list[str]) 
         chain = rng.randint(1, 6)
         previous = importer
         for _ in range(chain):
-            kind = rng.choice(("docs", "docs", "up", "home", "plain", "space", "txt"))
-            if kind == "home":
+            kind = rng.choice(
+                ("docs", "docs", "up", "home", "plain", "space", "txt", "absolute", "first-char")
+            )
+            if kind == "absolute":
+                target = f"{directory}/docs/a{len(helpers)}.md".lstrip("/")
+                written = "{base}/" + target
+            elif kind == "first-char":
+                first = rng.choice(("_", "-", "9", "."))
+                target = f"{directory}/{first}f{len(helpers)}.md".lstrip("/")
+                written = f"{first}f{len(helpers)}.md"
+            elif kind == "home":
                 target = f"home/notes/h{len(helpers)}.md"
                 written = f"~/notes/h{len(helpers)}.md"
             elif kind == "up" and "/" in directory:
@@ -244,7 +255,8 @@ def _imports(rng: random.Random, files: dict[str, str], instruction: list[str]) 
                 written = f"docs/i{len(helpers)}.md"
             if previous != importer:
                 # From a helper, the path is written relative to that helper's directory.
-                written = _relative(target, previous) if kind != "home" else written
+                if kind not in ("home", "absolute"):
+                    written = _relative(target, previous)
                 written = written.replace(" ", "\\ ")
             form = rng.choice(IMPORT_FORMS)
             files[previous] = files.get(previous, "{m}\n") + form.format(t=written)

@@ -108,7 +108,11 @@ RULES = AgentRules(
         "observed: .claude/rules of every directory of the start walk load, and those of each "
         "directory below the working directory after a read there; paths globs are matched "
         "against the file's path relative to the directory holding that .claude folder",
-        "observed: empty files are not sent at all; rule frontmatter is stripped",
+        "observed and in its shipped code: frontmatter is stripped from every instruction file, "
+        "and comment blocks too; a file empty after that is not sent at all (nor counts as a "
+        "CLAUDE.md for the AGENTS.md fallback); below the working directory a directory with a "
+        "CLAUDE.md of its own gets no AGENTS.md; imports follow its own syntax (explain's "
+        "agent_imports.py); a headless run refuses a read outside the working directory",
         "the managed policy file /etc/claude-code/CLAUDE.md is documented, not observed",
         "which directory ~/.claude/rules paths globs are relative to is not observed; matched "
         "against the path relative to the working directory",

@@ -61,8 +61,9 @@ RULES = AgentRules(
         "the trusted root of just-in-time files is not defined; the same project root is used",
         "context.fileName may list other names such as AGENTS.md; only the default GEMINI.md is "
         "simulated",
-        "the allowed import directories are not named; every import found within 5 levels is "
-        "listed as loaded",
+        "the allowed import directories are not named; in its shipped code an import must lie "
+        "under the nearest directory holding .git above the importing file, and a file reached "
+        "by two import paths (or the top file reached again) is sent once per path",
         "no size limit is documented",
     ),
 )

@@ -168,7 +168,7 @@ class _Run:
         for directory in self.walk_dirs():
             for name in fallback.unless:
                 read = self._read(os.path.join(directory, name))
-                if read is not None and read.error is None and read.blank is not True:
+                if read is not None and read.error is None and self._blank(read) is not True:
                     return os.path.join(directory, name)
         return None
 
@@ -238,6 +238,10 @@ class _Run:
         whitespace (its trim keeps it), the others do."""
         if self.rules.sent_text == "codex" and read.blank is True and read.data:
             return not read.data.decode("utf-8", "replace").strip()
+        if self.rules.sent_text == "claude-code" and read.blank is False and read.complete:
+            # Judged on what it sends: a file of only frontmatter or comments is empty too.
+            text = sent_text(self.rules, PROJECT, read.data).decode("utf-8", "replace")
+            return not text.strip().strip("\ufeff").strip()
         return read.blank
 
     # --- the steps ----------------------------------------------------------------------------
