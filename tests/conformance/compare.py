@@ -45,6 +45,8 @@ def build(tree: Tree, base: Path, tag: str) -> Built:
     empty: list[Path] = []
     labels: dict[str, str] = {}
     (base / "home").mkdir(parents=True, exist_ok=True)
+    # The working directory, even when no file of the tree lies in it (a generated tree).
+    (base / tree.cwd).mkdir(parents=True, exist_ok=True)
     for n, (rel, text) in enumerate(sorted(tree.files.items())):
         target = base / rel
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -73,9 +73,9 @@ class Simulation:
 
 @attrs.frozen
 class _Top:
-    """The file an import chain starts from: its kind, and where its imports must lie."""
+    """The file an import chain starts from: whose it is, and where its imports must lie."""
 
-    kind: str
+    user: bool  # the user's own file: its imports may lie outside the working directory
     root: str | None
 
 
@@ -92,6 +92,7 @@ class _Found:
     when: str | None = None
     inlined: list[str] = attrs.Factory(list)  # imports the agent puts in place of their @path
     folder_when: str | None = None  # a rule: when the agent reads its folder
+    user: bool = False  # the user's own file (~/.claude/CLAUDE.md, a ~/.claude/rules file)
 
 
 def simulate(rules: AgentRules, where: Where, fs: LocalFileSystem) -> Simulation:
@@ -123,6 +124,7 @@ class _Run:
         self.seen: set[str] = set()
         self.imported = 0
         self.import_cap_said = False
+        self.beyond: dict[str, _Found] = {}  # imports seen only beyond the depth limit
         self.fallback_on = self._fallback_on()
 
     # --- places -------------------------------------------------------------------------------
@@ -400,6 +402,7 @@ class _Run:
                     # When the agent reads this rule folder (for its imports, see imports()).
                     nested = rule_set.anchor == "walk-and-nested" and owner in self.nested_dirs()
                     self.found[-1].folder_when = AFTER_READ if nested else START
+                    self.found[-1].user = rule_set.anchor == "home"
 
     def _link_out_of_cwd(self, rule_set: RuleSet, path: str) -> bool:
         """Whether ``path`` is a link whose real path is outside the working directory, for an
@@ -533,7 +536,7 @@ class _Run:
                 continue
             folder_time = spec.rule_imports == "when-folder-read" and found.kind == RULE
             if found.state == "loaded" and not folder_time:
-                top = _Top(found.kind, self._import_root(found.path))
+                top = _Top(found.kind == USER_GLOBAL or found.user, self._import_root(found.path))
                 out.extend(self._imports_of(found, 1, spec.max_depth, top, frozenset()))
             elif (
                 folder_time
@@ -543,12 +546,16 @@ class _Run:
             ):
                 # The rule itself may wait for a matching read (or never come), but its
                 # imports arrive when the agent reads the rule folder.
-                top = _Top(found.kind, self._import_root(found.path))
+                top = _Top(found.kind == USER_GLOBAL or found.user, self._import_root(found.path))
                 loaded_when = found.when
                 found.when = found.folder_when
                 out.extend(self._imports_of(found, 1, spec.max_depth, top, frozenset()))
                 found.when = loaded_when
-        self.found = out
+        # A file first met beyond the depth limit and loaded by a shorter way is that load only.
+        dropped = {id(self.beyond[k]) for k in self.beyond if k in self.seen}
+        self.found = [f for f in out if id(f) not in dropped]
+        for key in [k for k in self.beyond if k not in self.seen]:
+            self.seen.add(key)
 
     def _import_root(self, path: str) -> str | None:
         """Where an import from the file at ``path`` must really lie, for an agent that
@@ -621,13 +628,16 @@ class _Run:
             if target is None:
                 continue
             repeat = key in self.seen
-            self.seen.add(key)
             shown = self.display(importer.path)
             if depth > max_depth:
-                if not repeat:
+                # Not marked as seen: the agents give up on it before noting it, so a shorter
+                # way to the same file later still loads it (the row below is then dropped).
+                if not repeat and key not in self.beyond:
                     why = f"imported by {shown}, beyond {max_depth} import levels"
-                    out.append(_Found(path, IMPORT, "not-read", why, target))
+                    self.beyond[key] = _Found(path, IMPORT, "not-read", why, target)
+                    out.append(self.beyond[key])
                 continue
+            self.seen.add(key)
             if self._unreadable(target):
                 out.append(_Found(path, IMPORT, "unreadable", target.error or "", target))
                 continue
@@ -638,7 +648,7 @@ class _Run:
                 )
                 out.append(_Found(path, IMPORT, "not-read", why, target))
                 continue
-            if top.kind != USER_GLOBAL and self._needs_approval(path):
+            if not top.user and self._needs_approval(path):
                 why = (
                     f"imported by {shown} from outside the working directory: {self.name} asks "
                     "before loading such an import, and a session that cannot ask (headless) "
