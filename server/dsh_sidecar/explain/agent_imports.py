@@ -298,14 +298,18 @@ def _strip_comment_blocks(text: str) -> str:
     lines = text.splitlines(keepends=True)
     out: list[str] = []
     n = 0
+    # Once a search for "-->" runs to the end, no later block can close either: never search
+    # again (each line is then looked at a bounded number of times, whatever the text holds).
+    closers_left = True
     while n < len(lines):
         line = lines[n]
         lead = len(line) - len(line.lstrip(" "))
-        if lead <= 3 and line.lstrip(" ").startswith("<!--"):
+        if closers_left and lead <= 3 and line.lstrip(" ").startswith("<!--"):
             last = n
             while last < len(lines) and "-->" not in lines[last][(lead + 4 if last == n else 0) :]:
                 last += 1
-            if last < len(lines):
+            closers_left = last < len(lines)
+            if closers_left:
                 block = "".join(lines[n : last + 1])
                 rest = _remove_comments(block)
                 out.append(rest if rest.strip() else "")
