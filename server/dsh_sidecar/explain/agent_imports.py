@@ -27,8 +27,6 @@ import re
 
 import attrs
 
-from dsh_sidecar.sources.agent_instructions.markdown_code import blank_code
-
 # Claude Code skips an imported file whose extension is none of these (its text-file list).
 CLAUDE_TEXT_EXTENSIONS = frozenset(
     [
@@ -159,6 +157,9 @@ class AgentImport:
 
 
 def claude_imports(text: str, importer_dir: str, home: str) -> list[AgentImport]:
+    # Loaded only for a text with an "@" (the hooks' path stays light otherwise).
+    from dsh_sidecar.sources.agent_instructions.markdown_code import blank_code
+
     visible = _without_comments(_without_indented_code(blank_code(text, keep_offsets=True)))
     out: list[AgentImport] = []
     for match in _CLAUDE.finditer(visible):
