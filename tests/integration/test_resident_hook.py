@@ -466,6 +466,32 @@ def test_a_stopped_resident_is_passed_by(hooks: Hooks) -> None:
     assert answered_count(hooks.home) == 2
 
 
+def test_an_event_its_client_gave_up_on_is_handed_back_not_logged_as_a_failure(
+    hooks: Hooks, tmp_path: Path
+) -> None:
+    outs = [hooks.hook("claude", start("s1"))]
+    resident.wait_until_up(hooks.home)
+    pause = Stage(tmp_path, "answered")
+    proc = hooks.popen(
+        "claude", read("claude", "s1", hooks.root, "pkg/sub/x.py", "t1"), **pause.env
+    )
+    pause.reached()
+    # The resident holds the event inside its transaction; the hook stops waiting for it and
+    # answers the event itself (the resident holds the store's lock, so it keeps the touch for
+    # the session's next event).
+    outs.append(hooks.finish(proc))
+    with open(pause.fifo, "w", encoding="utf-8") as go_on:
+        go_on.write("go\n")
+    outs.append(hooks.hook("claude", read("claude", "s1", hooks.root, "other/y.py", "t2")))
+    resident.stop(hooks.home)
+    assert deliveries(outs, "PKG-AGENTS") == 1 and deliveries(outs, "OTHER-AGENTS") == 1
+    # A fallback lost nothing: the resident's own log says it, hooks.log (failures) does not.
+    assert "event handed back: the hook left before confirming its answer" in resident.log(
+        hooks.home
+    )
+    assert "confirming" not in hooks.hooks_log()
+
+
 def test_a_resident_of_another_version_leaves_and_the_hook_answers(hooks: Hooks) -> None:
     outs = [hooks.hook("claude", start("s1"))]
     pid = resident.wait_until_up(hooks.home)

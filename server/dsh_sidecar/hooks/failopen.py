@@ -7,6 +7,11 @@ import os
 import time
 
 
+class HandedBack(Exception):
+    """The event went back to its hook process, which answers it itself (a resident engine's
+    client gave up waiting): nothing was lost, so it is not a failure for ``hooks.log``."""
+
+
 def log_line(dsh_home: str | None, agent: str, what: str) -> None:
     """Append one line; a log that cannot be written is given up on silently (fail-open)."""
     if not dsh_home:

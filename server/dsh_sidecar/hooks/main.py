@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .event import AGENTS, HookEvent
-from .failopen import log_line
+from .failopen import HandedBack, log_line
 
 MAX_INPUT_BYTES = 16 * 1024 * 1024
 USAGE_ERROR = 1
@@ -125,6 +125,8 @@ def main(
             started=started,
             before_commit=before_commit,
         )
+    except HandedBack:
+        raise  # the resident's to note: its client answered the event itself
     except BaseException as exc:  # fail-open: whatever happened, the agent goes on
         if isinstance(exc, KeyboardInterrupt):
             return 0

@@ -39,7 +39,7 @@ from dsh_sidecar.private_paths import (
 
 from . import resident_wire as wire
 from .budget import MARGIN_SECONDS, TIMEOUT_SECONDS
-from .failopen import one_line
+from .failopen import HandedBack, one_line
 
 # An event is answered within the agent's timeout or its client gave up on it long ago.
 WATCHDOG_SECONDS = 2 * TIMEOUT_SECONDS
@@ -48,7 +48,7 @@ TICK_SECONDS = 0.5  # how often the accept loop looks at the clock
 PAUSE_ENV = "DSH_TEST_RESIDENT_PAUSE"  # tests only: hooks/testpoint.py's mechanism, here
 
 
-class ClientGone(Exception):
+class ClientGone(HandedBack):
     """The client did not confirm the printed answer: the event's transaction rolls back."""
 
 
@@ -258,14 +258,20 @@ class Resident:
             out.confirm()
 
         self.answered += 1
-        code = main(
-            request.argv,
-            stdin=io.BytesIO(request.stdin),
-            stdout=out,
-            env=request.env,
-            started=request.started,
-            before_commit=before_commit,
-        )
+        try:
+            code = main(
+                request.argv,
+                stdin=io.BytesIO(request.stdin),
+                stdout=out,
+                env=request.env,
+                started=request.started,
+                before_commit=before_commit,
+            )
+        except ClientGone as exc:
+            # Rolled back; the client answered the event itself. Not a failure of the hook's,
+            # so this log, not hooks.log, says it.
+            log(f"event handed back: {exc}")
+            return None
         if not out.confirmed and out.buffer.getvalue():
             # Printed outside a transaction (nothing is): never without the client's word.
             log("an answer was written outside the event's transaction; not sent")
