@@ -71,3 +71,11 @@ def test_claude_code_sends_a_file_without_bom_frontmatter_and_comment_blocks() -
     assert sent_claude_text(b"no comment\r\n") == b"no comment\r\n"
     # An unclosed comment hides nothing, and a second one is not looked for again.
     assert sent_claude_text(b"<!-- open\n<!-- open\ntext\n") == b"<!-- open\n<!-- open\ntext\n"
+
+
+def test_a_path_with_a_nul_names_no_file_for_either_agent() -> None:
+    # A repository's CLAUDE.md can hold "@docs/x\0y.md": no file has that name, and the path
+    # must never reach the filesystem (it raised "embedded null byte" in explain).
+    text = "@docs/x\x00y.md @ok.md\n"
+    assert [i.path for i in claude_imports(text, "/p", "/h")] == ["/p/ok.md"]
+    assert [i.path for i in gemini_imports(text, "/p")] == ["/p/ok.md"]

@@ -167,8 +167,8 @@ def claude_imports(text: str, importer_dir: str, home: str) -> list[AgentImport]
         if match.start() > 0 and visible[match.start() - 1] in "*_":
             raw = raw.rstrip("*_")  # the emphasis closes around the path
         raw = raw.split("#", 1)[0].replace("\\ ", " ")
-        if not raw or raw == "/" or raw.startswith("@"):
-            continue
+        if not raw or raw == "/" or raw.startswith("@") or "\x00" in raw:
+            continue  # a NUL: no file has such a name (Node refuses the path before any open)
         if not (
             raw.startswith(("./", "~/", "/")) or (_CLAUDE_FIRST.match(raw) and raw[0] not in "#")
         ):
@@ -203,7 +203,13 @@ def gemini_imports(text: str, importer_dir: str) -> list[AgentImport]:
         while region < len(code) and code[region][1] <= at:
             region += 1
         hidden = region < len(code) and code[region][0] <= at
-        if raw and (raw[0] in "./" or "a" <= raw[0].lower() <= "z") and not hidden:
+        # A NUL names no file (Node refuses such a path before any open).
+        if (
+            raw
+            and (raw[0] in "./" or "a" <= raw[0].lower() <= "z")
+            and not hidden
+            and "\x00" not in raw
+        ):
             out.append(AgentImport(at, end, os.path.normpath(os.path.join(importer_dir, raw))))
         at = end + 1
 
