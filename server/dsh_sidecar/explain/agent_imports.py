@@ -286,7 +286,6 @@ def _without_indented_code(text: str) -> str:
 def sent_claude_text(data: bytes) -> bytes:
     """What Claude Code sends of an instruction file: without a byte order mark, its YAML
     frontmatter and, when it holds comment blocks, those (line breaks then normalised to LF)."""
-    from .simulate import frontmatter_bytes
 
     # Observed (2.1.332): a leading byte order mark is not sent either.
     body = data.removeprefix(b"\xef\xbb\xbf")
@@ -339,3 +338,22 @@ def _remove_comments(text: str) -> str:
         at = end + 3
     parts.append(text[at:])
     return "".join(parts)
+
+
+def frontmatter_bytes(data: bytes) -> int:
+    """The length of a leading ``---`` YAML block with its closing line, 0 without one."""
+    if not data.startswith(b"---"):
+        return 0
+    first = data.find(b"\n")
+    if first < 0 or data[:first].strip() != b"---":
+        return 0
+    at = first + 1
+    while at < len(data):
+        end = data.find(b"\n", at)
+        line = data[at:] if end < 0 else data[at:end]
+        if line.strip() == b"---":
+            return len(data) if end < 0 else end + 1
+        if end < 0:
+            return 0
+        at = end + 1
+    return 0

@@ -27,6 +27,7 @@ from dsh_sidecar.sources.agent_instructions.discovery import ancestor_chain
 from dsh_sidecar.sources.agent_instructions.paths import is_within, relative_path
 from dsh_sidecar.sources.agent_instructions.rules import MAX_GLOBS_PER_RULE
 
+from .agent_imports import frontmatter_bytes
 from .frontmatter import FrontValue, read_frontmatter
 from .globs import compile_claude_glob, compile_glob, compile_vscode_glob, split_patterns
 from .model import LOADED_AGENT_STATES, AgentFile, LimitInfo, SourceRef
@@ -842,25 +843,6 @@ def sent_text(rules: AgentRules, kind: str, data: bytes, kept: int | None = None
     if kind == RULE and rules.frontmatter == "stripped":
         return cut[frontmatter_bytes(cut) :]
     return cut
-
-
-def frontmatter_bytes(data: bytes) -> int:
-    """The length of a leading ``---`` YAML block with its closing line, 0 without one."""
-    if not data.startswith(b"---"):
-        return 0
-    first = data.find(b"\n")
-    if first < 0 or data[:first].strip() != b"---":
-        return 0
-    at = first + 1
-    while at < len(data):
-        end = data.find(b"\n", at)
-        line = data[at:] if end < 0 else data[at:end]
-        if line.strip() == b"---":
-            return len(data) if end < 0 else end + 1
-        if end < 0:
-            return 0
-        at = end + 1
-    return 0
 
 
 def _globs(rule_set: RuleSet, value: FrontValue) -> list[str] | None:
