@@ -15,8 +15,9 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
+
+from .settings_file import replace_file
 
 
 class RecordError(Exception):
@@ -63,20 +64,9 @@ def save(directory: str, target: str, agent: str, record: Record) -> None:
     ).encode("utf-8", "surrogateescape")
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=".record-", suffix=".tmp", dir=directory)
+        # Mode None keeps mkstemp's 0600: a record copies a settings file, which may hold secrets.
+        replace_file(record_path(directory, target, agent), content, None, prefix=".record-")
     except OSError as exc:
-        raise RecordError(
-            f"cannot record the install in {directory}: {exc.strerror or exc}"
-        ) from exc
-    try:
-        with os.fdopen(fd, "wb") as handle:  # mkstemp: mode 0600 already
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, record_path(directory, target, agent))
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
         raise RecordError(
             f"cannot record the install in {directory}: {exc.strerror or exc}"
         ) from exc

@@ -153,21 +153,35 @@ def write_settings(current: SettingsFile, data: bytes) -> None:
     directory = os.path.dirname(target) or "."
     try:
         os.makedirs(directory, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=".dsh-sidecar-", suffix=".tmp", dir=directory)
     except OSError as exc:
         raise SettingsFileError(
             f"{current.path}: cannot write in {directory}: {exc.strerror or exc}"
         ) from exc
+    mode = current.mode if current.mode is not None else _new_file_mode()
+    try:
+        replace_file(target, data, mode, prefix=".dsh-sidecar-")
+    except OSError as exc:
+        raise SettingsFileError(f"{current.path}: cannot write: {exc.strerror or exc}") from exc
+
+
+def replace_file(target: str, data: bytes, mode: int | None, *, prefix: str) -> None:
+    """Put ``data`` at ``target`` complete or not at all: written and synced to a temporary file
+    beside it (``mode``, or mkstemp's 0600 when None), then renamed over it. The directory must
+    exist. Raises OSError; the temporary file never stays."""
+    fd, temporary = tempfile.mkstemp(
+        prefix=prefix, suffix=".tmp", dir=os.path.dirname(target) or "."
+    )
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temporary, current.mode if current.mode is not None else _new_file_mode())
+        if mode is not None:
+            os.chmod(temporary, mode)
         os.replace(temporary, target)
-    except OSError as exc:
+    except OSError:
         _remove_quietly(temporary)
-        raise SettingsFileError(f"{current.path}: cannot write: {exc.strerror or exc}") from exc
+        raise
     except BaseException:
         _remove_quietly(temporary)
         raise
