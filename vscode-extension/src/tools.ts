@@ -193,9 +193,8 @@ export async function runTool(root: string, call: ToolCall): Promise<ToolOutcome
 }
 
 async function readForModel(file: string): Promise<string> {
-  const text = await readTextFile(file, MAX_READ_BYTES);
+  const { text, size } = await readText(file, MAX_READ_BYTES);
   if (text.length > MAX_READ_CHARS) {
-    const { size } = await fs.stat(file);
     const whole = size > MAX_READ_BYTES ? `${size} bytes` : `${text.length} characters`;
     return `${text.slice(0, MAX_READ_CHARS)}\n[truncated: the file has ${whole}]`;
   }
@@ -215,6 +214,11 @@ export const MAX_EDIT_BYTES = 16 * 1024 * 1024;
  * file over MAX_EDIT_BYTES is refused, since a change must start from the whole text.
  */
 export async function readTextFile(file: string, cutAt?: number): Promise<string> {
+  return (await readText(file, cutAt)).text;
+}
+
+/** readTextFile's text, with the size of the whole file as the opened file reported it. */
+async function readText(file: string, cutAt?: number): Promise<{ text: string; size: number }> {
   const handle = await fs.open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   try {
     const info = await handle.stat();
@@ -231,7 +235,7 @@ export async function readTextFile(file: string, cutAt?: number): Promise<string
       if (bytesRead === 0) break;
       filled += bytesRead;
     }
-    return buffer.subarray(0, filled).toString('utf8');
+    return { text: buffer.subarray(0, filled).toString('utf8'), size: info.size };
   } finally {
     await handle.close();
   }
