@@ -12,19 +12,16 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
-const { env, say, launch, openWorkbench, findReadyFrame, hardTimeout, runCommand } = require('./lib');
+const { env, say, openWorkbench, runReporting, findReadyFrame, hardTimeout, runCommand } = require('./lib');
 
 const workspace = env('WORKSPACE');
-const dir = env('DSH_E2E_DIR');
 const prompt = env('PROMPT');
 const part = env('PART');
 const shots = env('SCREENSHOTS');
 const found = {};
 
-async function main() {
-  const browser = await launch();
-  let code = 0;
-  try {
+function main() {
+  return runReporting('hunks', found, async (browser) => {
     const page = await openWorkbench(browser, 'chat-suite.js');
     const chat = await findReadyFrame(page, '#prompt', '#session:has-text("session ")', 60000);
     say('chat open');
@@ -40,21 +37,7 @@ async function main() {
     else throw new Error(`unknown PART ${part}`);
     await chat.waitForSelector('#send:has-text("Send")', { timeout: 60000 });
     found.transcript = (await chat.locator('#log').innerText()).slice(0, 4000);
-  } catch (err) {
-    code = 2;
-    console.error('[runner] FAILED:', err && err.stack ? err.stack : err);
-    try {
-      const pages = browser.contexts().flatMap((c) => c.pages());
-      if (pages[0]) await pages[0].screenshot({ path: path.join(dir, 'hunks-failure.png') });
-    } catch {
-      // the screenshot is a courtesy
-    }
-  } finally {
-    fs.writeFileSync(path.join(dir, 'hunks-done'), JSON.stringify(found, null, 2));
-    fs.writeFileSync(path.join(dir, 'done'), '{}');
-    await browser.close().catch(() => undefined);
-  }
-  process.exit(code);
+  });
 }
 
 async function hunks(page, chat, proposed, lens) {

@@ -8,18 +8,13 @@
  *
  * chat-suite.js is the extension-host half. Environment: see lib.js, plus PROMPT.
  */
-const fs = require('node:fs');
-const path = require('node:path');
-const { env, say, launch, openWorkbench, findReadyFrame, hardTimeout } = require('./lib');
+const { env, say, openWorkbench, runReporting, findReadyFrame, hardTimeout } = require('./lib');
 
-const dir = env('DSH_E2E_DIR');
 const prompt = env('PROMPT');
 const found = {};
 
-async function main() {
-  const browser = await launch();
-  let code = 0;
-  try {
+function main() {
+  return runReporting('link', found, async (browser) => {
     const page = await openWorkbench(browser, 'chat-suite.js');
     const chat = await findReadyFrame(page, '#prompt', '#session:has-text("session ")', 60000);
     say('chat open');
@@ -32,21 +27,7 @@ async function main() {
     found.approvalCards = await chat.locator('.approval').count();
     found.transcript = (await chat.locator('#log').innerText()).slice(0, 4000);
     say('turn answered');
-  } catch (err) {
-    code = 2;
-    console.error('[runner] FAILED:', err && err.stack ? err.stack : err);
-    try {
-      const pages = browser.contexts().flatMap((c) => c.pages());
-      if (pages[0]) await pages[0].screenshot({ path: path.join(dir, 'link-failure.png') });
-    } catch {
-      // the screenshot is a courtesy
-    }
-  } finally {
-    fs.writeFileSync(path.join(dir, 'link-done'), JSON.stringify(found, null, 2));
-    fs.writeFileSync(path.join(dir, 'done'), '{}');
-    await browser.close().catch(() => undefined);
-  }
-  process.exit(code);
+  });
 }
 
 hardTimeout();

@@ -30,7 +30,7 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
-const { env, say, launch, openWorkbench, findReadyFrame, runCommand, waitForFile, hardTimeout, contrastOf, CHAT_VIEW_TITLE } = require('./lib');
+const { env, say, openWorkbench, runReporting, findReadyFrame, runCommand, waitForFile, hardTimeout, contrastOf, CHAT_VIEW_TITLE } = require('./lib');
 
 const workspace = env('WORKSPACE');
 const dir = env('DSH_E2E_DIR');
@@ -441,10 +441,8 @@ async function noticePart(page) {
   say('notice measured');
 }
 
-async function main() {
-  const browser = await launch();
-  let code = 0;
-  try {
+function main() {
+  return runReporting('parts', found, async (browser) => {
     const page = await openWorkbench(browser, 'chat-suite.js');
     await waitForFile('chat-open', 60000);
     const chat = await findReadyFrame(page, '#prompt', '#session:has-text("session ")', 30000);
@@ -460,22 +458,7 @@ async function main() {
     else if (part === 'restricted') await restrictedPart(chat);
     else if (part === 'notice') await noticePart(page);
     else throw new Error(`unknown PART ${part}`);
-  } catch (err) {
-    code = 2;
-    console.error('[runner] FAILED:', err && err.stack ? err.stack : err);
-    console.error('[runner] found so far:', JSON.stringify(found).slice(0, 4000));
-    try {
-      const pages = browser.contexts().flatMap((c) => c.pages());
-      if (pages[0]) await pages[0].screenshot({ path: path.join(dir, 'parts-failure.png') });
-    } catch {
-      // the screenshot is a courtesy
-    }
-  } finally {
-    fs.writeFileSync(path.join(dir, 'parts-done'), JSON.stringify(found, null, 2));
-    fs.writeFileSync(path.join(dir, 'done'), '{}');
-    await browser.close().catch(() => undefined);
-  }
-  process.exit(code);
+  });
 }
 
 hardTimeout();

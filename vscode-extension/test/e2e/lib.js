@@ -365,6 +365,36 @@ async function openWorkbench(browser, suite) {
   return page;
 }
 
+/**
+ * Run a runner's `body(browser)` with a browser launched, and end every run the same way: on a
+ * failure, its stack, what was found so far and a screenshot ($DSH_E2E_DIR/<name>-failure.png);
+ * then `found` in $DSH_E2E_DIR/<name>-done for pytest, `done` for the extension-host suite, the
+ * browser closed, and exit 0, or 2 after a failure.
+ */
+async function runReporting(name, found, body) {
+  const dir = env('DSH_E2E_DIR');
+  const browser = await launch();
+  let code = 0;
+  try {
+    await body(browser);
+  } catch (err) {
+    code = 2;
+    console.error('[runner] FAILED:', err && err.stack ? err.stack : err);
+    console.error('[runner] found so far:', JSON.stringify(found).slice(0, 4000));
+    try {
+      const pages = browser.contexts().flatMap((c) => c.pages());
+      if (pages[0]) await pages[0].screenshot({ path: path.join(dir, `${name}-failure.png`) });
+    } catch {
+      // the screenshot is a courtesy
+    }
+  } finally {
+    fs.writeFileSync(path.join(dir, `${name}-done`), JSON.stringify(found, null, 2));
+    fs.writeFileSync(path.join(dir, 'done'), '{}');
+    await browser.close().catch(() => undefined);
+  }
+  process.exit(code);
+}
+
 /** A hard stop well inside the pytest timeout, so nothing can hang. */
 function hardTimeout() {
   setTimeout(() => {
@@ -381,6 +411,6 @@ function hardTimeout() {
 const CHAT_VIEW_TITLE = (folder) => `.part.sidebar .composite.title:has-text("Agent: ${folder}")`;
 
 module.exports = {
-  CHAT_VIEW_TITLE, env, say, launch, openWorkbench, findFrame, findReadyFrame, describeWorkbench, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout,
+  CHAT_VIEW_TITLE, env, say, launch, openWorkbench, runReporting, findFrame, findReadyFrame, describeWorkbench, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout,
   recordNotifications, notificationsSeen, contrastFailures, contrastOf,
 };
