@@ -208,14 +208,32 @@ async function describeWorkbench(page) {
   return lines.join('\n');
 }
 
-/** Run a command through the command palette (F1), as a person would. */
+/**
+ * Run a command through the command palette (F1), as a person would.
+ *
+ * The palette closes when it loses the focus, and right after a webview took the focus (the
+ * chat's Ctrl+Alt+D) VS Code can still hand the focus back to the webview a moment later: CI saw
+ * the palette open and close again before its input could be filled. So the palette is opened
+ * again (up to three times) when it closed under the runner, and Enter is pressed on the
+ * palette's own input, never on whatever has the focus.
+ */
 async function runCommand(page, label) {
-  await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: 10000 });
-  await input.fill(`>${label}`);
-  await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${label}"]`, { timeout: 10000 });
-  await page.keyboard.press('Enter');
+  const row = page.locator(`.quick-input-list .monaco-list-row[aria-label*="${label}"]`).first();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.keyboard.press('F1');
+      await input.waitFor({ state: 'visible', timeout: 10000 });
+      await input.fill(`>${label}`, { timeout: 5000 });
+      await row.waitFor({ state: 'visible', timeout: 10000 });
+      await input.press('Enter', { timeout: 5000 });
+      return;
+    } catch (e) {
+      if (attempt >= 3) throw e;
+      say(`the command palette closed before "${label}" ran (${String(e).split('\n', 1)[0]}); opening it again`);
+      await page.waitForTimeout(500);
+    }
+  }
 }
 
 /** Open a workspace file from the explorer, by its path segments. */
