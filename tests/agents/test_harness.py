@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.agent_cli import AGENTS, Agent, run_agent
+from tests.support.agent_cli import ALL_AGENTS, Agent, run_agent
 from tests.support.hooks import HookConfig, Scope, capture_command, captured
 from tests.support.recorded import count_in, parts_of
 from tests.support.steps import ReadFile, Text
@@ -23,15 +23,16 @@ FILE_MARKER = "FILE-MARKER-5be2a9"
 ANSWER = "It says FILE-MARKER-5be2a9."
 
 
-@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("agent", ALL_AGENTS)
 def test_the_model_reads_a_file_and_answers(agent: Agent, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / "notes").mkdir(parents=True)
     (repo / ".git").mkdir()  # a project root for the CLIs that look for one
     target = repo / "notes" / "today.txt"
     target.write_text(f"Remember: {FILE_MARKER}\n")
-    # Claude's Read takes an absolute path; the others are given the path the user wrote.
-    path = str(target) if agent == "claude" else "notes/today.txt"
+    # Claude's Read, Copilot's view and Qwen's read_file take an absolute path; the others are
+    # given the path the user wrote.
+    path = str(target) if agent in ("claude", "copilot", "qwen") else "notes/today.txt"
 
     run = run_agent(
         agent, repo, PROMPT, [ReadFile(path), Text(ANSWER)], home=tmp_path / "home", timeout=120
@@ -46,7 +47,7 @@ def test_the_model_reads_a_file_and_answers(agent: Agent, tmp_path: Path) -> Non
     assert ANSWER in run.stdout  # the CLI reported the model's final answer
 
 
-@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("agent", ALL_AGENTS)
 def test_nothing_leaves_the_machine(agent: Agent, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -56,12 +57,13 @@ def test_nothing_leaves_the_machine(agent: Agent, tmp_path: Path) -> None:
     assert {r.path.split(":")[0] for r in run.requests} <= {
         "/v1/messages",
         "/v1/responses",
+        "/v1/chat/completions",
         "/v1beta/models/gemini-3.5-flash-lite",
         "/v1beta/models/gemini-3.8-flash",
     }
 
 
-@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("agent", ALL_AGENTS)
 @pytest.mark.parametrize("scope", ["user", "project"])
 def test_hooks_run_from_either_place(agent: Agent, scope: Scope, tmp_path: Path) -> None:
     """install_hooks writes each agent's documented place, with the trust the agent needs."""
@@ -78,5 +80,7 @@ def test_hooks_run_from_either_place(agent: Agent, scope: Scope, tmp_path: Path)
         "claude": repo / ".claude" / "settings.json",
         "codex": repo / ".codex" / "hooks.json",
         "gemini": repo / ".gemini" / "settings.json",
+        "copilot": repo / ".claude" / "settings.json",
+        "qwen": repo / ".qwen" / "settings.json",
     }[agent]
     assert in_project.exists() == (scope == "project")

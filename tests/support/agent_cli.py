@@ -32,9 +32,21 @@ from tests.support.proxy_trap import ProxyTrap
 from tests.support.recorded import RecordedRequest
 from tests.support.steps import Policy, Step
 
-Agent = Literal["claude", "codex", "gemini"]
+Agent = Literal["claude", "codex", "gemini", "copilot", "qwen"]
+# The agents the sidecar's hooks feed and every hook test runs against. GitHub Copilot CLI and
+# Qwen Code run here too (ALL_AGENTS: the harness and smoke tests) and join the hook tests
+# through their own tuples as their adapters land.
 AGENTS: tuple[Agent, ...] = ("claude", "codex", "gemini")
-VERSIONS: dict[Agent, str] = {"claude": "2.1.332", "codex": "0.171.0", "gemini": "0.61.0"}
+ALL_AGENTS: tuple[Agent, ...] = (*AGENTS, "copilot", "qwen")
+VERSIONS: dict[Agent, str] = {
+    "claude": "2.1.332",
+    "codex": "0.171.0",
+    "gemini": "0.61.0",
+    "copilot": "1.0.102",
+    "qwen": "0.24.4",
+}
+# The model name the Chat Completions CLIs are told to use (the fake answers any name).
+CHAT_MODEL = "gpt-4.1"
 
 REPO = Path(__file__).resolve().parents[2]
 # Where scripts/install-agent-clis puts them; DSH_TEST_AGENT_CLIS names another install of the
@@ -55,9 +67,9 @@ def cli_path(agent: Agent) -> Path:
     return CLI_BIN / agent
 
 
-def missing_clis() -> list[str]:
-    """The agents whose pinned CLI is not installed (empty when all are there)."""
-    return [agent for agent in AGENTS if not os.access(cli_path(agent), os.X_OK)]
+def missing_clis(agents: Sequence[Agent] = ALL_AGENTS) -> list[str]:
+    """Those of ``agents`` whose pinned CLI is not installed (empty when all are there)."""
+    return [agent for agent in agents if not os.access(cli_path(agent), os.X_OK)]
 
 
 @dataclass
@@ -158,6 +170,23 @@ def prepare(agent: Agent, home: Path, model: FakeModel, proxy: str) -> dict[str,
         codex_home.mkdir(exist_ok=True)
         (codex_home / "config.toml").write_text(codex_config(model.base_url))
         env |= {"CODEX_HOME": str(codex_home), "FAKE_API_KEY": FAKE_KEY}
+    elif agent == "copilot":
+        env |= {
+            "COPILOT_PROVIDER_BASE_URL": f"{model.base_url}/v1",
+            "COPILOT_PROVIDER_TYPE": "openai",
+            "COPILOT_PROVIDER_API_KEY": FAKE_KEY,
+            "COPILOT_MODEL": CHAT_MODEL,
+            # No GitHub login, no update check, no telemetry.
+            "COPILOT_OFFLINE": "true",
+            "COPILOT_AUTO_UPDATE": "false",
+        }
+    elif agent == "qwen":
+        _write_json(home / ".qwen" / "settings.json", qwen_settings())
+        env |= {
+            "OPENAI_BASE_URL": f"{model.base_url}/v1",
+            "OPENAI_API_KEY": FAKE_KEY,
+            "OPENAI_MODEL": CHAT_MODEL,
+        }
     else:
         _write_json(home / ".gemini" / "settings.json", gemini_settings())
         env |= {
@@ -196,6 +225,14 @@ def gemini_settings() -> dict[str, Any]:
     }
 
 
+def qwen_settings() -> dict[str, Any]:
+    return {
+        "security": {"auth": {"selectedType": "openai"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+    }
+
+
 def command(agent: Agent, prompt: str, hooks: HookConfig | None, resume: bool) -> list[str]:
     """The headless command line; ``resume`` continues the latest session of this HOME."""
     cli = str(cli_path(agent))
@@ -224,6 +261,24 @@ def command(agent: Agent, prompt: str, hooks: HookConfig | None, resume: bool) -
             *again,
             prompt,
         ]
+    if agent == "copilot":
+        again = ["--continue"] if resume else []
+        # Folder trust loads the project's hook files (.github/hooks, .claude/settings.json).
+        trust = ["--trust-folder"] if hooks is not None and hooks.scope == "project" else []
+        return [
+            cli,
+            "-p",
+            prompt,
+            "--allow-all-tools",
+            "--output-format",
+            "json",
+            "--disable-client-telemetry",
+            *trust,
+            *again,
+        ]
+    if agent == "qwen":
+        again = ["--continue"] if resume else []
+        return [cli, "-p", prompt, "--output-format", "stream-json", "--yolo", *again]
     again = ["--resume", "latest"] if resume else []
     return [cli, "-p", prompt, "--output-format", "stream-json", "--skip-trust", "--yolo", *again]
 
@@ -250,7 +305,7 @@ def run_agent(
     continues the latest session in ``home`` (Claude ``--continue``, Codex ``exec resume
     --last``, Gemini ``--resume latest``); pass the same ``home`` and ``hooks`` as the first run.
     """
-    missing = missing_clis()
+    missing = missing_clis([agent])
     assert not missing, not_installed_message(missing)
     if home is None:
         home = Path(tempfile.mkdtemp(prefix=f"dsh-{agent}-home-"))

@@ -1,10 +1,12 @@
 """A scripted fake model endpoint on 127.0.0.1 for driving the real agent CLIs.
 
-One threaded HTTP server speaks the three wire APIs the CLIs use:
+One threaded HTTP server speaks the four wire APIs the CLIs use:
 
 - Anthropic Messages (Claude Code): ``POST /v1/messages?beta=true`` (SSE when the body asks
   for a stream, JSON otherwise) and ``/v1/messages/count_tokens``.
 - OpenAI Responses (Codex CLI): ``POST /v1/responses`` (SSE).
+- OpenAI Chat Completions (GitHub Copilot CLI, Qwen Code): ``POST /v1/chat/completions`` (SSE
+  chunks when the body asks for a stream, one JSON completion otherwise) and ``GET /v1/models``.
 - Gemini (Gemini CLI): ``POST /v1beta/models/M:streamGenerateContent`` (SSE) and
   ``:generateContent`` (JSON; its routing and next-speaker checks ask for a JSON schema and get an
   object built from it), ``:countTokens``.
@@ -128,6 +130,8 @@ def _api_of(path: str) -> Api:
         return "anthropic"
     if path.startswith("/v1/responses"):
         return "openai"
+    if path.startswith(("/v1/chat/completions", "/v1/models")):
+        return "chat"
     if path.startswith("/v1beta/models/"):
         return "gemini"
     return "other"
@@ -140,6 +144,8 @@ def _is_main(api: Api, path: str, body: Any) -> bool:
         return path == "/v1/messages"
     if api == "gemini":
         return path.endswith(":streamGenerateContent")
+    if api == "chat":
+        return path == "/v1/chat/completions"
     return api == "openai"
 
 
@@ -205,7 +211,8 @@ def _handler_for(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.close_connection = True
             for name, data in answer.events:
-                chunk = (f"event: {name}\n" if name else "") + f"data: {json.dumps(data)}\n\n"
+                text = data.text if isinstance(data, wire.RawData) else json.dumps(data)
+                chunk = (f"event: {name}\n" if name else "") + f"data: {text}\n\n"
                 self.wfile.write(chunk.encode())
                 self.wfile.flush()
 

@@ -12,9 +12,14 @@ Places (``scope``):
 - Gemini CLI: ``~/.gemini/settings.json`` (user) or ``<cwd>/.gemini/settings.json`` (project;
   ``GEMINI_CLI_TRUST_WORKSPACE=true`` so the folder is trusted headless).
 
-All three take the same shape: ``{"hooks": {Event: [{"matcher": M, "hooks": [{"type":
-"command", "command": C, "timeout": T}]}]}}``; Gemini's timeout is in milliseconds, the others'
-in seconds.
+- GitHub Copilot CLI: ``~/.copilot/settings.json`` (user; Claude's shape, always read) or the
+  project's ``.claude/settings.json`` (project; read with folder trust, which the harness then
+  grants with ``--trust-folder``).
+- Qwen Code: ``~/.qwen/settings.json`` (user) or ``<cwd>/.qwen/settings.json`` (project).
+
+All take the same shape: ``{"hooks": {Event: [{"matcher": M, "hooks": [{"type":
+"command", "command": C, "timeout": T}]}]}}``; Gemini's and Qwen's timeouts are in milliseconds,
+the others' in seconds.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-AgentName = Literal["claude", "codex", "gemini"]
+AgentName = Literal["claude", "codex", "gemini", "copilot", "qwen"]
 Scope = Literal["user", "project"]
 
 # Every hook event each CLI knows (from its own event list: Claude Code 2.1.332's binary,
@@ -135,7 +140,8 @@ def hooks_settings(agent: AgentName, config: HookConfig) -> dict[str, Any]:
     """The ``{"hooks": {...}}`` block ``agent`` reads, for ``config``."""
     per_event: dict[str, list[dict[str, Any]]] = {}
     for hook in config.hooks:
-        timeout = int(hook.timeout_s * 1000) if agent == "gemini" else hook.timeout_s
+        in_ms = agent in ("gemini", "qwen")
+        timeout = int(hook.timeout_s * 1000) if in_ms else hook.timeout_s
         entry: dict[str, Any] = {"type": "command", "command": hook.command, "timeout": timeout}
         group: dict[str, Any] = {"hooks": [entry]}
         if hook.matcher is not None:
@@ -166,6 +172,13 @@ def install_hooks(agent: AgentName, config: HookConfig, *, home: Path, cwd: Path
                 config_toml.write(f'[projects."{cwd}"]\ntrust_level = "trusted"\n')
         else:
             _merge_json(home / ".codex" / "hooks.json", block)
+        return {}
+    if agent == "copilot":
+        target = cwd / ".claude" if project else home / ".copilot"
+        _merge_json(target / "settings.json", block)
+        return {}
+    if agent == "qwen":
+        _merge_json((cwd if project else home) / ".qwen" / "settings.json", block)
         return {}
     _merge_json((cwd if project else home) / ".gemini" / "settings.json", block)
     return {"GEMINI_CLI_TRUST_WORKSPACE": "true"} if project else {}

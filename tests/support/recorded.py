@@ -1,6 +1,6 @@
 """Recorded requests and what the model saw in them.
 
-``parts_of(request)`` flattens one request body (any of the three wire APIs) into the pieces of
+``parts_of(request)`` flattens one request body (any of the four wire APIs) into the pieces of
 text the model receives, in order, each with its role and kind; ``texts_of`` gives just the
 texts. Tool *definitions* are left out (they are the agent's, not the conversation), so
 counting a marker counts the times the model was shown it.
@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from tests.support.steps import Step
 
-Api = Literal["anthropic", "openai", "gemini", "other"]
+Api = Literal["anthropic", "openai", "gemini", "chat", "other"]
 Kind = Literal["system", "text", "tool_call", "tool_result"]
 
 
@@ -50,6 +50,8 @@ def parts_of(request: RecordedRequest) -> list[Part]:
         return list(_openai(body))
     if request.api == "gemini":
         return list(_gemini(body))
+    if request.api == "chat":
+        return list(_chat(body))
     return []
 
 
@@ -147,3 +149,33 @@ def _gemini(body: dict[str, Any]) -> Iterator[Part]:
             elif "functionResponse" in part:
                 for text in _strings(part["functionResponse"].get("response")):
                     yield Part(role, "tool_result", text)
+
+
+def _chat(body: dict[str, Any]) -> Iterator[Part]:
+    """OpenAI Chat Completions: ``messages`` of system/developer/user/assistant/tool."""
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        role = str(message.get("role"))
+        kind: Kind = (
+            "tool_result"
+            if role == "tool"
+            else "system"
+            if role
+            in (
+                "system",
+                "developer",
+            )
+            else "text"
+        )
+        content = message.get("content")
+        if isinstance(content, str):
+            yield Part(role, kind, content)
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and isinstance(block.get("text"), str):
+                    yield Part(role, kind, block["text"])
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                yield Part(role, "tool_call", str(function.get("arguments", "")))

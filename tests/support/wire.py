@@ -37,6 +37,13 @@ class Json:
 
 
 @dataclass(frozen=True)
+class RawData:
+    """An SSE ``data:`` line sent as written, not as JSON (Chat Completions' ``[DONE]``)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Sse:
     events: list[tuple[str | None, Any]]  # (event name or None, data)
 
@@ -51,6 +58,8 @@ def answer(request: RecordedRequest, new_id: NewId) -> Answer:
         return _openai(request, new_id)
     if request.api == "gemini":
         return _gemini(request)
+    if request.api == "chat":
+        return _chat(request, new_id)
     return Json(404, {"error": {"message": f"fake model: no route for {request.path}"}})
 
 
@@ -325,3 +334,117 @@ def _gemini(request: RecordedRequest) -> Answer:
         parts = [{"text": _text_of(request)}]
     candidate = {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
     return Sse([(None, {"candidates": [candidate], "usageMetadata": _USAGE})])
+
+
+# --- OpenAI Chat Completions (GitHub Copilot CLI, Qwen Code) ------------------------------------
+
+# For each step, the tools that do it, in the order tried: Copilot CLI's names first, then Qwen
+# Code's. The first one the request declares is called.
+_CHAT_TOOLS: dict[type, tuple[str, ...]] = {
+    ReadFile: ("view", "read_file"),
+    WriteFile: ("create", "write_file"),
+    EditFile: ("edit", "replace"),
+    Shell: ("bash", "run_shell_command"),
+}
+_PATH_NAMES = ("path", "file_path", "absolute_path")
+
+
+def _declared(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Declared function name -> its parameters schema."""
+    out: dict[str, dict[str, Any]] = {}
+    for tool in body.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            parameters = function.get("parameters")
+            out[function["name"]] = parameters if isinstance(parameters, dict) else {}
+    return out
+
+
+def _chat_call(call: Call, declared: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    if isinstance(call, ToolCall):
+        return call.name, call.arguments
+    candidates = _CHAT_TOOLS[type(call)]
+    name = next((n for n in candidates if n in declared), candidates[0])
+    schema = declared.get(name, {})
+    properties = schema.get("properties") or {}
+    path_name = next((n for n in _PATH_NAMES if n in properties), "path")
+    arguments: dict[str, Any]
+    if isinstance(call, ReadFile):
+        arguments = {path_name: call.path}
+    elif isinstance(call, WriteFile):
+        text_name = "file_text" if "file_text" in properties else "content"
+        arguments = {path_name: call.path, text_name: call.content}
+    elif isinstance(call, EditFile):
+        old, new = (
+            ("old_str", "new_str") if "old_str" in properties else ("old_string", "new_string")
+        )
+        arguments = {path_name: call.path, old: call.old, new: call.new}
+    else:
+        arguments = {"command": call.command}
+    # Fill whatever else the tool requires (Copilot's bash wants a description, ...).
+    for required in schema.get("required") or []:
+        if required not in arguments and required in properties:
+            arguments[required] = from_schema(properties[required])
+    return name, arguments
+
+
+def _chat(request: RecordedRequest, new_id: NewId) -> Answer:
+    body = request.body if isinstance(request.body, dict) else {}
+    model = str(body.get("model") or "fake-model")
+    if request.path.startswith("/v1/models"):
+        return Json(200, {"object": "list", "data": [_model_entry(model)]})
+    if request.path != "/v1/chat/completions":
+        return Json(404, {"error": {"message": f"fake model: no route for {request.path}"}})
+    calls = calls_of(request.step) if request.step is not None else ()
+    declared = _declared(body)
+    tool_calls = []
+    for call in calls:
+        name, arguments = _chat_call(call, declared)
+        tool_calls.append(
+            {
+                "id": new_id("call"),
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+        )
+    finish = "tool_calls" if tool_calls else "stop"
+    text = None if tool_calls else _text_of(request)
+    completion_id = new_id("chatcmpl")
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    if not body.get("stream"):
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        return Json(
+            200,
+            {
+                "id": completion_id,
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": usage,
+            },
+        )
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None) -> dict[str, Any]:
+        return {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+        }
+
+    events: list[tuple[str | None, Any]] = [(None, chunk({"role": "assistant"}, None))]
+    if text is not None:
+        events.append((None, chunk({"content": text}, None)))
+    for index, tool_call in enumerate(tool_calls):
+        events.append((None, chunk({"tool_calls": [{"index": index, **tool_call}]}, None)))
+    events.append((None, {**chunk({}, finish), "usage": usage}))
+    events.append((None, RawData("[DONE]")))
+    return Sse(events)
+
+
+def _model_entry(model: str) -> dict[str, Any]:
+    return {"id": model, "object": "model", "created": 0, "owned_by": "fake"}

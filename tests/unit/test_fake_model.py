@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from tests.support.fake_model import FakeModel
 from tests.support.recorded import count_in, parts_of
-from tests.support.steps import DONE_TEXT, EditFile, ReadFile, Text, WriteFile
+from tests.support.steps import DONE_TEXT, EditFile, ReadFile, Shell, Text, WriteFile
 from tests.support.wire import from_schema
 
 
@@ -167,3 +167,74 @@ def test_flattening_sees_what_the_model_sees(model: FakeModel) -> None:
     assert [p.role for p in parts_of(openai)] == ["system", "developer", "assistant", "tool"]
     assert count_in(gemini, "MARK") == 3
     assert model.count_in_last_request("MARK") == 3
+
+
+def _chat_tool(name: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    parameters = {"type": "object", "properties": properties, "required": required}
+    return {"type": "function", "function": {"name": name, "parameters": parameters}}
+
+
+STRING = {"type": "string"}
+
+
+def test_chat_completions_call_each_cli_s_own_tools(model: FakeModel) -> None:
+    """Copilot CLI's view/bash (bash requires a description) and Qwen Code's read_file are
+    called with the argument names their schemas declare; streamed chunks end in [DONE]."""
+    copilot = [
+        _chat_tool("view", {"path": STRING}, ["path"]),
+        _chat_tool("bash", {"command": STRING, "description": STRING}, ["command", "description"]),
+    ]
+    qwen = [_chat_tool("read_file", {"file_path": STRING}, ["file_path"])]
+    model.script([ReadFile("/abs/x.py"), Shell("ls"), ReadFile("/abs/y.py"), Text("bye")])
+    answers = []
+    for tools in (copilot, copilot, qwen):
+        kind, raw = _post(model, "/v1/chat/completions", {"stream": True, "tools": tools})
+        assert kind == "text/event-stream" and raw.decode().rstrip().endswith("data: [DONE]")
+        chunks = [json.loads(x) for x in _sse_data(raw) if x != "[DONE]"]
+        (call,) = [
+            c for chunk in chunks for c in chunk["choices"][0]["delta"].get("tool_calls", [])
+        ]
+        assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
+        answers.append((call["function"]["name"], json.loads(call["function"]["arguments"])))
+    assert answers == [
+        ("view", {"path": "/abs/x.py"}),
+        ("bash", {"command": "ls", "description": "ok"}),
+        ("read_file", {"file_path": "/abs/y.py"}),
+    ]
+    # Not streamed: one completion. A request without tools is a side request (no step taken).
+    _, raw = _post(model, "/v1/chat/completions", {"tools": copilot, "messages": []})
+    assert json.loads(raw)["choices"][0]["message"] == {"role": "assistant", "content": "bye"}
+    _, raw = _post(model, "/v1/chat/completions", {"messages": []})
+    assert json.loads(raw)["choices"][0]["message"]["content"] == "ok"
+    assert [r.main for r in model.requests] == [True, True, True, True, False]
+
+
+def test_chat_completions_flattening(model: FakeModel) -> None:
+    body = {
+        "tools": [_chat_tool("view", {"path": {"type": "string", "description": "MARK"}}, [])],
+        "messages": [
+            {"role": "system", "content": "MARK"},
+            {"role": "user", "content": [{"type": "text", "text": "MARK MARK"}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"function": {"name": "view", "arguments": '{"path": "MARK"}'}}],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "MARK"},
+        ],
+    }
+    _post(model, "/v1/chat/completions", body)
+    (request,) = model.requests
+    assert [(p.role, p.kind) for p in parts_of(request)] == [
+        ("system", "system"),
+        ("user", "text"),
+        ("assistant", "tool_call"),
+        ("tool", "tool_result"),
+    ]
+    assert model.count_in_last_request("MARK") == 5  # not the tool definition
+
+
+def _sse_data(raw: bytes) -> list[str]:
+    return [
+        line[len("data: ") :] for line in raw.decode().splitlines() if line.startswith("data: ")
+    ]
