@@ -151,3 +151,26 @@ def test_the_tmux_query_runs_while_no_write_lock_is_held(agent: HookAgent, tmp_p
     agent.env["PATH"] = f"{fake.parent}:{agent.env['PATH']}"
     agent.hook(agent.prompt("go"), "--settings", str(settings))
     assert seen.read_text() == "free\n"
+
+
+def test_a_kept_shell_read_is_delivered_whole_because_claude_loaded_nothing_after_it(
+    agent: HookAgent,
+) -> None:
+    # Claude Code loads pkg/CLAUDE.md itself after a Read of pkg/x.py, never after `cat pkg/x.py`.
+    x = str(agent.root / "pkg/x.py")
+    agent.spool.keep(agent.session, (x,), scanned=frozenset({x}))
+    text = agent.hook(agent.prompt("go on"))
+    assert text.count("PKG-CLAUDE") == 1 and text.count("PKG-AGENTS") == 1
+
+
+def test_a_kept_read_leaves_what_claude_loaded_itself_out(agent: HookAgent) -> None:
+    agent.spool.keep(agent.session, (str(agent.root / "pkg/x.py"),))
+    text = agent.hook(agent.prompt("go on"))
+    assert "PKG-CLAUDE" not in text and text.count("PKG-AGENTS") == 1
+
+
+def test_a_kept_shell_read_of_a_file_read_now_counts_as_the_read(agent: HookAgent) -> None:
+    x = str(agent.root / "pkg/x.py")
+    agent.spool.keep(agent.session, (x,), scanned=frozenset({x}))
+    text = agent.hook(agent.read("pkg/x.py", "t1"))  # this Read made Claude load pkg/CLAUDE.md
+    assert "PKG-CLAUDE" not in text and text.count("PKG-AGENTS") == 1

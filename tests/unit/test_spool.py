@@ -95,3 +95,21 @@ def test_touches_of_sessions_the_store_does_not_hold_are_counted_too(tmp_path: P
     assert spool_row(str(store), str(home)) == (
         "1 touch waiting for claude:stored, 2 touches waiting for sessions not in the store yet"
     )
+
+
+def test_a_kept_search_stays_a_search_and_an_old_line_reads_as_reads(tmp_path: Path) -> None:
+    spool = Spool.of_home(str(tmp_path))
+    spool.keep("claude:s", ("/p/a.py", "/p/lib"), scanned=frozenset({"/p/lib", "/p/elsewhere"}))
+    spool.keep("claude:s", ("/p/b.py",), scanned=frozenset())
+    (live,) = Path(spool.directory).iterdir()
+    with live.open("a") as out:  # as written before kept searches were told apart
+        out.write(json.dumps({"id": "old", "paths": ["/p/c.py"]}) + "\n")
+        out.write(json.dumps({"id": "odd", "paths": ["/p/d.py"], "scanned": "/p/d.py"}) + "\n")
+
+    entries = spool.read("claude:s")
+    assert [(e.paths, e.scanned) for e in entries] == [
+        (("/p/a.py", "/p/lib"), ("/p/lib",)),  # only its own paths, never another's
+        (("/p/b.py",), ()),
+        (("/p/c.py",), ()),
+        (("/p/d.py",), ()),  # a scanned field that is no list is no search
+    ]

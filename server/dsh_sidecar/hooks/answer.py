@@ -116,13 +116,22 @@ class EventRun:
         # as visible already, and the step appends it.
         self.forced: list[Message] = []
         self.silent: set[str] = set()  # recorded, not printed (what the agent loaded itself)
+        self.scanned_only: frozenset[str] = event.scanned
 
     # --- the event ---------------------------------------------------------------------------
 
-    def answer(self, spooled: Sequence[str]) -> Shaped | None:
+    def answer(
+        self, spooled: Sequence[str], spooled_scanned: frozenset[str] = frozenset()
+    ) -> Shaped | None:
+        """``spooled``: touches kept by earlier busy events of the session, delivered first;
+        ``spooled_scanned``: those of them only a search, listing or shell command touched."""
         event = self.event
         if event.kind == "other":
             return None
+        # After which touches the agent loaded nothing itself: a path this event reads with a
+        # file tool is not one, even if a kept grep touched it too.
+        read_now = {p for p in event.touched if p not in event.scanned}
+        self.scanned_only = (event.scanned | spooled_scanned) - read_now
         rearm: list[str] = []
         if event.kind == "start" and event.source in ("compact", "clear"):
             rearm = self._forget_what_the_agent_lost(keep_nested=event.source == "compact")
@@ -338,7 +347,7 @@ class EventRun:
             return
         # What the agent said it loaded (InstructionsLoaded), else what its model says about
         # the touches after which it loads anything (not a shell command, search or listing).
-        asked = [p for p in dict.fromkeys(touched) if p not in self.event.scanned]
+        asked = [p for p in dict.fromkeys(touched) if p not in self.scanned_only]
         native = reported if reported is not None else self._native(asked)
         loaded = [
             c

@@ -178,7 +178,7 @@ def run(
 
 def _keep(config: Any, event: HookEvent, session_id_of: Callable[..., str]) -> None:
     sid = session_id_of(event.agent, event.session_id, event.agent_id)
-    config.spool().keep(sid, event.touched)
+    config.spool().keep(sid, event.touched, event.scanned)
 
 
 def _emitter(writer: Any) -> Callable[[bytes], None]:

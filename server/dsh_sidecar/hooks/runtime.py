@@ -27,7 +27,8 @@ while it is held):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from dsh_sidecar.sessions.store import Store
 
@@ -36,6 +37,9 @@ from .config import HookConfig
 from .event import HookEvent
 from .mapping import session_id_of
 from .prefetch import tmux_before_lock
+
+if TYPE_CHECKING:
+    from dsh_sidecar.sessions.spool import Kept
 
 
 def handle(
@@ -71,7 +75,10 @@ def handle(
 
         run = EventRun(store, event, config, tmux)
         fresh = [k for k in kept if not store.hook_event_seen(run.sid, k.consumed_key)]
-        shaped = run.answer(list(dict.fromkeys(p for k in fresh for p in k.paths)))
+        shaped = run.answer(
+            list(dict.fromkeys(p for k in fresh for p in k.paths)),
+            spooled_scanned=only_scanned(fresh),
+        )
         for entry in fresh:
             store.record_hook_event(run.sid, entry.consumed_key, None)
         if shaped is not None and shaped.text:
@@ -82,3 +89,10 @@ def handle(
     testpoint.stage(config.env, "committed")
     spool.settle(sid, {k.id for k in kept})
     return shaped is not None and bool(shaped.text)
+
+
+def only_scanned(entries: Sequence[Kept]) -> frozenset[str]:
+    """The kept paths that no entry touched but by a search, a listing or a shell command."""
+    scanned = {p for k in entries for p in k.scanned}
+    read = {p for k in entries for p in k.paths if p not in k.scanned}
+    return frozenset(scanned - read)

@@ -34,10 +34,12 @@ CONSUMED_PREFIX = "spool:"
 
 @dataclass(frozen=True)
 class Kept:
-    """One busy event's touches."""
+    """One busy event's touches; ``scanned`` are those a search, listing or shell command
+    touched, after which the agent loads no instruction file itself (a subset of ``paths``)."""
 
     id: str
     paths: tuple[str, ...]
+    scanned: tuple[str, ...] = ()
 
     @property
     def consumed_key(self) -> str:
@@ -58,11 +60,16 @@ class Spool:
 
         return hashlib.sha1(session_id.encode("utf-8")).hexdigest() + ".jsonl"
 
-    def keep(self, session_id: str, paths: tuple[str, ...]) -> None:
+    def keep(self, session_id: str, paths: tuple[str, ...], scanned: Collection[str] = ()) -> None:
         if not paths:
             return
         make_private_dirs(self.directory)
-        line = json.dumps({"id": os.urandom(12).hex(), "paths": list(paths)})
+        entry: dict[str, object] = {"id": os.urandom(12).hex(), "paths": list(paths)}
+        # Kept apart because it changes what the delivering event does: after a Read the agent
+        # may load a nested file itself, after a grep or a `cat` it loads nothing.
+        if any(p in scanned for p in paths):
+            entry["scanned"] = [p for p in paths if p in scanned]
+        line = json.dumps(entry)
         live = os.path.join(self.directory, self._name(session_id))
         # A settle may rename the file between our open and our write; then the line landed in
         # a file that may already have been read, so it goes to the live name again (a copy
@@ -185,17 +192,20 @@ def _parse(line: str) -> Kept | None:
         value = json.loads(line)
     except ValueError:
         return None
+    raw_scanned: object = []
     if isinstance(value, list):  # written before entries had ids
         raw: object = value
         entry_id = "line-" + _digest(line)
     elif isinstance(value, dict) and isinstance(value.get("id"), str):
         raw, entry_id = value.get("paths"), value["id"]
+        raw_scanned = value.get("scanned", [])
     else:
         return None
     if not isinstance(raw, list):
         return None
     paths = tuple(p for p in raw if isinstance(p, str) and os.path.isabs(p))
-    return Kept(entry_id, paths)
+    scanned = raw_scanned if isinstance(raw_scanned, list) else []
+    return Kept(entry_id, paths, tuple(p for p in paths if p in scanned))
 
 
 def _id_of(line: str) -> str | None:
