@@ -83,3 +83,17 @@ def test_the_input_is_not_changed() -> None:
     raw = {"timeContext": {"timeZone": "Nowhere/Land"}}
     parse_settings_leniently(raw, Settings())
     assert raw == {"timeContext": {"timeZone": "Nowhere/Land"}}
+
+
+@pytest.mark.parametrize(
+    ("raw", "refused_key"),
+    [
+        ({"instructions": {"max.bytes": 1, "maxBytes": 5000}}, "instructions.max.bytes"),
+        ({"a.b": 1, "instructions": {"maxBytes": 5000}}, "a.b"),
+        ({"instructions.maxBytes": 1, "instructions": {"maxBytes": 5000}}, "instructions.maxBytes"),
+    ],
+)
+def test_a_refused_key_with_a_dot_in_its_name_keeps_the_rest(raw: Any, refused_key: str) -> None:
+    settings, refused = parse_settings_leniently(raw, Settings())
+    assert settings.instructions.max_bytes == 5000  # not the whole tree back to its defaults
+    assert [(r.key, r.value) for r in refused] == [(refused_key, 1)]

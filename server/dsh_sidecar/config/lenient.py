@@ -71,14 +71,34 @@ def _copy_tree(raw: Any) -> Any:
 
 
 def _pop_leaf(tree: Any, key: str) -> tuple[Any, bool]:
-    """Remove ``a.b`` from ``tree``; returns the removed value and whether anything was."""
-    *parents, leaf = key.split(".")
-    node = tree
-    for part in parents:
-        node = node.get(part) if isinstance(node, dict) else None
-    if not isinstance(node, dict) or leaf not in node:
+    """Remove the leaf that the dotted ``key`` names from ``tree``; returns the removed value
+    and whether anything was.
+
+    A key may itself hold a dot (``{"instructions": {"max.bytes": 1}}`` is refused as
+    ``instructions.max.bytes``), so the name is matched against the tree's own keys rather than
+    split on every dot: splitting found nothing to remove, and one such typo sent the whole tree
+    back to its defaults."""
+    path = _path_to(tree, key)
+    if path is None:
         return None, False
-    return node.pop(leaf), True
+    node = tree
+    for part in path[:-1]:
+        node = node[part]
+    return node.pop(path[-1]), True
+
+
+def _path_to(node: Any, key: str) -> list[str] | None:
+    """The keys from ``node`` down to the leaf whose dotted path is ``key``, or None."""
+    if not isinstance(node, dict):
+        return None
+    if key in node:
+        return [key]
+    for name, child in node.items():
+        if isinstance(name, str) and key.startswith(name + "."):
+            rest = _path_to(child, key[len(name) + 1 :])
+            if rest is not None:
+                return [name, *rest]
+    return None
 
 
 def _with_expected(key: str, message: str) -> str:
