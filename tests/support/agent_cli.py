@@ -230,6 +230,9 @@ def qwen_settings() -> dict[str, Any]:
         "security": {"auth": {"selectedType": "openai"}},
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
+        # Otherwise a turn may end with a request of Qwen's own "managed memory extraction"
+        # agent, which the fake would answer with the script's next step.
+        "memory": {"enableManagedAutoMemory": False},
     }
 
 
