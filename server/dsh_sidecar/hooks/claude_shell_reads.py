@@ -1,0 +1,182 @@
+"""The files Claude Code itself counts as read by a ``Bash`` command (2.1.332).
+
+Claude Code reads the command of every ``Bash`` call that only prints a file, and takes such a
+file as read, as after its ``Read`` tool: it loads the nested ``CLAUDE.md`` files for it
+(``nested_traversal``) and later reports its changes. So for these files the complement asks the
+agent's model, as after a ``Read``; otherwise the hook sends those ``CLAUDE.md`` files a second
+time (docs/reference/agent-clis.md, Tools the hooks read).
+
+Claude Code's rule, from its shipped code: nothing at all when the command holds ``|``, ``<`` or
+``>``; the command split into its simple commands; with more than one, every one is a read or
+starts with ``echo``, ``printf``, ``true`` or ``:``. A read is ``cat``, ``nl``, ``bat`` or
+``batcat`` with one file operand and only their numbering (and for ``bat`` plain) options;
+``head`` or ``tail`` with one file and at most a line count; or ``sed`` with ``-n`` (never
+``-i`` or ``-e``), a ``Np`` or ``N,Mp`` script and one file. The file is then taken as read when
+it is a regular file of at most 10 MiB and the slice the command printed is not blank where the
+file is not.
+
+This reads fewer commands than Claude Code, never more: a word with an expansion or a quote
+(which Claude Code's own shell grammar reads, and ``shlex`` would read differently), and ``grep``
+or ``rg`` on one file (read only when it exits 0, which the hook input does not say), are left
+out. A file wrongly taken as read would lose its nested files; one left out costs a repeat.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+
+MAX_FILE_BYTES = 10 * 1024 * 1024  # Claude Code's own limit for such a read
+_DEFAULT_LINES = 10  # head's and tail's count when none is given
+_SEPARATORS = re.compile(r"&&|\|\||;|&|\n")
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_./@%+=:,~^-]+")
+_FILLER = re.compile(r"^\s*(echo|printf|true|:)\b")
+_PRINTERS: dict[str, frozenset[str]] = {
+    "cat": frozenset({"-n", "--number"}),
+    "nl": frozenset(),
+    "bat": frozenset({"-n", "--number", "-p", "--plain"}),
+    "batcat": frozenset({"-n", "--number", "-p", "--plain"}),
+}
+_SED_RANGE = re.compile(r"^(\d+),(\d+)p$")
+_SED_LINE = re.compile(r"^(\d+)p$")
+
+
+# A slice of the file's lines: (first line, last line) from 1, or (-count, None) for a tail.
+Slice = tuple[int, int | None] | None
+
+
+def claude_reads(command: str, cwd: str) -> tuple[str, ...]:
+    """Absolute paths of the files Claude Code takes as read by ``command`` run in ``cwd``."""
+    if any(c in command for c in "|<>"):
+        return ()
+    parts = [p.strip() for p in _SEPARATORS.split(command)]
+    parts = [p for p in parts if p]
+    found: list[str] = []
+    for part in parts:
+        read = _read_of(part)
+        if read is None:
+            if len(parts) > 1 and _FILLER.match(part):
+                continue
+            return ()
+        path, lines = read
+        full = os.path.normpath(os.path.join(cwd, path))
+        if _printed_something(full, lines):
+            found.append(full)
+    return tuple(dict.fromkeys(found))
+
+
+def _words(part: str) -> list[str] | None:
+    words = part.split()
+    return words if all(_PLAIN_WORD.fullmatch(w) for w in words) else None
+
+
+def _read_of(part: str) -> tuple[str, Slice] | None:
+    words = _words(part)
+    if not words:
+        return None
+    name, rest = words[0], words[1:]
+    if name in _PRINTERS:
+        return _printer(rest, _PRINTERS[name])
+    if name in ("head", "tail"):
+        return _head_tail(rest, tail=name == "tail")
+    if name == "sed":
+        return _sed(rest)
+    return None
+
+
+def _printer(rest: list[str], flags: frozenset[str]) -> tuple[str, Slice] | None:
+    operands = []
+    for word in rest:
+        if word.startswith("-") and word != "-":
+            if word not in flags:
+                return None
+            continue
+        operands.append(word)
+    if len(operands) != 1 or operands[0] == "-":
+        return None
+    return operands[0], (1, None)
+
+
+def _head_tail(rest: list[str], *, tail: bool) -> tuple[str, Slice] | None:
+    count: int | None = None
+    operand: str | None = None
+    i = 0
+    while i < len(rest):
+        word = rest[i]
+        if word in ("-n", "--lines"):
+            i += 1
+            if i == len(rest) or not rest[i].isdigit():
+                return None
+            count = int(rest[i])
+        elif word.startswith("--lines=") and word[8:].isdigit():
+            count = int(word[8:])
+        elif re.fullmatch(r"-n\d+", word):
+            count = int(word[2:])
+        elif re.fullmatch(r"-\d+", word):
+            count = int(word[1:])
+        elif word.startswith("-"):
+            return None
+        elif operand is None:
+            operand = word
+        else:
+            return None
+        i += 1
+    if operand is None or operand == "-" or count == 0:
+        return None
+    lines = count if count is not None else _DEFAULT_LINES
+    return operand, ((-lines, None) if tail else (1, lines))
+
+
+def _sed(rest: list[str]) -> tuple[str, Slice] | None:
+    quiet = False
+    operands: list[str] = []
+    for word in rest:
+        if word.startswith("--"):
+            if word == "--in-place" or word.startswith("--in-place=") or word == "--expression":
+                return None
+            quiet = quiet or word in ("--quiet", "--silent")
+        elif word.startswith("-"):
+            if "i" in word or word == "-e":
+                return None
+            quiet = quiet or "n" in word
+        else:
+            operands.append(word)
+    if not quiet or len(operands) != 2:
+        return None
+    script, path = operands
+    if match := _SED_RANGE.match(script):
+        return path, (int(match[1]), int(match[2]))
+    if match := _SED_LINE.match(script):
+        return path, (int(match[1]), int(match[1]))
+    return None
+
+
+def _printed_something(path: str, lines: Slice) -> bool:
+    """Claude Code's own checks: a regular file of at most 10 MiB whose printed slice exists
+    and is not blank unless the whole file is."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return False
+        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+            text = handle.read().replace("\r\n", "\n")
+    except (OSError, ValueError):
+        return False
+    if lines is None or lines == (1, None):
+        return True
+    all_lines = text.split("\n")
+    first, last = lines
+    if first < 0:  # a tail
+        if all_lines and all_lines[-1] == "":
+            all_lines.pop()
+        if not all_lines:
+            return False
+        shown = all_lines[max(0, len(all_lines) + first) :]
+    else:
+        first = max(1, first)
+        end = max(first, last if last is not None else first)
+        if first > len(all_lines):
+            return False
+        shown = all_lines[first - 1 : end]
+    return bool("\n".join(shown).strip()) or not text.strip()

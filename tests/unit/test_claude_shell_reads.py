@@ -1,0 +1,101 @@
+"""Which files Claude Code itself takes as read by a Bash command (hooks/claude_shell_reads.py):
+its rule as its shipped code (2.1.332) has it, and nothing more."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dsh_sidecar.hooks.claude_shell_reads import claude_reads
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/x.py").write_text("".join(f"line {i}\n" for i in range(1, 21)))
+    (tmp_path / "pkg/y.py").write_text("y = 2\n")
+    (tmp_path / "pkg/blank_top.py").write_text("\n\n\nz = 3\n")
+    (tmp_path / "empty.txt").write_text("")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat pkg/x.py",
+        "cat -n pkg/x.py",
+        "nl pkg/x.py",
+        "bat --plain pkg/x.py",
+        "batcat -n pkg/x.py",
+        "head pkg/x.py",
+        "head -n 5 pkg/x.py",
+        "head -n5 pkg/x.py",
+        "head -3 pkg/x.py",
+        "head --lines=2 pkg/x.py",
+        "tail pkg/x.py",
+        "tail -n 4 pkg/x.py",
+        "sed -n 3,8p pkg/x.py",
+        "sed -n 20p pkg/x.py",
+        "sed --quiet 1,2p pkg/x.py",
+        "echo start && cat pkg/x.py",
+        "cat pkg/x.py; true",
+    ],
+)
+def test_a_command_that_prints_one_file_reads_it(repo: Path, command: str) -> None:
+    assert claude_reads(command, str(repo)) == (str(repo / "pkg/x.py"),)
+
+
+def test_several_reads_in_a_list_are_all_read(repo: Path) -> None:
+    found = claude_reads("cat pkg/x.py && head -n 1 pkg/y.py", str(repo))
+    assert found == (str(repo / "pkg/x.py"), str(repo / "pkg/y.py"))
+
+
+def test_an_absolute_path_and_a_dotted_one_resolve(repo: Path) -> None:
+    assert claude_reads(f"cat {repo}/pkg/../pkg/y.py", "/") == (str(repo / "pkg/y.py"),)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat pkg/x.py | head",  # any pipe or redirection: nothing at all
+        "cat pkg/x.py > out.txt",
+        "cat < pkg/x.py",
+        "cat pkg/x.py pkg/y.py",  # two operands
+        "cat -A pkg/x.py",  # an option it does not know
+        "cat -",
+        "cd pkg && cat x.py",  # another command in the list
+        "grep -n line pkg/x.py",  # grep counts only when it exits 0: not known here
+        "rg line pkg/x.py",
+        "grep -rn line pkg",
+        "sed -i 1d pkg/x.py",
+        "sed -n -e 1p pkg/x.py",
+        "sed 1p pkg/x.py",  # not quiet
+        "sed -n /line/p pkg/x.py",  # not a line range
+        "sed -n 30,40p pkg/x.py",  # past the end: nothing printed
+        "head -n 0 pkg/x.py",
+        "head -n +3 pkg/x.py",
+        "tail -f pkg/x.py",
+        "head -n 2 pkg/blank_top.py",  # a blank slice of a file that is not blank
+        "cat 'pkg/x.py'",  # quoted: read by Claude Code's grammar, left out here
+        "cat $HOME/x.py",
+        "cat pkg/*.py",
+        "cat pkg/missing.py",
+        "cat pkg",  # a directory
+        "ls pkg",
+        "",
+    ],
+)
+def test_anything_else_reads_nothing(repo: Path, command: str) -> None:
+    assert claude_reads(command, str(repo)) == ()
+
+
+def test_an_empty_file_is_read(repo: Path) -> None:
+    assert claude_reads("cat empty.txt", str(repo)) == (str(repo / "empty.txt"),)
+
+
+def test_a_file_over_ten_mebibytes_is_not(repo: Path) -> None:
+    big = repo / "big.txt"
+    with big.open("wb") as handle:
+        handle.truncate(10 * 1024 * 1024 + 1)
+    assert claude_reads("cat big.txt", str(repo)) == ()
