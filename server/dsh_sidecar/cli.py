@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import dsh_sidecar
@@ -163,14 +163,36 @@ def build_parser() -> argparse.ArgumentParser:
         "sessions",
         help="list the stored sessions: agent, directory, what each was told, what is pending",
     )
-    sessions.add_argument("--agent", choices=AGENT_CHOICES, help="only this agent's sessions")
+    sessions.add_argument(
+        "--agent",
+        choices=AGENT_CHOICES,
+        metavar="AGENT",
+        help="only this agent's sessions (%(choices)s)",
+    )
     sessions.add_argument("--json", action="store_true", help="machine-readable output")
     _settings_option(sessions)
     sessions.set_defaults(run=_cmd_sessions)
     return parser
 
 
-AGENT_CHOICES = ("claude", "codex", "gemini")
+class _HookAgents:
+    """The ids of the agents whose hooks the sidecar runs (dsh_sidecar/agents/registry.py), as
+    argparse ``choices``: read only when an ``--agent`` is given or listed, so a command without
+    one never imports the agents' records."""
+
+    def _ids(self) -> tuple[str, ...]:
+        from dsh_sidecar.agents.registry import hook_ids
+
+        return hook_ids()
+
+    def __contains__(self, agent: object) -> bool:
+        return agent in self._ids()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids())
+
+
+AGENT_CHOICES = _HookAgents()
 
 
 def _hooks_parser(sub: Any) -> None:
@@ -194,7 +216,10 @@ def _hooks_parser(sub: Any) -> None:
         parser = actions.add_parser(action, help=text)
         if action == "status":
             parser.add_argument(
-                "--agent", choices=AGENT_CHOICES, help="only this agent (default: every agent)"
+                "--agent",
+                choices=AGENT_CHOICES,
+                metavar="AGENT",
+                help="only this agent: %(choices)s (default: every agent)",
             )
         else:
             # A heading of its own: argparse lists every option under "options", which reads as
@@ -202,8 +227,9 @@ def _hooks_parser(sub: Any) -> None:
             parser.add_argument_group("required arguments").add_argument(
                 "--agent",
                 choices=AGENT_CHOICES,
+                metavar="AGENT",
                 required=True,
-                help="the agent whose settings file to change",
+                help="the agent whose settings file to change: %(choices)s",
             )
             parser.add_argument(
                 "--scope",
@@ -240,7 +266,7 @@ def _cmd_hooks(args: argparse.Namespace) -> int:
             root: str | None = manage.find_project(given, cwd)[0]
         except manage.NoProjectError:
             root = None
-        agents = AGENT_CHOICES if args.agent is None else (args.agent,)
+        agents = tuple(AGENT_CHOICES) if args.agent is None else (args.agent,)
         report = manage.status_lines(agents, root, env, home)
     else:
         if args.shared and args.scope == "user":

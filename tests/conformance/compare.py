@@ -22,7 +22,7 @@ from tests.support.agent_cli import AgentRun
 
 from .trees import Tree
 
-CLI_AGENT = {"claude": "claude-code", "codex": "codex", "gemini": "gemini-cli"}
+CLI_AGENT = {"claude": "claude", "codex": "codex", "gemini": "gemini"}  # one id per agent
 MARKER = re.compile(r"MK[0-9a-z]+_[0-9]+_[HTFC]")
 START = "start"
 AFTER_READ = "after-read"

@@ -270,7 +270,7 @@ MINIMAL: dict[type, Any] = {
         path="/p/AGENTS.md", display_path="AGENTS.md", kind="project", state="unreadable"
     ),
     wt.ExplainAgent: wt.ExplainAgent(
-        id="gemini-cli",
+        id="gemini",
         name="Gemini CLI",
         working_directory="/p",
         order="",

@@ -587,9 +587,9 @@ def test_hooks_install_and_uninstall_show_agent_as_required(
         pad = " " * len(f"usage: dsh-sidecar hooks {action} ")
         assert run(capsysbinary, "hooks", action, "--help") == (
             0,
-            f"usage: dsh-sidecar hooks {action} [-h] --agent {{claude,codex,gemini}}"
-            " [--scope {project,user}]\n"
-            f"{pad}[--shared] [--project DIR]\n"
+            f"usage: dsh-sidecar hooks {action} [-h] --agent AGENT [--scope {{project,user}}]"
+            " [--shared]\n"
+            f"{pad}[--project DIR]\n"
             "\n"
             "options:\n"
             "  -h, --help            show this help message and exit\n"
@@ -602,8 +602,8 @@ def test_hooks_install_and_uninstall_show_agent_as_required(
             " in)\n"
             "\n"
             "required arguments:\n"
-            "  --agent {claude,codex,gemini}\n"
-            "                        the agent whose settings file to change\n".encode(),
+            "  --agent AGENT         the agent whose settings file to change: codex, claude,"
+            " gemini\n".encode(),
             "",
         )
         code, out, err = run(capsysbinary, "hooks", action)
@@ -613,9 +613,7 @@ def test_hooks_install_and_uninstall_show_agent_as_required(
         )
     code, out, _ = run(capsysbinary, "hooks", "status", "--help")
     assert code == 0
-    assert out.startswith(
-        b"usage: dsh-sidecar hooks status [-h] [--agent {claude,codex,gemini}] [--project DIR]\n"
-    )
+    assert out.startswith(b"usage: dsh-sidecar hooks status [-h] [--agent AGENT] [--project DIR]\n")
     assert b"required" not in out
 
 

@@ -32,29 +32,42 @@ SERVER_STACK = ("pygls", "lsprotocol", "cattrs", "asyncio", "dsh_sidecar.lsp")
 ENGINE = ("dsh_sidecar.sources.agent_instructions.baseline", "pathspec")
 WIRE = ("dsh_sidecar.protocol",)
 STORE = ("sqlite3", "dsh_sidecar.sessions")
-EXPLAIN = ("dsh_sidecar.explain", "dsh_sidecar.agents")
+EXPLAIN = ("dsh_sidecar.explain",)
+# The agents' records: what explain compares, and where the hooks commands read each agent's
+# settings files, events and trust step (dsh_sidecar/agents/registry.py).
+AGENTS = ("dsh_sidecar.agents",)
 HOOKS = ("dsh_sidecar.hooks",)
 
 # command -> (arguments, prefixes it must not load, a module it must load)
 COMMANDS: dict[str, tuple[list[str], tuple[str, ...], str]] = {
     "version": (
         ["--version"],
-        (*SERVER_STACK, *ENGINE, *WIRE, *STORE, *EXPLAIN, *HOOKS, "attrs", "dsh_sidecar.config"),
+        (
+            *SERVER_STACK,
+            *ENGINE,
+            *WIRE,
+            *STORE,
+            *EXPLAIN,
+            *AGENTS,
+            *HOOKS,
+            "attrs",
+            "dsh_sidecar.config",
+        ),
         "argparse",
     ),
     "preview": (
         ["preview", "{root}"],
-        SERVER_STACK + WIRE + STORE + EXPLAIN + HOOKS,
+        SERVER_STACK + WIRE + STORE + EXPLAIN + AGENTS + HOOKS,
         "dsh_sidecar.sources.agent_instructions.baseline",
     ),
     "preview --json": (
         ["preview", "--json", "{root}"],
-        SERVER_STACK + STORE + EXPLAIN + HOOKS,
+        SERVER_STACK + STORE + EXPLAIN + AGENTS + HOOKS,
         "dsh_sidecar.protocol.mapping",
     ),
     "scopes": (
         ["scopes", "{root}/AGENTS.md"],
-        SERVER_STACK + WIRE + STORE + EXPLAIN + HOOKS,
+        SERVER_STACK + WIRE + STORE + EXPLAIN + AGENTS + HOOKS,
         "dsh_sidecar.sources.agent_instructions.baseline",
     ),
     "explain": (
@@ -69,7 +82,7 @@ COMMANDS: dict[str, tuple[list[str], tuple[str, ...], str]] = {
     ),
     "sessions": (
         ["sessions"],
-        SERVER_STACK + ENGINE + WIRE + EXPLAIN + HOOKS,
+        SERVER_STACK + ENGINE + WIRE + EXPLAIN + AGENTS + HOOKS,
         "dsh_sidecar.sessions.listing",
     ),
     "hooks status": (

@@ -40,9 +40,9 @@ def by_path(e: Explanation, agent: str) -> dict[str, tuple[str, int | None, int 
 def test_every_agent_cites_its_pages_with_the_date_checked() -> None:
     assert [a.id for a in AGENTS] == [
         "codex",
-        "claude-code",
+        "claude",
         "copilot-vscode",
-        "gemini-cli",
+        "gemini",
         "cursor",
     ]
     for agent in AGENTS:
@@ -219,7 +219,7 @@ def test_codex_global_uses_the_first_non_empty_file_and_honours_codex_home(tmp_p
 
 def test_claude_code_loads_claude_files_imports_nested_files_and_rules(tmp_path: Path) -> None:
     e = Tree(tmp_path).explain("src/api/handler.py")
-    assert states(e, "claude-code") == [
+    assert states(e, "claude") == [
         ("~/.claude/CLAUDE.md", "user-global", "loaded"),
         ("~/.claude/rules/mine.md", "rule", "loaded"),  # the user's rules before the project
         ("CLAUDE.md", "project", "loaded"),
@@ -240,7 +240,7 @@ def test_claude_code_loads_claude_files_imports_nested_files_and_rules(tmp_path:
         ("src/AGENTS.md", "nested", "not-read"),
         ("src/api/AGENTS.md", "nested", "not-read"),
     ]
-    files = {f.display_path: f for f in e.agent("claude-code").files}
+    files = {f.display_path: f for f in e.agent("claude").files}
     assert files["docs/deep5.md"].reason == "imported by docs/deep4.md, beyond 4 import levels"
     assert files[".claude/rules/api.md"].reason == "paths src/api/** matches src/api/handler.py"
     # @docs/never.md appears only inside code, so it is no import.
@@ -256,7 +256,7 @@ def test_claude_code_loads_claude_files_imports_nested_files_and_rules(tmp_path:
 
 def test_claude_code_rules_whose_paths_miss_the_file_are_unmatched(tmp_path: Path) -> None:
     e = Tree(tmp_path).explain("web/index.ts")
-    files = by_path(e, "claude-code")
+    files = by_path(e, "claude")
     assert files[".claude/rules/api.md"][0] == "unmatched"
     assert files[".claude/rules/python.md"][0] == "unmatched"
     assert files[".claude/rules/always.md"][0] == "loaded"
@@ -276,7 +276,7 @@ def test_claude_code_walks_up_past_the_project_root(tmp_path: Path) -> None:
         },
     )
     e = explain(tmp_path, "p/a/x.py", cwd="p/a")
-    assert [(f.path, f.state) for f in e.agent("claude-code").files] == [
+    assert [(f.path, f.state) for f in e.agent("claude").files] == [
         (str(tmp_path / "CLAUDE.md"), "loaded"),
         (str(tmp_path / "p/CLAUDE.md"), "loaded"),
         (str(tmp_path / "p/a/CLAUDE.md"), "loaded"),
@@ -297,15 +297,15 @@ def test_claude_code_below_the_cwd_reads_each_claude_name_after_a_read(tmp_path:
             "p/other/CLAUDE.md": "sibling\n",
         },
     )
-    assert by_path(explain(tmp_path, "p/sub/x.py"), "claude-code") == {
+    assert by_path(explain(tmp_path, "p/sub/x.py"), "claude") == {
         "sub/CLAUDE.md": ("loaded", 4, None),
         "sub/.claude/CLAUDE.md": ("loaded", 11, None),
         "sub/CLAUDE.local.md": ("loaded", 10, None),
     }
     # A session in other/ never reaches sub/: not on its way from the working directory.
     away = explain(tmp_path, "p/sub/x.py", cwd="p/other")
-    assert by_path(away, "claude-code")["sub/CLAUDE.md"][0] == "not-read"
-    assert by_path(away, "claude-code")["other/CLAUDE.md"][0] == "loaded"
+    assert by_path(away, "claude")["sub/CLAUDE.md"][0] == "not-read"
+    assert by_path(away, "claude")["other/CLAUDE.md"][0] == "loaded"
 
 
 # --- GitHub Copilot in VS Code -----------------------------------------------------------------
@@ -379,7 +379,7 @@ def test_gemini_reads_gemini_md_up_to_the_git_root_and_just_in_time_below(tmp_pa
         },
     )
     e = explain(tmp_path, "p/a/b/x.py", cwd="p/a")
-    assert states(e, "gemini-cli") == [
+    assert states(e, "gemini") == [
         ("~/.gemini/GEMINI.md", "user-global", "loaded"),
         ("GEMINI.md", "project", "loaded"),
         ("more.md", "import", "loaded"),
@@ -449,7 +449,7 @@ def test_claude_code_reads_agents_md_when_the_start_walk_has_no_claude_md(tmp_pa
             "p/sub/x.py": "",
         },
     )
-    files = {f.display_path: f for f in explain(tmp_path, "p/sub/x.py").agent("claude-code").files}
+    files = {f.display_path: f for f in explain(tmp_path, "p/sub/x.py").agent("claude").files}
     loaded = {p: (f.when, f.sent_bytes) for p, f in files.items() if f.loaded}
     assert loaded == {
         str(tmp_path / "AGENTS.md"): ("start", 21),
@@ -467,7 +467,7 @@ def test_claude_code_rule_frontmatter_is_not_counted_as_sent(tmp_path: Path) -> 
         tmp_path,
         {"p/.git/": "", "p/CLAUDE.md": "x\n", "p/.claude/rules/py.md": rule, "p/a.py": ""},
     )
-    files = {f.display_path: f for f in explain(tmp_path, "p/a.py").agent("claude-code").files}
+    files = {f.display_path: f for f in explain(tmp_path, "p/a.py").agent("claude").files}
     assert files[".claude/rules/py.md"].bytes == len(rule)
     assert files[".claude/rules/py.md"].sent_bytes == len("use types\n")
     assert files[".claude/rules/py.md"].when == "after-read"
@@ -480,10 +480,10 @@ def test_claude_code_does_not_load_imports_from_outside_its_working_directory(
         tmp_path,
         {"p/.git/": "", "p/CLAUDE.md": "@shared.md\n", "p/shared.md": "s\n", "p/a/x.py": ""},
     )
-    at_root = by_path(explain(tmp_path, "p/a/x.py"), "claude-code")
+    at_root = by_path(explain(tmp_path, "p/a/x.py"), "claude")
     assert at_root["shared.md"][0] == "loaded"
     below = explain(tmp_path, "p/a/x.py", cwd="p/a")
-    files = {f.display_path: f for f in below.agent("claude-code").files}
+    files = {f.display_path: f for f in below.agent("claude").files}
     assert files["shared.md"].state == "not-read"
     assert "outside the working directory" in (files["shared.md"].reason or "")
 
@@ -493,7 +493,7 @@ def test_gemini_cli_does_not_send_empty_files(tmp_path: Path) -> None:
         tmp_path,
         {"p/.git/": "", "p/GEMINI.md": "\n", "p/sub/GEMINI.md": "g\n", "p/sub/x.py": ""},
     )
-    assert by_path(explain(tmp_path, "p/sub/x.py"), "gemini-cli") == {
+    assert by_path(explain(tmp_path, "p/sub/x.py"), "gemini") == {
         "GEMINI.md": ("empty", 1, None),
         "sub/GEMINI.md": ("loaded", 2, None),
     }
@@ -511,8 +511,8 @@ def test_sizes_count_each_byte_once_as_each_agent_sends_it(tmp_path: Path) -> No
         },
     )
     e = explain(tmp_path, "p/x.py")
-    gemini = {f.display_path: f.sent_bytes for f in e.agent("gemini-cli").files}
-    claude = {f.display_path: f.sent_bytes for f in e.agent("claude-code").files}
+    gemini = {f.display_path: f.sent_bytes for f in e.agent("gemini").files}
+    claude = {f.display_path: f.sent_bytes for f in e.agent("claude").files}
     # Gemini CLI puts the imported text in place of "@imp.md" and trims the file; Claude Code
     # sends the file as written and the import as a file of its own.
     assert gemini == {"GEMINI.md": len("top\n\nafter"), "imp.md": len("imported\n")}

@@ -114,9 +114,9 @@ def test_an_agents_documentation_is_its_vendors_own() -> None:
     # Secondary pages (blog posts, issues, forums, translations) are not what a rule follows.
     vendors = {
         "codex": ("https://developers.openai.com/",),
-        "claude-code": ("https://code.claude.com/docs/",),
+        "claude": ("https://code.claude.com/docs/",),
         "copilot-vscode": ("https://code.visualstudio.com/docs/",),
-        "gemini-cli": (
+        "gemini": (
             "https://geminicli.com/docs/",
             "https://github.com/google-gemini/gemini-cli/blob/",
         ),

@@ -117,7 +117,7 @@ def test_an_instruction_file_linking_outside_is_what_the_agent_loads(tmp_path: P
         (tree.project / own).unlink()
     (tree.project / "CLAUDE.md").symlink_to(shared / "CLAUDE.md")
     explanation = tree.explain("src/api/handler.py")
-    found = {f.display_path: f for f in explanation.agent("claude-code").files}
+    found = {f.display_path: f for f in explanation.agent("claude").files}
     linked = found["CLAUDE.md"]
     # What the agent makes of the text (frontmatter, comments) is not known without reading it.
     assert (linked.state, linked.when, linked.sent_bytes) == ("loaded", "start", None)

@@ -163,7 +163,7 @@ def test_the_session_directory_is_resolved_through_symlinks(tmp_path: Path) -> N
 
 def test_hints_name_the_setting_that_would_load_the_file(tmp_path: Path) -> None:
     e = Tree(tmp_path).explain("src/api/handler.py")
-    gemini = {d.display_path: d.reason for d in e.agent("gemini-cli").only_agent}
+    gemini = {d.display_path: d.reason for d in e.agent("gemini").only_agent}
     assert gemini == {
         "~/.gemini/GEMINI.md": "not read by this sidecar; instructions.userGlobalFiles lists "
         "extra user-global files",
@@ -366,8 +366,8 @@ def test_with_the_conventions_on_the_sidecar_loads_what_the_agents_load(tmp_path
     # Codex: the override is read now; nothing Codex loads is missing.
     assert only["codex"] == {}
     # Claude Code: imports, rules and its user-global file are read; what remains has no setting.
-    assert only["claude-code"] == {
-        ".claude/CLAUDE.md": only["claude-code"][".claude/CLAUDE.md"],
+    assert only["claude"] == {
+        ".claude/CLAUDE.md": only["claude"][".claude/CLAUDE.md"],
         "~/.claude/rules/mine.md": "no setting of this sidecar reads rule files in the home "
         "directory",
     }

@@ -25,7 +25,8 @@ HEAVY = (
     "dsh_sidecar.explain.engine",  # explain's comparison and the sidecar's side
     "dsh_sidecar.explain.compare",
     "dsh_sidecar.explain.sidecar",
-    "dsh_sidecar.agents.registry",  # the other agents' rules
+    # The other agents' records (the registry itself is one line per agent and imports only the
+    # record asked for).
     "dsh_sidecar.agents.codex",
     "dsh_sidecar.agents.gemini_cli",
     "dsh_sidecar.agents.copilot_vscode",

@@ -98,14 +98,19 @@ def test_gemini_entries_count_milliseconds_and_anchor_matchers(tmp_path: Path) -
     assert hooks["BeforeAgent"][0]["hooks"][0]["timeout"] == 5000
 
 
-def test_the_table_uses_the_adapters_tool_names() -> None:
-    from dsh_sidecar.hooks import claude, gemini
+def test_the_table_uses_the_records_tool_names() -> None:
+    from dsh_sidecar.agents.claude_code import HOOKS as CLAUDE
+    from dsh_sidecar.agents.gemini_cli import HOOKS as GEMINI
 
     post = next(e for e in HOOK_EVENTS["claude"] if e.event == "PostToolUse")
-    assert post.matcher is not None and set(post.matcher.split("|")) == set(claude.TOOLS)
-    assert {*claude.FILE_TOOLS, "Bash", "Grep", "Glob"} == claude.TOOLS
+    claude_tools = {t.name for t in CLAUDE.tools}
+    assert post.matcher is not None and set(post.matcher.split("|")) == claude_tools
+    files = {t.name for t in CLAUDE.tools if t.reader == "file"}
+    assert files == {"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"}
+    assert {*files, "Bash", "Grep", "Glob"} == claude_tools
     after = next(e for e in HOOK_EVENTS["gemini"] if e.event == "AfterTool")
-    assert after.matcher is not None and set(after.matcher[2:-2].split("|")) == gemini.TOOLS
+    gemini_tools = {t.name for t in GEMINI.tools}
+    assert after.matcher is not None and set(after.matcher[2:-2].split("|")) == gemini_tools
 
 
 @pytest.mark.parametrize(
@@ -530,8 +535,9 @@ def test_doctor_shows_the_hooks(
     run(capsysbinary, "hooks", "install", "--agent", "claude")
     _, out, _ = run(capsysbinary, "doctor")
     rows = [line for line in out.splitlines() if line.startswith("hooks ")]
+    # In the registry's order (dsh_sidecar/agents/registry.py).
     assert rows == [
-        f"hooks        claude: installed in local {env}/p/.claude/settings.local.json, runs here: no trust step",
         f"hooks        codex: not installed (project {env}/p/.codex/hooks.json, user ~/.codex/hooks.json)",
+        f"hooks        claude: installed in local {env}/p/.claude/settings.local.json, runs here: no trust step",
         f"hooks        gemini: not installed (project {env}/p/.gemini/settings.json, user ~/.gemini/settings.json)",
     ]

@@ -431,11 +431,12 @@ def test_doctor_finds_hooks_whose_program_is_gone(machine: Machine, repo: Path) 
     sick = machine.dsh(repo, "doctor", path=os.path.dirname(GIT))
     assert sick.returncode == 1
     rows = [line for line in sick.stdout.splitlines() if "which" in line]
+    # In the registry's order (dsh_sidecar/agents/registry.py).
     assert rows == [
-        f"hooks        claude: the hooks in {local} run /gone/venv/bin/dsh-sidecar, which no"
-        " longer exists; remove them with `dsh-sidecar hooks uninstall --agent claude`",
         "hooks        codex: the hooks in ~/.codex/hooks.json run /old/dsh-sidecar, which no longer"
         " exists; remove them with `dsh-sidecar hooks uninstall --agent codex --scope user`",
+        f"hooks        claude: the hooks in {local} run /gone/venv/bin/dsh-sidecar, which no"
+        " longer exists; remove them with `dsh-sidecar hooks uninstall --agent claude`",
         f"hooks        gemini: the hooks in {repo}/.gemini/settings.json run dsh-sidecar, which is"
         " not on PATH; remove them with `dsh-sidecar hooks uninstall --agent gemini`",
     ]

@@ -273,11 +273,11 @@ async def test_explain_is_kept_and_sees_edits_and_new_files(kit: Kit) -> None:
     assert ask(svc).ask().caches.explained.built == 1
     kit.write("pkg/CLAUDE.md", "claude rule for pkg\n")
     after = await explained(svc, target)
-    assert ("pkg/CLAUDE.md", len("claude rule for pkg\n")) in loaded_by(after, "claude-code")
+    assert ("pkg/CLAUDE.md", len("claude rule for pkg\n")) in loaded_by(after, "claude")
     assert after.to_json() == (await explained(service(kit), target)).to_json()
     kit.write("pkg/CLAUDE.md", "claude rule for pkg, edited\n")
     assert ("pkg/CLAUDE.md", len("claude rule for pkg, edited\n")) in loaded_by(
-        await explained(svc, target), "claude-code"
+        await explained(svc, target), "claude"
     )
 
 

@@ -120,9 +120,7 @@ def test_explain_claude_block_matches_like_claude_code(tmp_path: Path) -> None:
     tree = Tree(tmp_path)
     (tree.project / ".claude/rules/any.md").write_text("---\npaths: '*.PY'\n---\nPy.\n")
     (tree.project / ".claude/rules/root.md").write_text("---\npaths: '/handler.py'\n---\n")
-    files = {
-        f.display_path: f for f in tree.explain("src/api/handler.py").agent("claude-code").files
-    }
+    files = {f.display_path: f for f in tree.explain("src/api/handler.py").agent("claude").files}
     assert files[".claude/rules/any.md"].state == "loaded"
     assert files[".claude/rules/root.md"].state == "unmatched"
 

@@ -344,7 +344,7 @@ export interface ExplainDifference {
   reason: string;
 }
 export interface ExplainAgent {
-  id: 'codex' | 'claude-code' | 'copilot-vscode' | 'gemini-cli' | 'cursor';
+  id: 'codex' | 'claude' | 'copilot-vscode' | 'gemini' | 'cursor';
   name: string;
   workingDirectory: string;
   order: string;

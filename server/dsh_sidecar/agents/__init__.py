@@ -1,8 +1,9 @@
-"""What each agent loads, as data: one module per agent, stating its documented rules with the
-pages they follow and the date those were checked (see ``rules.py`` for the vocabulary).
+"""Every agent the sidecar knows: one module per agent holding its ``RECORD`` (``record.py``),
+with its documented rules (``rules.py``: what it loads, the pages they follow and the date those
+were checked) and its hook facts; ``registry.py`` lists them, one line each.
 
-``AGENTS`` (all of them, ``registry.py``) loads on first use: an agent hook needs one agent's
-rules, and importing this package must not build the other four.
+``AGENTS`` (every agent's rules, what ``explain`` compares) loads on first use: an agent hook
+needs one agent's record, and importing this package must not build the other four.
 """
 
 from __future__ import annotations
@@ -10,17 +11,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .registry import AGENTS
     from .rules import AgentRules
+
+    AGENTS: tuple[AgentRules, ...]
 
 __all__ = ["AGENTS", "AgentRules"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "AGENTS":
-        from .registry import AGENTS
+        from .registry import all_rules
 
-        return AGENTS
+        return all_rules()
     if name == "AgentRules":
         from .rules import AgentRules
 

@@ -5,6 +5,15 @@ directories with ``paths`` globs; ``@path`` imports four hops deep."""
 
 from __future__ import annotations
 
+from .record import (
+    AgentRecord,
+    Event,
+    Hooks,
+    Output,
+    Payload,
+    SettingsPlace,
+    Tool,
+)
 from .rules import (
     AgentRules,
     Fallback,
@@ -20,7 +29,7 @@ from .rules import (
 CLAUDE_NAMES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
 
 RULES = AgentRules(
-    id="claude-code",
+    id="claude",
     name="Claude Code",
     working_directory="session",
     root_markers=(),
@@ -118,3 +127,43 @@ RULES = AgentRules(
         "against the path relative to the working directory",
     ),
 )
+
+# Claude Code 2.1.332's hook events, payload fields and tools (docs/reference/agent-clis.md,
+# Hook input; docs/reference/agent-clis.md, Tools the hooks read): the file tools name one
+# absolute path; Bash a shell string; Grep a file or directory in ``path`` (its ``glob`` filters
+# names, it is no path); Glob a directory in ``path`` and a pattern that may start with literal
+# ones. Only its file tools make it load instruction files itself.
+PRE_TOOL_WHY = "its text reaches the model only after the tool ran, beside the post-tool one"
+HOOKS = Hooks(
+    events=(
+        Event("start", "SessionStart"),
+        Event("subagent-start", "SubagentStart"),
+        Event("prompt", "UserPromptSubmit"),
+        Event("after-tool", "PostToolUse"),
+        Event("pre-tool", "PreToolUse", installed=False, why=PRE_TOOL_WHY),
+        Event("loaded", "InstructionsLoaded"),
+    ),
+    not_available=(),
+    payload=Payload(subagent_id="agent_id", subagent_type="agent_type", loaded_path="file_path"),
+    tools=(
+        Tool("Read", "file", ("file_path",)),
+        Tool("Edit", "file", ("file_path",), writes=True),
+        Tool("Write", "file", ("file_path",), writes=True),
+        Tool("MultiEdit", "file", ("file_path",), writes=True),
+        Tool("NotebookEdit", "file", ("notebook_path",), writes=True),
+        Tool("Bash", "shell", ("command",), writes=True, loads_after=False),
+        Tool("Grep", "search", ("path",), loads_after=False),
+        Tool("Glob", "glob", ("pattern", "path"), loads_after=False),
+    ),
+    settings=(
+        SettingsPlace("project", ".claude/settings.json"),
+        SettingsPlace("local", ".claude/settings.local.json"),
+        SettingsPlace("user", ".claude/settings.json"),
+    ),
+    matcher="name-list",
+    trust="none",
+    output=Output(cap=10_000, frames_itself=True),
+    timeout_unit="seconds",
+)
+
+RECORD = AgentRecord(id="claude", name="Claude Code", rules=RULES, hooks=HOOKS)

@@ -3,6 +3,17 @@ directory, under a combined 32 KiB limit filled root first."""
 
 from __future__ import annotations
 
+from .record import (
+    ANY_TOOL,
+    AgentRecord,
+    Event,
+    Hooks,
+    NotAvailable,
+    Output,
+    Payload,
+    SettingsPlace,
+    Tool,
+)
 from .rules import AgentRules, Nested, SizeLimit, Source, UserGlobal, Verified, Walk
 
 NAMES = ("AGENTS.override.md", "AGENTS.md")
@@ -55,3 +66,44 @@ RULES = AgentRules(
         "source",
     ),
 )
+
+# Codex CLI 0.171.0's hooks (docs/reference/agent-clis.md, Hook input): every tool call is a
+# shell command (``tool_input.command``, a string or an argv list) or a patch, read for the
+# files it reads and writes; it loads no instruction file after a tool (``nested`` above).
+PRE_TOOL_WHY = "its text reaches the model only after the tool ran, beside the post-tool one"
+HOOKS = Hooks(
+    events=(
+        Event("start", "SessionStart"),
+        Event("prompt", "UserPromptSubmit"),
+        Event("after-tool", "PostToolUse"),
+        Event("pre-tool", "PreToolUse", installed=False, why=PRE_TOOL_WHY),
+    ),
+    not_available=(
+        NotAvailable(
+            "subagent-start",
+            "Codex CLI 0.171.0 names a SubagentStart event, but no run of the real CLI here has "
+            "shown one or its payload, so a subagent's events are not modelled",
+        ),
+        NotAvailable("loaded", "Codex CLI reports no event for the instruction files it loads"),
+    ),
+    payload=Payload(tool_use_id=("tool_use_id", "call_id")),
+    tools=(
+        Tool(
+            ANY_TOOL,
+            "argv-or-patch",
+            ("command", "cmd"),
+            writes=True,
+            patch_fields=("input", "patch"),
+        ),
+    ),
+    settings=(
+        SettingsPlace("project", ".codex/hooks.json"),
+        SettingsPlace("user", ".codex/hooks.json", env="CODEX_HOME", env_replaces="directory"),
+    ),
+    matcher="every-tool",
+    trust="codex-trusted-project",
+    output=Output(cap=10_000, frames_itself=False),
+    timeout_unit="seconds",
+)
+
+RECORD = AgentRecord(id="codex", name="Codex CLI", rules=RULES, hooks=HOOKS)

@@ -4,6 +4,7 @@ workspace root, ``*.instructions.md`` files with ``applyTo`` globs, ``.claude/ru
 
 from __future__ import annotations
 
+from .record import AgentRecord
 from .rules import AgentRules, Nested, RuleSet, Source, UserGlobal, Walk
 
 RULES = AgentRules(
@@ -86,4 +87,12 @@ RULES = AgentRules(
         "Markdown links in instruction files are followed (chat.includeReferencedInstructions) "
         "with no documented depth; they are not simulated",
     ),
+)
+
+RECORD = AgentRecord(
+    id="copilot-vscode",
+    name="GitHub Copilot (VS Code)",
+    rules=RULES,
+    hooks=None,
+    no_hooks="the sidecar installs and answers no hooks for it; explain models what it loads",
 )

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from .record import AgentRecord
 from .rules import AgentRules, Nested, RuleSet, Source, Walk
 
 RULES = AgentRules(
@@ -55,4 +56,12 @@ RULES = AgentRules(
         "whether a .cursorrules file outside the workspace root is read is not stated; only the "
         "root's is simulated",
     ),
+)
+
+RECORD = AgentRecord(
+    id="cursor",
+    name="Cursor",
+    rules=RULES,
+    hooks=None,
+    no_hooks="the sidecar installs and answers no hooks for it; explain models what it loads",
 )

@@ -4,10 +4,20 @@ directory and its parents, and just in time from the directories of files its to
 
 from __future__ import annotations
 
+from .record import (
+    AgentRecord,
+    Event,
+    Hooks,
+    NotAvailable,
+    Output,
+    Payload,
+    SettingsPlace,
+    Tool,
+)
 from .rules import AgentRules, Imports, Nested, Source, UserGlobal, Verified, Walk
 
 RULES = AgentRules(
-    id="gemini-cli",
+    id="gemini",
     name="Gemini CLI",
     working_directory="session",
     root_markers=(".git",),
@@ -67,3 +77,61 @@ RULES = AgentRules(
         "no size limit is documented",
     ),
 )
+
+# Gemini CLI 0.61.0's hooks (docs/reference/agent-clis.md, Tools the hooks read): tool paths as
+# the model wrote them (often relative to the cwd); ``run_shell_command`` runs ``command`` in
+# ``dir_path`` when given; ``grep_search`` searches ``dir_path`` (``include_pattern`` filters
+# names, it is no path); ``glob`` a ``pattern`` in ``dir_path``; ``read_many_files`` reads
+# ``include`` (paths, directories, patterns). Its own look-up of nested GEMINI.md files runs
+# after the file tools, ``list_directory`` and ``read_many_files`` only.
+HOOKS = Hooks(
+    events=(
+        Event("start", "SessionStart"),
+        Event("prompt", "BeforeAgent"),
+        Event("after-tool", "AfterTool"),
+        Event(
+            "pre-tool",
+            "BeforeTool",
+            installed=False,
+            why="Gemini CLI never sends a BeforeTool hook's text to the model",
+        ),
+    ),
+    not_available=(
+        NotAvailable("subagent-start", "Gemini CLI 0.61.0 has no subagent hook event"),
+        NotAvailable("loaded", "Gemini CLI reports no event for the context files it loads"),
+    ),
+    payload=Payload(
+        source=("source", "trigger"),
+        prompt="hook-context-stripped",
+        failed="error",
+        tool_use_id=("tool_use_id", "call_id"),
+        call_key="digest",
+    ),
+    tools=(
+        Tool("read_file", "file", ("file_path", "absolute_path")),
+        Tool("write_file", "file", ("file_path", "absolute_path"), writes=True),
+        Tool("replace", "file", ("file_path", "absolute_path"), writes=True),
+        Tool("run_shell_command", "shell", ("command", "dir_path"), writes=True, loads_after=False),
+        Tool("grep_search", "search", ("dir_path",), loads_after=False),
+        Tool("glob", "glob", ("pattern", "dir_path"), loads_after=False),
+        Tool("list_directory", "listing", ("dir_path",)),
+        Tool("read_many_files", "many-files", ("paths", "include")),
+    ),
+    settings=(
+        SettingsPlace("project", ".gemini/settings.json"),
+        SettingsPlace("user", ".gemini/settings.json", env="GEMINI_CLI_HOME"),
+    ),
+    matcher="anchored-regex",
+    trust="gemini-trusted-folder",
+    output=Output(
+        cap=None,
+        cap_note="no cap seen: 40,000 characters arrive whole",
+        frames_itself=True,
+        escaping="gemini-at-references",
+        escaped_at=("start",),
+    ),
+    timeout_unit="milliseconds",
+    resume_drops_prompt_context=True,
+)
+
+RECORD = AgentRecord(id="gemini", name="Gemini CLI", rules=RULES, hooks=HOOKS)

@@ -48,7 +48,14 @@ from .complement import native_paths
 from .config import HookConfig
 from .event import HookEvent
 from .mapping import open_session
-from .output import CAPPED_INSTRUCTION_BYTES, CAPS, NOTICE_ROOM, SEPARATOR, Shaped, shape
+from .output import (
+    NOTICE_ROOM,
+    SEPARATOR,
+    Shaped,
+    cap_of,
+    capped_instruction_bytes,
+    shape,
+)
 from .prefetch import TmuxQuery, query_tmux
 
 # The agent said it loaded these files itself (the model saw them), so they are recorded as seen.
@@ -99,8 +106,9 @@ class EventRun:
         self.header, self.resumed = open_session(store, event, real_cwd, self.now)
         self.sid = self.header.id
         instructions = config.settings.instructions
-        if CAPS[event.agent] is not None and instructions.max_bytes > CAPPED_INSTRUCTION_BYTES:
-            instructions = attrs.evolve(instructions, max_bytes=CAPPED_INSTRUCTION_BYTES)
+        cap = cap_of(event.agent)
+        if cap is not None and instructions.max_bytes > capped_instruction_bytes(cap):
+            instructions = attrs.evolve(instructions, max_bytes=capped_instruction_bytes(cap))
         self.instructions: InstructionSettings = instructions
         self.env = ComposeEnv(
             self.header.cwd,
@@ -135,7 +143,7 @@ class EventRun:
         rearm: list[str] = []
         if event.kind == "start" and event.source in ("compact", "clear"):
             rearm = self._forget_what_the_agent_lost(keep_nested=event.source == "compact")
-        elif event.kind == "start" and event.source == "resume" and event.agent == "gemini":
+        elif event.kind == "start" and event.source == "resume" and self._resume_drops_prompts():
             rearm = self._forget_prompt_context()
         touched = [*spooled, *rearm]
         if event.kind in ("after-tool", "pre-tool"):
@@ -171,7 +179,7 @@ class EventRun:
         new, and arrive only at one that touches nothing else. Taken out of the inbox and
         printed first, like the baseline, this event's projection sees them as delivered.
         """
-        cap = CAPS[self.event.agent]
+        cap = cap_of(self.event.agent)
         inbox = self.store.inbox(self.sid)
         waiting = [m for m in inbox if is_instructions_message(m)]
         if not waiting:
@@ -221,6 +229,14 @@ class EventRun:
             )
             self.store.compact(self.sid, checkpoint, 0, size - 1)
         return nested if keep_nested else []
+
+    def _resume_drops_prompts(self) -> bool:
+        """Whether the agent rebuilds a resumed conversation without the hooks' prompt-time
+        texts (its record says so: Gemini CLI)."""
+        from dsh_sidecar.agents.registry import hook_record
+
+        hooks = hook_record(self.event.agent).hooks
+        return hooks is not None and hooks.resume_drops_prompt_context
 
     def _forget_prompt_context(self) -> list[str]:
         """Gemini CLI 0.61 resumes a session without the text hooks put in front of its prompts

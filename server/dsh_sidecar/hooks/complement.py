@@ -23,13 +23,10 @@ READ_CAP = 64 * 1024
 
 
 def rules_of(agent: Agent) -> AgentRules:
-    if agent == "claude":
-        from dsh_sidecar.agents.claude_code import RULES
-    elif agent == "codex":
-        from dsh_sidecar.agents.codex import RULES
-    else:
-        from dsh_sidecar.agents.gemini_cli import RULES
-    return RULES
+    """The model of what ``agent`` loads, from its record (an unknown id is an error)."""
+    from dsh_sidecar.agents.registry import record
+
+    return record(agent).rules
 
 
 def native_paths(

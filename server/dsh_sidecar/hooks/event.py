@@ -1,4 +1,4 @@
-"""The neutral hook event every agent's adapter produces."""
+"""The neutral hook event every agent's payload is read into (``adapter.py``)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ from typing import Literal
 
 import attrs
 
-AGENTS = ("claude", "codex", "gemini")
-Agent = Literal["claude", "codex", "gemini"]
+# An agent's one id, as its record and the registry name it (dsh_sidecar/agents/registry.py).
+Agent = str
 
 # start: a session (re)starts (source startup/resume/clear/compact); prompt: the user's prompt is
-# about to go to the model; after-tool: a tool finished (touched paths); pre-tool: a tool is about
-# to run (the paths it will write); loaded: the agent reports instruction files it loaded itself.
+# about to go to the model; after-tool: a tool finished (touched paths); pre-tool: a tool is
+# about to run (the paths it will write); loaded: the agent reports instruction files it loaded
+# itself (agents/record.py, ``SEAM_KINDS``).
 Kind = Literal["start", "prompt", "after-tool", "pre-tool", "loaded", "other"]
 
 

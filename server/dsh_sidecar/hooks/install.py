@@ -1,14 +1,8 @@
 """``dsh-sidecar hooks install|uninstall|status``: our entries in each agent's hook settings.
 
-Where each agent reads hooks (observed with the real CLIs; docs/agents.md):
-
-| agent | project scope | user scope |
-|---|---|---|
-| Claude Code | ``<root>/.claude/settings.json`` | ``~/.claude/settings.json`` |
-| Codex CLI | ``<root>/.codex/hooks.json`` | ``$CODEX_HOME/hooks.json`` (default ``~/.codex``) |
-| Gemini CLI | ``<root>/.gemini/settings.json`` | ``~/.gemini/settings.json`` (``$GEMINI_CLI_HOME``) |
-
-All three take the same shape: ``{"hooks": {EVENT: [{"matcher": …, "hooks": [{"type":
+Where each agent reads hooks, which events get an entry, how its matcher is written and the
+unit of its timeout are its record's (``agents/record.py``, ``Hooks``; the table in
+docs/agents.md). All of them take the same shape: ``{"hooks": {EVENT: [{"matcher": …, "hooks": [{"type":
 "command", "command": …, "timeout": …}]}]}}``. Our entry is one group per event holding one
 command, ``<absolute path of dsh-sidecar> hook --agent X``; any handler whose command is
 dsh-sidecar's ``hook --agent X`` is ours (whatever path it was installed from), and nothing else
@@ -32,7 +26,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import claude, gemini, install_record
+from dsh_sidecar.agents.record import Hooks, Matcher
+from dsh_sidecar.agents.registry import hook_ids, hook_record
+
+from . import install_record
 from .command_form import is_portable, unguarded
 from .confine import OutsideProjectError, check_inside
 from .settings_edit import add_ours, remove_ours
@@ -47,7 +44,6 @@ from .settings_file import (
     write_settings,
 )
 
-AGENT_NAMES = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
 SCOPES = ("project", "user")
 # Short: a hook answers in well under a second (docs/benchmarks.md); past this the agent cancels
 # it and goes on without its text. Gemini counts milliseconds, the other two seconds.
@@ -60,38 +56,38 @@ class EventHook:
     matcher: str | None  # a tool-name pattern; None: every occurrence of the event
 
 
-def _alternatives(names: Iterable[str], *, anchored: bool) -> str:
+def _alternatives(names: Iterable[str], matcher: Matcher) -> str | None:
     joined = "|".join(sorted(names))
     # Gemini tests its matcher as an unanchored JavaScript RegExp ("replace" would match any
     # tool whose name contains it); Claude Code matches a plain ``A|B`` list exactly.
-    return f"^({joined})$" if anchored else joined
+    if matcher == "every-tool":
+        return None
+    return f"^({joined})$" if matcher == "anchored-regex" else joined
 
 
-# The one table of the events we install, per agent: the events the hook runtime answers
-# (claude.KINDS, codex.KINDS, gemini.KINDS) but the pre-tool ones, whose text none of the CLIs
-# shows the model before the tool runs (so the runtime prints nothing for them, and a hook there
-# would only cost time). The tool lists are the adapters' own, so the hook and its installation
-# cannot disagree.
-HOOK_EVENTS: dict[str, tuple[EventHook, ...]] = {
-    "claude": (
-        EventHook("SessionStart", None),
-        EventHook("SubagentStart", None),  # a subagent's own session starts
-        EventHook("UserPromptSubmit", None),
-        EventHook("PostToolUse", _alternatives(claude.TOOLS, anchored=False)),
-        EventHook("InstructionsLoaded", None),  # what Claude Code loaded itself
-    ),
-    # Codex's file tools are its shell and apply_patch: every tool call may touch files.
-    "codex": (
-        EventHook("SessionStart", None),
-        EventHook("UserPromptSubmit", None),
-        EventHook("PostToolUse", None),
-    ),
-    "gemini": (
-        EventHook("SessionStart", None),
-        EventHook("BeforeAgent", None),
-        EventHook("AfterTool", _alternatives(gemini.TOOLS, anchored=True)),
-    ),
-}
+def hooks_of(agent: str) -> Hooks:
+    hooks = hook_record(agent).hooks
+    assert hooks is not None  # hook_record
+    return hooks
+
+
+def event_hooks(agent: str) -> tuple[EventHook, ...]:
+    """The entries we install for ``agent``: its record's installed events (every one the hook
+    runtime answers but the pre-tool ones, whose text no CLI shows the model before the tool
+    runs), the after-tool one matching the record's tools, so that the hook and its
+    installation cannot disagree."""
+    hooks = hooks_of(agent)
+    tools = _alternatives((t.name for t in hooks.tools), hooks.matcher)
+    return tuple(
+        EventHook(e.name, tools if e.seam == "after-tool" else None)
+        for e in hooks.installed_events()
+    )
+
+
+# The agents whose hooks install writes, their display names and their entries (views of their
+# records, for the callers that want a table).
+AGENT_NAMES: dict[str, str] = {agent: hook_record(agent).name for agent in hook_ids()}
+HOOK_EVENTS: dict[str, tuple[EventHook, ...]] = {agent: event_hooks(agent) for agent in hook_ids()}
 
 
 class InstallError(Exception):
@@ -102,14 +98,17 @@ class InstallError(Exception):
 
 
 def settings_path(agent: str, scope: str, root: str, env: Mapping[str, str], home: str) -> str:
-    if scope == "project":
-        name = "hooks.json" if agent == "codex" else "settings.json"
-        return os.path.join(root, f".{agent}", name)
-    if agent == "codex":
-        return os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "hooks.json")
-    if agent == "gemini":
-        return os.path.join(env.get("GEMINI_CLI_HOME") or home, ".gemini", "settings.json")
-    return os.path.join(home, ".claude", "settings.json")
+    """The settings file of ``agent`` at ``scope`` (project, local, user), from its record; a
+    scope the agent does not have is an ``InstallError``."""
+    place = hooks_of(agent).place(scope)
+    if place is None:
+        raise InstallError(f"{hook_record(agent).name} has no {scope} settings file")
+    if place.scope != "user":
+        return os.path.join(root, place.path)
+    moved = env.get(place.env) if place.env else None
+    if moved and place.env_replaces == "directory":
+        return os.path.join(moved, os.path.basename(place.path))
+    return os.path.join(moved or home, place.path)
 
 
 def shown_path(path: str, home: str) -> str:
@@ -140,7 +139,8 @@ def hook_command(agent: str, executable: str) -> str:
 
 
 def our_handler(agent: str, command: str) -> dict[str, Any]:
-    timeout = TIMEOUT_SECONDS * 1000 if agent == "gemini" else TIMEOUT_SECONDS
+    unit = hooks_of(agent).timeout_unit
+    timeout = TIMEOUT_SECONDS * 1000 if unit == "milliseconds" else TIMEOUT_SECONDS
     return {"type": "command", "command": command, "timeout": timeout}
 
 
@@ -216,7 +216,7 @@ def with_our_hooks(document: dict[str, Any], agent: str, command: str, path: str
     """``document`` with exactly our groups for every event of the table; an existing group that
     is already exactly ours keeps its place, other entries are untouched."""
     table = dict(_hooks_table(document, path))
-    for event in HOOK_EVENTS[agent]:
+    for event in event_hooks(agent):
         wanted = our_group(agent, event, command)
         groups = table.get(event.event, [])
         if wanted in groups:
@@ -279,7 +279,7 @@ def install(
         if current.document is not None and after == before:
             return Outcome(path, changed=False)
         text, prefix = _text(current)
-        wanted = [(e.event, our_group(agent, e, command)) for e in HOOK_EVENTS[agent]]
+        wanted = [(e.event, our_group(agent, e, command)) for e in event_hooks(agent)]
         if text.strip():
             edited = add_ours(text, before, wanted, lambda h: is_ours(h, agent))
             data = _encoded(path, prefix + edited, after)
@@ -440,7 +440,7 @@ def status(agent: str, path: str, command: str | None = None) -> Status:
     except (SettingsFileError, InstallError) as exc:
         return Status(path, "unreadable", str(exc))
     present, missing, stale = [], [], []
-    for event in HOOK_EVENTS[agent]:
+    for event in event_hooks(agent):
         groups = table.get(event.event, [])
         ours = [
             h

@@ -1,4 +1,7 @@
-"""``dsh-sidecar hook --agent claude|codex|gemini [--mode complement|all] [--settings FILE]``.
+"""``dsh-sidecar hook --agent AGENT [--mode complement|all] [--settings FILE]``.
+
+``AGENT`` is one of the ids of dsh_sidecar/agents/registry.py whose record has hooks (``claude``,
+``codex``, ``gemini``); any other is a usage error.
 
 Reads the agent's hook event JSON on stdin; prints ``{"hookSpecificOutput": {...}}`` or nothing.
 Always exits 0: a failure is logged under ``$DSH_HOME/log/hooks.log`` (``failopen``). Imports
@@ -15,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .event import AGENTS, HookEvent
+from .event import HookEvent
 from .failopen import HandedBack, log_line
 
 MAX_INPUT_BYTES = 16 * 1024 * 1024
@@ -29,7 +32,9 @@ def build_parser() -> Any:
         prog="dsh-sidecar hook",
         description="answer one agent hook event (JSON on stdin) with the context now due",
     )
-    parser.add_argument("--agent", required=True, choices=AGENTS)
+    from dsh_sidecar.agents.registry import hook_ids
+
+    parser.add_argument("--agent", required=True, choices=hook_ids())
     parser.add_argument(
         "--mode",
         choices=("complement", "all"),
@@ -43,17 +48,17 @@ def build_parser() -> Any:
 
 
 def parse_event(agent: str, data: Any) -> HookEvent:
+    """``data`` read by ``agent``'s record; an agent without one (or without hooks) is an
+    ``UnknownAgent``, never another agent's reading."""
+    from dsh_sidecar.agents.registry import hook_record
+
+    from .adapter import parse
     from .payload import BadPayload
 
+    record = hook_record(agent)
     if not isinstance(data, Mapping):
         raise BadPayload("hook input is not a JSON object")
-    if agent == "claude":
-        from . import claude as adapter
-    elif agent == "codex":
-        from . import codex as adapter  # type: ignore[no-redef]
-    else:
-        from . import gemini as adapter  # type: ignore[no-redef]
-    return adapter.parse(data)
+    return parse(record, data)
 
 
 class _Args:
@@ -76,9 +81,20 @@ def _quick_args(argv: Sequence[str]) -> _Args | None:
             value = words.pop(0)
         found[key] = value
     agent, mode = found.get("--agent"), found.get("--mode", "complement")
-    if agent not in AGENTS or mode not in ("complement", "all"):
+    if agent is None or not _hook_agent(agent) or mode not in ("complement", "all"):
         return None
     return _Args(agent, mode, found.get("--settings"))
+
+
+def _hook_agent(agent: str) -> bool:
+    """Whether ``agent`` names a record with hooks (its module alone is imported)."""
+    from dsh_sidecar.agents.registry import UnknownAgent, hook_record
+
+    try:
+        hook_record(agent)
+    except UnknownAgent:
+        return False
+    return True
 
 
 def main(

@@ -1,4 +1,5 @@
-"""What one hook prints: the agent's cap, the frame, Gemini's ``@`` escaping, the JSON envelope.
+"""What one hook prints: the agent's cap, the frame, its escaping, the JSON envelope; each read
+from the agent's record (``agents/record.py``, ``Output``).
 
 Claude Code and Codex keep at most 10,000 characters of one hook's text inline (above that the
 model gets a preview); Gemini CLI has no cap, but it reads ``@`` file references in the
@@ -20,10 +21,12 @@ neither CLI rewrites further than Gemini's entities.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
+from dsh_sidecar.agents.record import SEAM_KINDS, Escaping, Output
+from dsh_sidecar.agents.registry import hook_record
 from dsh_sidecar.model import Message
 from dsh_sidecar.sources.agent_instructions.render import CLOSE_TAG, OPEN_TAG
 from dsh_sidecar.sources.agent_instructions.state import is_baseline, is_instructions_message
@@ -31,27 +34,46 @@ from dsh_sidecar.sources.agent_instructions.state import is_baseline, is_instruc
 from . import gemini
 from .event import Agent, Kind
 
+# The cap Claude Code and Codex CLI keep inline (their records say so; tests compare).
 INLINE_CAP = 10_000
-CAPS: dict[str, int | None] = {"claude": INLINE_CAP, "codex": INLINE_CAP, "gemini": None}
 # Room kept for the one-line notice naming what waits for the next event.
 NOTICE_ROOM = 300
-# The instruction renderer's byte budget under a cap: bytes >= characters, so a rendered message
-# of this many bytes fits in the cap with room for the notice and separators.
-CAPPED_INSTRUCTION_BYTES = INLINE_CAP - NOTICE_ROOM - 200
 SEPARATOR = "\n\n"
+
+# The named escapings of agents/record.py, ``Escaping``.
+ESCAPINGS: dict[Escaping, Callable[[str], str]] = {
+    "none": lambda text: text,
+    "gemini-at-references": gemini.escape_at_references,
+}
+
+
+def output_of(agent: Agent) -> Output:
+    hooks = hook_record(agent).hooks
+    assert hooks is not None  # hook_record
+    return hooks.output
+
+
+def cap_of(agent: Agent) -> int | None:
+    """The characters of one hook's text ``agent`` keeps inline; None: no cap."""
+    return output_of(agent).cap
+
+
+def capped_instruction_bytes(cap: int) -> int:
+    """The instruction renderer's byte budget under ``cap``: bytes >= characters, so a rendered
+    message of this many bytes fits in the cap with room for the notice and separators."""
+    return cap - NOTICE_ROOM - 200
 
 
 def escape_for(agent: Agent, kind: Kind, text: str) -> str:
-    """``text`` as ``agent`` must be handed it at a ``kind`` event. Only Gemini CLI's
-    SessionStart text goes through its ``@`` parser (headless, in front of the prompt); its
-    BeforeAgent and AfterTool texts are added after that parser ran, so a backslash there would
-    only change what the model reads. See
+    """``text`` as ``agent`` must be handed it at a ``kind`` event: its record's escaping, at
+    the seams it names. Only Gemini CLI's SessionStart text goes through its ``@`` parser
+    (headless, in front of the prompt); its BeforeAgent and AfterTool texts are added after that
+    parser ran, so a backslash there would only change what the model reads. See
     docs/reference/agent-clis.md, Gemini CLI's @ file references."""
-    return gemini.escape_at_references(text) if agent == "gemini" and kind == "start" else text
-
-
-# The agents that frame a hook's text themselves and rewrite our tags (see above).
-SELF_FRAMING: frozenset[str] = frozenset({"claude", "gemini"})
+    output = output_of(agent)
+    if kind not in {SEAM_KINDS[seam] for seam in output.escaped_at}:
+        return text
+    return ESCAPINGS[output.escaping](text)
 
 
 def framed_for(agent: Agent, text: str) -> str:
@@ -59,7 +81,7 @@ def framed_for(agent: Agent, text: str) -> str:
     without its ``<system-reminder>`` lines. Those exact tags are the renderer's own: inside a
     block every frame tag, however written, has been escaped (docs/protocol.md, "What is
     escaped"), so none of them is repository text."""
-    if agent not in SELF_FRAMING:
+    if not output_of(agent).frames_itself:
         return text
     return text.replace(OPEN_TAG + "\n", "").replace("\n" + CLOSE_TAG, "")
 
@@ -96,7 +118,7 @@ def shape(
     ``@`` as a reference depends on the characters around it, across the separators too (only
     Gemini escapes, and it has no cap, so the sizes below are those of the printed text)."""
     texts = {m.id: m.text for m in (*forced, *messages)}
-    cap = CAPS[agent]
+    cap = cap_of(agent)
     chosen: set[str] = set()
     first = [texts[m.id] for m in forced if texts[m.id]]
     if cap is None:

@@ -353,7 +353,7 @@ def warm_up() -> None:
     not pay the imports a hook process pays."""
     import importlib
 
-    for name in ("main", "runtime", "answer", "output", "claude", "codex", "gemini"):
+    for name in ("main", "runtime", "answer", "output", "adapter", "tool_paths", "gemini"):
         importlib.import_module(f"dsh_sidecar.hooks.{name}")
 
 

@@ -1,0 +1,97 @@
+"""An agent's hook input (a JSON object) as a neutral ``HookEvent``, read through the agent's
+record (``agents/record.py``): its event names, payload fields and tools are data there, and
+this one reader serves every agent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from dsh_sidecar.agents.record import SEAM_KINDS, AgentRecord, Hooks, Payload
+
+from .event import HookEvent, Kind
+from .payload import absolute, cwd_of, mapping, required, text
+from .tool_paths import touched_by
+
+TOOL_KINDS = ("after-tool", "pre-tool")
+
+
+def parse(record: AgentRecord, data: Mapping[str, Any]) -> HookEvent:
+    hooks = record.hooks
+    assert hooks is not None  # registry.hook_record
+    fields = hooks.payload
+    name = required(data, fields.event_name)
+    cwd = cwd_of(data)
+    kind = _kind(hooks, name)
+    touched: tuple[str, ...] = ()
+    scanned: frozenset[str] = frozenset()
+    failed = fields.failed is not None and bool(
+        mapping(data, fields.tool_output).get(fields.failed)
+    )
+    if kind in TOOL_KINDS and not failed:
+        tool = hooks.tool(text(data, fields.tool_name) or "")
+        if tool is not None:
+            arguments = mapping(data, fields.tool_input)
+            touched = touched_by(tool, arguments, cwd, after=kind == "after-tool")
+            if not tool.loads_after:
+                scanned = frozenset(touched)
+    elif kind == "loaded" and fields.loaded_path is not None:
+        path = text(data, fields.loaded_path)
+        touched = (absolute(path, cwd),) if path else ()
+    keyed = fields.call_key == "digest" and kind in TOOL_KINDS
+    return HookEvent(
+        agent=record.id,
+        kind=kind,
+        name=name,
+        session_id=required(data, fields.session_id),
+        cwd=cwd,
+        source=_first(data, fields.source),
+        prompt=_prompt(data, fields.prompt_field, stripped=fields.prompt != "as-is"),
+        touched=touched,
+        scanned=scanned,
+        tool_use_id=_first(data, fields.tool_use_id)
+        or (_call_key(record.id, fields, data) if keyed else None),
+        agent_id=text(data, fields.subagent_id) if fields.subagent_id else None,
+        agent_type=text(data, fields.subagent_type) if fields.subagent_type else None,
+    )
+
+
+def _kind(hooks: Hooks, name: str) -> Kind:
+    seam = next((e.seam for e in hooks.events if e.name == name), None)
+    return "other" if seam is None else SEAM_KINDS[seam]
+
+
+def _first(data: Mapping[str, Any], fields: tuple[str, ...]) -> str | None:
+    for field in fields:
+        found = text(data, field)
+        if found is not None:
+            return found
+    return None
+
+
+# An agent that puts earlier hooks' text before the prompt it hands its prompt hook (Gemini
+# CLI): that text is not the user's.
+_HOOK_CONTEXT = re.compile(r"\A(?:\s*<hook_context>.*?</hook_context>)+\s*", re.DOTALL)
+
+
+def _prompt(data: Mapping[str, Any], field: str, *, stripped: bool) -> str | None:
+    prompt = text(data, field)
+    if prompt is None or not stripped:
+        return prompt
+    return _HOOK_CONTEXT.sub("", prompt)
+
+
+def _call_key(agent: str, fields: Payload, data: Mapping[str, Any]) -> str | None:
+    """For an agent that sends no tool-call id: the call's timestamp, tool and input stand for
+    one, so a retried hook (the same payload) is still recognised."""
+    stamp = text(data, fields.timestamp)
+    if stamp is None:
+        return None
+    import hashlib  # only for an agent without call ids: off the others' hook path
+    import json
+
+    call = [stamp, data.get(fields.tool_name), data.get(fields.tool_input)]
+    body = json.dumps(call, sort_keys=True)
+    return f"{agent}-" + hashlib.sha1(body.encode("utf-8")).hexdigest()
