@@ -1,13 +1,15 @@
 """A hook command for the real CLIs that records what it is given, and can misbehave on purpose.
 
     python capture_hook.py --dir DIR --event EVENT [--context TEXT] [--plain TEXT]
-                           [--exit N] [--garbage] [--sleep SECONDS]
+                           [--top TEXT] [--exit N] [--garbage] [--sleep SECONDS]
 
 It writes its stdin (the event's JSON) to ``DIR/NNNN-EVENT.json`` (``NNNN`` counts up across
 all hooks writing to DIR, in call order) and then, on stdout:
 
 - ``--context TEXT``: ``{"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext":
   TEXT}}``; a ``{n}`` in TEXT becomes the call's number, so each delivery is unique;
+- ``--top TEXT``: a top-level ``"additionalContext": TEXT`` (GitHub Copilot CLI reads only that
+  one), beside ``hookSpecificOutput`` when ``--context`` is given too; ``{n}`` as above;
 - ``--plain TEXT``: TEXT as is (not JSON);
 - ``--garbage``: bytes that are not JSON;
 - nothing otherwise.
@@ -43,6 +45,7 @@ def main() -> int:
     parser.add_argument("--dir", required=True, type=Path)
     parser.add_argument("--event", required=True)
     parser.add_argument("--context")
+    parser.add_argument("--top")
     parser.add_argument("--plain")
     parser.add_argument("--garbage", action="store_true")
     parser.add_argument("--exit", type=int, default=0)
@@ -60,9 +63,13 @@ def main() -> int:
 
     if args.sleep:
         time.sleep(args.sleep)
-    if args.context is not None:
-        text = args.context.replace("{n}", str(n))
-        output = {"hookSpecificOutput": {"hookEventName": args.event, "additionalContext": text}}
+    if args.context is not None or args.top is not None:
+        output: dict[str, object] = {}
+        if args.top is not None:
+            output["additionalContext"] = args.top.replace("{n}", str(n))
+        if args.context is not None:
+            text = args.context.replace("{n}", str(n))
+            output["hookSpecificOutput"] = {"hookEventName": args.event, "additionalContext": text}
         sys.stdout.write(json.dumps(output))
     elif args.plain is not None:
         sys.stdout.write(args.plain)

@@ -198,6 +198,7 @@ def capture_command(
     event: str,
     *,
     context: str | None = None,
+    top: str | None = None,
     plain: str | None = None,
     garbage: bool = False,
     exit_code: int = 0,
@@ -208,6 +209,8 @@ def capture_command(
     args = ["--dir", str(directory), "--event", event]
     if context is not None:
         args += ["--context", context]
+    if top is not None:
+        args += ["--top", top]
     if plain is not None:
         args += ["--plain", plain]
     if garbage:
