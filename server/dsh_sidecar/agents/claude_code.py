@@ -151,7 +151,11 @@ HOOKS = Hooks(
         Tool("Write", "file", ("file_path",), writes=True),
         Tool("MultiEdit", "file", ("file_path",), writes=True),
         Tool("NotebookEdit", "file", ("notebook_path",), writes=True),
-        Tool("Bash", "shell", ("command",), writes=True, loads_after=False),
+        # A Bash command that only prints one file is a read of it to Claude Code (nested
+        # CLAUDE.md files follow): docs/reference/agent-clis.md, Claude Code's own reads through Bash
+        Tool(
+            "Bash", "shell", ("command",), writes=True, loads_after=False, shell_reads="claude-code"
+        ),
         Tool("Grep", "search", ("path",), loads_after=False),
         Tool("Glob", "glob", ("pattern", "path"), loads_after=False),
     ),

@@ -50,6 +50,9 @@ SEAM_KINDS: dict[Seam, HookKind] = {
 ToolReader = Literal["file", "search", "glob", "listing", "many-files", "shell", "argv-or-patch"]
 # A tool record naming every tool the agent has (Codex CLI's calls are all shell or patch).
 ANY_TOOL = "*"
+# The shell commands an agent itself takes as reads of a file, loading instruction files after
+# them as after its file tools: none; Claude Code's (hooks/claude_shell_reads.py).
+ShellReads = Literal["none", "claude-code"]
 
 
 @attrs.frozen
@@ -59,7 +62,9 @@ class Tool:
     ``writes``: a pre-tool hook answers for it (it is about to write those files).
     ``loads_after``: the agent loads instruction files itself after this tool (its file tools,
     as its model in ``rules`` says); False for a shell command, a search or a listing, after
-    which only the sidecar delivers them.
+    which only the sidecar delivers them. ``shell_reads``: for a shell tool that does not load
+    after, the commands the agent still takes as reads of a file (``ShellReads``); the files they
+    read count as read by a file tool.
     """
 
     name: str
@@ -68,6 +73,7 @@ class Tool:
     writes: bool = False
     loads_after: bool = True
     patch_fields: tuple[str, ...] = ()
+    shell_reads: ShellReads = "none"
 
 
 @attrs.frozen

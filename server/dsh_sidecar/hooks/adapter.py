@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from dsh_sidecar.agents.record import SEAM_KINDS, AgentRecord, Hooks, Payload
+from dsh_sidecar.agents.record import SEAM_KINDS, AgentRecord, Hooks, Payload, Tool
 
 from .event import HookEvent, Kind
 from .payload import absolute, cwd_of, mapping, required, text
@@ -36,7 +36,7 @@ def parse(record: AgentRecord, data: Mapping[str, Any]) -> HookEvent:
             arguments = mapping(data, fields.tool_input)
             touched = touched_by(tool, arguments, cwd, after=kind == "after-tool")
             if not tool.loads_after:
-                scanned = frozenset(touched)
+                scanned = frozenset(touched) - _read_by_agent(tool, arguments, cwd)
     elif kind == "loaded" and fields.loaded_path is not None:
         path = text(data, fields.loaded_path)
         touched = (absolute(path, cwd),) if path else ()
@@ -56,6 +56,17 @@ def parse(record: AgentRecord, data: Mapping[str, Any]) -> HookEvent:
         agent_id=text(data, fields.subagent_id) if fields.subagent_id else None,
         agent_type=text(data, fields.subagent_type) if fields.subagent_type else None,
     )
+
+
+def _read_by_agent(tool: Tool, arguments: Mapping[str, Any], cwd: str) -> frozenset[str]:
+    """The files of a shell command that the agent itself takes as read (``Tool.shell_reads``):
+    its model of what it loads is asked about them, as after its file tools."""
+    command = text(arguments, tool.fields[0]) if tool.shell_reads == "claude-code" else None
+    if command is None:
+        return frozenset()
+    from .claude_shell_reads import claude_reads  # only for such a command
+
+    return frozenset(claude_reads(command, cwd))
 
 
 def _kind(hooks: Hooks, name: str) -> Kind:

@@ -4,7 +4,8 @@ Claude Code reads the command of every ``Bash`` call that only prints a file, an
 file as read, as after its ``Read`` tool: it loads the nested ``CLAUDE.md`` files for it
 (``nested_traversal``) and later reports its changes. So for these files the complement asks the
 agent's model, as after a ``Read``; otherwise the hook sends those ``CLAUDE.md`` files a second
-time (docs/reference/agent-clis.md, Tools the hooks read).
+time. The facts:
+docs/reference/agent-clis.md, Claude Code's own reads through Bash
 
 Claude Code's rule, from its shipped code: nothing at all when the command holds ``|``, ``<`` or
 ``>``; the command split into its simple commands; with more than one, every one is a read or
