@@ -34,10 +34,15 @@ def test_a_hook_killed_inside_its_transaction_leaves_every_spooled_touch_for_the
 ) -> None:
     keep_two(agent)
     killed = agent.start(agent.read("notes.txt", "t1"), pause="printed")
-    agent.reached(killed, "printed")  # printed, not committed: the agent throws it away
+    agent.reached(killed, "printed")  # printed, not recorded: the agent throws it away
     printed = agent.kill(killed)
     assert printed.count("PKG-AGENTS") == 1 and printed.count("OTHER-AGENTS") == 1
-    assert agent.waiting_json() == [str(agent.root / "pkg/x.py"), str(agent.root / "other/y.py")]
+    # The killed event's own touch waits too: it kept it before offering its answer.
+    assert agent.waiting_json() == [
+        str(agent.root / "pkg/x.py"),
+        str(agent.root / "other/y.py"),
+        str(agent.root / "notes.txt"),
+    ]
 
     text = agent.hook(agent.prompt("go on"))
     assert text.count("PKG-AGENTS") == 1 and text.count("OTHER-AGENTS") == 1
@@ -53,8 +58,9 @@ def test_a_hook_killed_after_its_commit_delivers_nothing_twice(agent: HookAgent)
     agent.reached(killed, "committed")
     delivered = agent.kill(killed)
     assert delivered.count("PKG-AGENTS") == 1 and delivered.count("OTHER-AGENTS") == 1
-    # The spool still holds both entries, but the store says they were consumed.
-    assert len(agent.spool.read(agent.session)) == 2
+    # The spool still holds both entries (and the event's own, kept before its offer), but the
+    # store says they were consumed.
+    assert len(agent.spool.read(agent.session)) == 3
     assert agent.waiting_json() == []
 
     text = agent.hook(agent.prompt("go on"))
@@ -174,3 +180,25 @@ def test_a_kept_shell_read_of_a_file_read_now_counts_as_the_read(agent: HookAgen
     agent.spool.keep(agent.session, (x,), scanned=frozenset({x}))
     text = agent.hook(agent.read("pkg/x.py", "t1"))  # this Read made Claude load pkg/CLAUDE.md
     assert "PKG-CLAUDE" not in text and text.count("PKG-AGENTS") == 1
+
+
+def test_a_hook_killed_between_its_offer_and_its_print_leaves_the_answer_to_the_next_event(
+    agent: HookAgent,
+) -> None:
+    """The offer (the session reserved for this answer) is committed before the print; its owner
+    killed before printing, the next event finds the offer nobody holds, drops it, and delivers
+    what the killed one would have, once. (In the hook's own process: the resident engine's
+    offer, killed, is tests/integration/test_resident_hook.py's "answered" stage.)"""
+    agent.env["DSH_HOOK_RESIDENT"] = "0"
+    killed = agent.start(agent.read("pkg/x.py", "t1"), pause="offered")
+    agent.reached(killed, "offered")
+    assert agent.kill(killed) == ""  # nothing printed: the agent got nothing
+    offers = agent.home / "sessions.sqlite3-offers"
+    assert len(list(offers.iterdir())) == 1  # the dead owner's lock file, and its row
+
+    text = agent.hook(agent.prompt("go on"))
+    assert text.count("PKG-AGENTS") == 1
+    assert list(offers.iterdir()) == []
+    assert "PKG-AGENTS" not in agent.hook(agent.read("pkg/x.py", "t2"))
+    assert "PKG-AGENTS" not in agent.hook(agent.read("notes.txt", "t3"))
+    assert agent.log() == ""

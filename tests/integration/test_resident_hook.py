@@ -436,7 +436,7 @@ def test_a_resident_killed_mid_request_leaves_the_event_to_the_hook(
     proc = hooks.popen(
         "claude", read("claude", "s1", hooks.root, "pkg/sub/x.py", "t1"), **pause.env
     )
-    # "answered": inside the event's transaction, its answer computed, not yet sent.
+    # "answered": its answer computed and offered (the offer committed), not yet sent.
     pause.reached()
     os.kill(pid, signal.SIGKILL)
     outs.append(hooks.finish(proc))
@@ -476,9 +476,9 @@ def test_an_event_its_client_gave_up_on_is_handed_back_not_logged_as_a_failure(
         "claude", read("claude", "s1", hooks.root, "pkg/sub/x.py", "t1"), **pause.env
     )
     pause.reached()
-    # The resident holds the event inside its transaction; the hook stops waiting for it and
-    # answers the event itself (the resident holds the store's lock, so it keeps the touch for
-    # the session's next event).
+    # The resident holds the event, its answer offered; the hook stops waiting for it and
+    # answers the event itself (the resident's offer reserves the session, so it keeps the
+    # touch for the session's next event).
     outs.append(hooks.finish(proc))
     with open(pause.fifo, "w", encoding="utf-8") as go_on:
         go_on.write("go\n")

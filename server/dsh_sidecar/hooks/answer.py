@@ -1,6 +1,6 @@
 """The work of one answered hook event: the session, touches projected, what the agent loads
-itself recorded as seen, the step composed (``runtime.handle`` runs it inside the event's
-transaction).
+itself recorded as seen, the step composed (``runtime.handle`` runs it on a private copy of the
+session, without the store's write lock, and records what it wrote after).
 
 This is the engine's side of the hook path, loaded only once an event is known to need an
 answer: a repeated event (its key already answered) and a busy store never import it.
@@ -89,7 +89,7 @@ class _Outcome:
 
 
 class EventRun:
-    """The work of one event, inside the event's transaction."""
+    """The work of one event, inside a transaction of ``store`` (the session's copy)."""
 
     def __init__(
         self,
@@ -97,8 +97,13 @@ class EventRun:
         event: HookEvent,
         config: HookConfig,
         tmux_query: TmuxQuery | None = None,
+        *,
+        references: Store | None = None,
     ) -> None:
         self.store, self.event, self.config = store, event, config
+        # Where other sessions are read (a prompt's session references): ``store`` may hold
+        # only this session (``runtime``'s copy of it).
+        self.references = references or store
         # Asked before the transaction (``prefetch``); None: ask when the step wants it.
         self.tmux_query = tmux_query
         self.now = config.clock()
@@ -513,7 +518,8 @@ class EventRun:
         store = self.store
 
         def read_surface(session_id: str):  # type: ignore[no-untyped-def]
-            snapshot = store.surface_snapshot(session_id)
+            source = store if session_id == self.sid else self.references
+            snapshot = source.surface_snapshot(session_id)
             if snapshot is None:
                 raise KeyError(session_id)
             return snapshot

@@ -1,45 +1,63 @@
-"""One hook event, start to end: map the session, project touches, compose a step, print, commit.
+"""One hook event, start to end: work it out on a copy of its session, reserve, print, record.
 
-Ordering: every write of the event happens inside one ``BEGIN IMMEDIATE`` transaction that stays
-open while the answer is printed and flushed; it commits only after the print succeeded, and a
-failed print rolls everything back. So only what was printed is recorded as delivered, and two
-hook processes of one session never interleave. (The answer is written whole to the agent's
-pipe, at most a few ten kilobytes; the reverse order, commit then print, would lose the answer of
-a hook killed between the two and need an undo in an append-only log.)
+No write lock is held across a read of the filesystem or a print (docs/architecture.md, "The
+agent hook path"):
 
-Spooled touches are consumed by id in the event's own transaction and removed from the spool
-only after its commit (``sessions/spool.py``), so a kill anywhere loses none and delivers none
-twice.
+1. Without the lock: the answered-already check, the spool read, the tmux query (``prefetch``),
+   then the whole engine (``answer.EventRun``: the session resolved, the project root found, the
+   baseline's and the projection's probes and reads of instruction files, the model of what the
+   agent loads itself, the step composed) against a private copy of the session
+   (``sessions/scratch.py``), which takes no lock to make.
+2. Under the lock, briefly: the session must still be at the version the copy was taken from
+   and reserved by no live offer of another process (else the work is redone on a new copy);
+   then, when something is to be printed, the offer is recorded (``offer.py``) and committed.
+3. Without the lock: the print (the resident engine: the answer sent to its client and the
+   client's ``D`` awaited).
+4. Under the lock, briefly: the copy's writes recorded and the offer withdrawn, in one
+   transaction. An event that prints nothing records its writes in step 2 instead.
 
-Where each part of an event runs, against the write lock (every other hook of the store waits
-while it is held):
+So only what was printed is ever recorded as delivered: a hook killed before its print leaves an
+offer whose owner is gone, which the next writer of the session deletes, and nothing of the
+event was recorded, so the next event delivers it. A hook killed between its print and step 4
+loses the record, not the answer, which a later event sends again (as before, when the print ran
+inside the transaction). Two hooks of one session never interleave: a writer waits while
+another's offer stands, and the version check sends it back to a new copy after.
 
-- before ``BEGIN IMMEDIATE``, without it: the answered-already check (repeated inside, where it is
-  authoritative), the read of the spool, the tmux query (``prefetch``);
-- inside, by design: the store's reads and writes, and the print (above): one write of an
-  answer bounded by the byte budget to the agent's pipe;
-- inside, still: the engine's filesystem work (the session directory resolved, the project root
-  found, the baseline's and the projection's probes and reads of instruction files, the model of
-  what the agent loads itself). It decides from what the log says was sent, so running it before
-  the lock needs a snapshot of the session to run it against; until then the wait it can cause
-  is bounded by the other hook's budget, past which that hook spools (``budget``).
+Spooled touches are consumed by id with the event's writes and removed from the spool only after
+they are recorded (``sessions/spool.py``), so a kill anywhere loses none and delivers none twice.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
+from dsh_sidecar.errors import StoreBusy
+from dsh_sidecar.sessions.scratch import ScratchStore
+from dsh_sidecar.sessions.spool import CONSUMED_PREFIX, Kept
 from dsh_sidecar.sessions.store import Store
 
 from . import testpoint
 from .config import HookConfig
 from .event import HookEvent
+from .failopen import log_line
 from .mapping import session_id_of
-from .prefetch import tmux_before_lock
+from .offer import Offer, another_stands, offers_directory
+from .prefetch import TmuxQuery, tmux_before_lock
 
-if TYPE_CHECKING:
-    from dsh_sidecar.sessions.spool import Kept
+# How long a writer sleeps before looking again at another process's offer (which stands for
+# the time of one print).
+OFFER_POLL_S = 0.01
+
+
+class _Again(Exception):
+    """The session moved (or is reserved) since the copy was taken: work it out again."""
+
+    def __init__(self, waiting: bool) -> None:
+        super().__init__()
+        self.waiting = waiting
 
 
 def handle(
@@ -51,11 +69,12 @@ def handle(
     before_commit: Callable[[], None] | None = None,
 ) -> bool:
     """Answer ``event``; True when something was printed. Raises ``StoreBusy`` having written
-    nothing when another process holds the store's write lock past its busy timeout.
+    nothing when the store's write lock, or the session, stayed taken past the store's busy
+    timeout (counted once for the whole event).
 
-    ``before_commit`` runs last inside the transaction, whether or not anything was printed: the
-    resident engine waits there for its client to say it printed the answer, and raises (rolling
-    everything back) when it does not."""
+    ``before_commit`` runs after the print and before the event's writes are recorded, whether
+    or not anything was printed: the resident engine waits there for its client to say it
+    printed the answer, and raises when it does not (then nothing printed is recorded)."""
     key = event.answer_key
     sid = session_id_of(event.agent, event.session_id, event.agent_id)
     # Checked before the engine loads: a retried event costs a lookup, not the imports. Its key
@@ -66,29 +85,144 @@ def handle(
     # An event that answers nothing leaves kept touches for one that does.
     kept = spool.read(sid) if event.kind != "other" else []
     tmux = tmux_before_lock(store, event, config, sid)
+    deadline = time.monotonic() + store.busy_timeout_ms / 1000
     testpoint.stage(config.env, "begin")
+    # Wait, without keeping it, until the lock is free: a store held past the budget spools the
+    # event's touches (``main.run``) without loading the engine or working anything out.
     with store.transaction():
-        if key is not None and store.hook_event_seen(sid, key):
+        pass
+    offers = offers_directory(store.path)
+    own: str | None = None  # the spool entry of this event's own touches, once kept
+    while True:
+        worked = _work_out(store, event, config, tmux, kept, sid)
+        if worked is None:
             return False  # answered by another process since the check above
-        from .answer import EventRun
-        from .output import envelope
-
-        run = EventRun(store, event, config, tmux)
-        fresh = [k for k in kept if not store.hook_event_seen(run.sid, k.consumed_key)]
-        shaped = run.answer(
-            list(dict.fromkeys(p for k in fresh for p in k.paths)),
-            spooled_scanned=only_scanned(fresh),
-        )
-        for entry in fresh:
-            store.record_hook_event(run.sid, entry.consumed_key, None)
-        if shaped is not None and shaped.text:
-            emit(envelope(event.name, shaped.text))
-        testpoint.stage(config.env, "printed")
-        if before_commit is not None:
-            before_commit()
+        scratch, answer = worked
+        try:
+            if answer and own is None:
+                # Kept before the offer, consumed with the event's record: should this process
+                # die before that, the next event of the session delivers these touches.
+                own = spool.keep(sid, tuple(event.touched), event.scanned)
+            if own is not None:
+                with scratch.transaction():
+                    scratch.record_hook_event(sid, CONSUMED_PREFIX + own, None)
+            if answer:
+                _offer_print_record(
+                    store, scratch, offers, emit, answer, config, event.agent, before_commit
+                )
+            else:
+                _record(store, scratch, offers)
+                if before_commit is not None:
+                    before_commit()  # nothing to print: the client writes nothing and says so
+        except _Again as again:
+            if time.monotonic() >= deadline:
+                raise StoreBusy(store.path) from None
+            if again.waiting:
+                time.sleep(OFFER_POLL_S)
+            continue
+        finally:
+            scratch.close()
+        break
     testpoint.stage(config.env, "committed")
-    spool.settle(sid, {k.id for k in kept})
-    return shaped is not None and bool(shaped.text)
+    spool.settle(sid, {k.id for k in kept} | ({own} if own is not None else set()))
+    return bool(answer)
+
+
+def _work_out(
+    store: Store,
+    event: HookEvent,
+    config: HookConfig,
+    tmux: TmuxQuery | None,
+    kept: Sequence[Kept],
+    sid: str,
+) -> tuple[ScratchStore, bytes] | None:
+    """The engine's whole work on a copy of the session, without the write lock: the copy and
+    the bytes to print (empty: none); None when the copy says the event was answered."""
+    parent = session_id_of(event.agent, event.session_id) if event.agent_id is not None else None
+    scratch = ScratchStore.copy_of(store, sid, parent, store.clock)
+    key = event.answer_key
+    try:
+        if key is not None and scratch.hook_event_seen(sid, key):
+            scratch.close()
+            return None
+        from .answer import EventRun
+        from .output import envelope, output_of
+
+        with scratch.transaction():  # the engine's writes nest in it, as on the real store
+            run = EventRun(scratch, event, config, tmux, references=store)
+            fresh = [k for k in kept if not scratch.hook_event_seen(run.sid, k.consumed_key)]
+            shaped = run.answer(
+                list(dict.fromkeys(p for k in fresh for p in k.paths)),
+                spooled_scanned=only_scanned(fresh),
+            )
+            for entry in fresh:
+                scratch.record_hook_event(run.sid, entry.consumed_key, None)
+    except BaseException:
+        scratch.close()
+        raise
+    text = shaped.text if shaped is not None else ""
+    return scratch, (envelope(event.name, text, output_of(event.agent).shape) if text else b"")
+
+
+def _claim(db: sqlite3.Connection, scratch: ScratchStore, offers: str, mine: str = "") -> None:
+    """Inside the write transaction ``db``: the session as the copy left it and reserved by
+    nobody else, or ``_Again``."""
+    if another_stands(db, offers, scratch.session_id, mine):
+        raise _Again(waiting=True)
+    if not scratch.unchanged(db):
+        raise _Again(waiting=False)
+
+
+def _record(store: Store, scratch: ScratchStore, offers: str) -> None:
+    """An event that prints nothing: its writes (if any) recorded in one short transaction."""
+    if not scratch.changed():
+        return
+    with store.transaction() as db:
+        _claim(db, scratch, offers)
+        scratch.apply(db)
+
+
+def _offer_print_record(
+    store: Store,
+    scratch: ScratchStore,
+    offers: str,
+    emit: Callable[[bytes], None],
+    answer: bytes,
+    config: HookConfig,
+    agent: str,
+    before_commit: Callable[[], None] | None,
+) -> None:
+    offer = Offer(offers, scratch.session_id)
+    try:
+        with store.transaction() as db:
+            _claim(db, scratch, offers, offer.key)
+            offer.insert(db)
+        try:
+            testpoint.stage(config.env, "offered")
+            emit(answer)
+            testpoint.stage(config.env, "printed")
+            if before_commit is not None:
+                before_commit()
+        except BaseException:
+            # Not delivered: nothing of it recorded. Should even the withdrawal fail, the lock
+            # released below marks the offer as nobody's, and the next writer deletes it.
+            with contextlib.suppress(Exception), store.transaction() as db:
+                offer.withdraw(db)
+            raise
+        with store.transaction() as db:
+            # Nobody writes a reserved session; a writer that ignores offers (another program
+            # on the same file) is noticed here, and then the printed answer is not recorded.
+            standing = offer.withdraw(db) and scratch.unchanged(db)
+            if standing:
+                scratch.apply(db)
+        if not standing:
+            log_line(
+                config.dsh_home,
+                agent,
+                "the session changed while its answer was printed: printed, not recorded",
+            )
+    finally:
+        offer.release()
 
 
 def only_scanned(entries: Sequence[Kept]) -> frozenset[str]:

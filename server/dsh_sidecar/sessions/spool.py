@@ -60,9 +60,13 @@ class Spool:
 
         return hashlib.sha1(session_id.encode("utf-8")).hexdigest() + ".jsonl"
 
-    def keep(self, session_id: str, paths: tuple[str, ...], scanned: Collection[str] = ()) -> None:
+    def keep(
+        self, session_id: str, paths: tuple[str, ...], scanned: Collection[str] = ()
+    ) -> str | None:
+        """Keep ``paths`` for the session's next answering event; the entry's id (None: no
+        paths, nothing kept)."""
         if not paths:
-            return
+            return None
         make_private_dirs(self.directory)
         entry: dict[str, object] = {"id": os.urandom(12).hex(), "paths": list(paths)}
         # Kept apart because it changes what the delivering event does: after a Read the agent
@@ -76,6 +80,7 @@ class Spool:
         # that survives as well counts once: same id).
         while not _append(live, [line]):
             pass
+        return str(entry["id"])
 
     def read(self, session_id: str) -> list[Kept]:
         """Every entry kept for the session, in the order kept, each id once."""

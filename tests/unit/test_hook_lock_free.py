@@ -1,0 +1,172 @@
+"""A hook event works itself out without the store's write lock (issue 31): a hook stuck reading
+an instruction file holds up no other writer, and the event still delivers its answer once.
+
+Two hooks run in this process on one real store, each with its own ``Store`` as two hook processes
+would have; the slow reader is a filesystem seam whose ``stat`` of one file waits for the test.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh_sidecar.config import Settings
+from dsh_sidecar.fs import LocalFileSystem
+from dsh_sidecar.hooks.config import HookConfig
+from dsh_sidecar.hooks.main import parse_event
+from dsh_sidecar.hooks.runtime import handle
+from dsh_sidecar.sessions.scratch import OFFER_PREFIX
+from dsh_sidecar.sessions.store import Store
+
+WAIT_S = 60  # only bounds a test that fails (a thread that never gets where it should)
+
+
+class GatedFileSystem(LocalFileSystem):
+    """The local filesystem, but a ``stat`` of ``gated`` waits until the test opens the gate."""
+
+    def __init__(self, gated: str) -> None:
+        self.gated = gated
+        self.reached = threading.Event()
+        self.gate = threading.Event()
+
+    def stat(self, path: str) -> os.stat_result:
+        if path == self.gated and not self.gate.is_set():
+            self.reached.set()
+            assert self.gate.wait(WAIT_S), "the test never opened the gate"
+        return super().stat(path)
+
+
+class Tree:
+    def __init__(self, tmp: Path) -> None:
+        self.root = tmp / "proj"
+        (self.root / ".git").mkdir(parents=True)
+        for rel, text in {
+            "AGENTS.md": "ROOT-AGENTS\n",
+            "pkg/AGENTS.md": "PKG-AGENTS\n",
+            "pkg/x.py": "x = 1\n",
+        }.items():
+            (self.root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (self.root / rel).write_text(text)
+        self.home = tmp / "dsh"
+        self.home.mkdir()
+        self.env = {
+            "DSH_HOME": str(self.home),
+            "HOME": str(tmp / "userhome"),
+            "DSH_TEST_STORE_NO_FSYNC": "1",
+        }
+        self.db = self.home / "sessions.sqlite3"
+
+    def event(self, sid: str, name: str, **fields: Any) -> Any:
+        body = {"hook_event_name": name, "session_id": sid, "cwd": str(self.root), **fields}
+        return parse_event("claude", body)
+
+    def read(self, sid: str, rel: str, tool_id: str) -> Any:
+        path = str(self.root / rel)
+        return self.event(
+            sid,
+            "PostToolUse",
+            tool_name="Read",
+            tool_input={"file_path": path},
+            tool_use_id=tool_id,
+            tool_response={"file": {"filePath": path}},
+        )
+
+    def answer(self, event: Any, fs: LocalFileSystem | None = None) -> str:
+        """One event answered by a hook of its own (its own store connection); its text."""
+        config = HookConfig(Settings(), self.env, "all", fs or LocalFileSystem())
+        out = io.BytesIO()
+        store = Store(str(self.db), busy_timeout_ms=3_000)
+        try:
+            handle(store, event, config, lambda data: print_to(out, data))
+        finally:
+            store.close()
+        if not out.getvalue():
+            return ""
+        text = json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+        assert isinstance(text, str)
+        return text
+
+    def offers(self) -> list[str]:
+        with sqlite3.connect(self.db) as db:
+            rows = db.execute(
+                "SELECT key FROM hook_events WHERE key LIKE ?", (OFFER_PREFIX + "%",)
+            ).fetchall()
+        return [r[0] for r in rows]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Tree:
+    return Tree(tmp_path)
+
+
+def print_to(out: io.BytesIO, data: bytes) -> None:
+    out.write(data)
+
+
+def write_lock_is_free(db: Path) -> bool:
+    """Whether another connection could take the store's write lock right now."""
+    conn = sqlite3.connect(db, timeout=0, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        conn.close()
+
+
+def test_a_hook_stuck_on_a_slow_read_holds_up_no_other_writer(tree: Tree) -> None:
+    assert "ROOT-AGENTS" in tree.answer(tree.event("a", "SessionStart", source="startup"))
+    slow = GatedFileSystem(str(tree.root / "pkg" / "AGENTS.md"))
+    answers: list[str] = []
+    stuck = threading.Thread(
+        target=lambda: answers.append(tree.answer(tree.read("a", "pkg/x.py", "t1"), slow))
+    )
+    stuck.start()
+    try:
+        assert slow.reached.wait(WAIT_S), "the hook never read pkg/AGENTS.md"
+        # The hook of session a is inside its read: the lock is free, and another agent's hook
+        # (session b) answers and records its event meanwhile.
+        assert write_lock_is_free(tree.db)
+        assert "ROOT-AGENTS" in tree.answer(tree.event("b", "SessionStart", source="startup"))
+        assert tree.answer(tree.event("b", "SessionStart", source="startup")) == ""  # recorded
+        assert stuck.is_alive()  # still inside its read all along
+    finally:
+        slow.gate.set()
+        stuck.join(WAIT_S)
+    assert answers and "PKG-AGENTS" in answers[0]
+    # Recorded once: the same file read again delivers nothing, and no offer is left behind.
+    assert "PKG-AGENTS" not in tree.answer(tree.read("a", "pkg/x.py", "t2"))
+    assert tree.offers() == []
+    assert not (tree.home / "log" / "hooks.log").exists()
+
+
+def test_a_session_written_while_its_hook_read_is_worked_out_again(tree: Tree) -> None:
+    """Another hook of the same session records first: the slow one's copy is out of date, so it
+    works the event out again on the new state instead of recording on top of it."""
+    tree.answer(tree.event("a", "SessionStart", source="startup"))
+    slow = GatedFileSystem(str(tree.root / "pkg" / "AGENTS.md"))
+    answers: list[str] = []
+    stuck = threading.Thread(
+        target=lambda: answers.append(tree.answer(tree.read("a", "pkg/x.py", "t1"), slow))
+    )
+    stuck.start()
+    try:
+        assert slow.reached.wait(WAIT_S)
+        quick = tree.answer(tree.read("a", "pkg/x.py", "t0"))
+        assert "PKG-AGENTS" in quick
+    finally:
+        slow.gate.set()
+        stuck.join(WAIT_S)
+    # The slow hook's first answer (PKG-AGENTS) was worked out before the quick one recorded
+    # it; worked out again, it has nothing left to say.
+    assert answers == [""]
+    assert "PKG-AGENTS" not in tree.answer(tree.read("a", "pkg/x.py", "t2"))
