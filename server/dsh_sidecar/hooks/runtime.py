@@ -146,7 +146,7 @@ def _work_out(
             scratch.close()
             return None
         from .answer import EventRun
-        from .output import envelope, output_of
+        from .output import envelope
 
         with scratch.transaction():  # the engine's writes nest in it, as on the real store
             run = EventRun(scratch, event, config, tmux, references=store)
@@ -161,7 +161,7 @@ def _work_out(
         scratch.close()
         raise
     text = shaped.text if shaped is not None else ""
-    return scratch, (envelope(event.name, text, output_of(event.agent).shape) if text else b"")
+    return scratch, (envelope(event.name, text) if text else b"")
 
 
 def _claim(db: sqlite3.Connection, scratch: ScratchStore, offers: str, mine: str = "") -> None:
