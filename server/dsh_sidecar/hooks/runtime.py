@@ -96,7 +96,10 @@ def handle(
     while True:
         worked = _work_out(store, event, config, tmux, kept, sid)
         if worked is None:
-            return False  # answered by another process since the check above
+            # Answered by another process since the check above (with this event's touches).
+            if own is not None:
+                spool.settle(sid, {own})
+            return False
         scratch, answer = worked
         try:
             if answer and own is None:
