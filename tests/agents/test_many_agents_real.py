@@ -654,7 +654,9 @@ def test_many_agents_and_an_editor_at_once_get_every_file_once_and_on_time(
         after_box: list[State] = []
         change = functools.partial(change_mid_run, tree, round_, plans, after_box)
         barrier = Barrier(len(mix) + 1, change)
-        sessions = [Session(f"r{round_}-{i}-{agent}", PLANS[i]) for i, agent in enumerate(mix)]
+        sessions = [
+            Session(f"r{round_}-{i}-{agent}", PLANS[i % len(PLANS)]) for i, agent in enumerate(mix)
+        ]
         editor = Session(f"r{round_}-editor", EDITOR_PLAN)
         with ThreadPoolExecutor(len(mix) + 1) as pool:
             runs = [
