@@ -12,15 +12,16 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from dsh_sidecar.agents.registry import hook_ids, hook_record
 from dsh_sidecar.config import Settings
 
 from .command_form import PROGRAM, guarded, is_portable, missing_program, portable_command
 from .confine import OutsideProjectError, check_inside
 from .install import (
-    AGENT_NAMES,
-    HOOK_EVENTS,
     InstallError,
+    event_hooks,
     hook_command,
+    hooks_of,
     install,
     is_ours,
     settings_path,
@@ -62,14 +63,19 @@ def find_project(given: str | None, cwd: str) -> tuple[str, str]:
 
 
 def places(agent: str) -> tuple[str, ...]:
-    """Where an agent reads hooks from: Claude Code has a project file of this machine's too
-    (``.claude/settings.local.json``, which it reads beside the shared ``settings.json``)."""
-    return ("project", "local", "user") if agent == "claude" else ("project", "user")
+    """Where an agent reads hooks from, as its record lists them: Claude Code has a project file
+    of this machine's too (``.claude/settings.local.json``, which it reads beside the shared
+    ``settings.json``)."""
+    return hooks_of(agent).scopes()
+
+
+def has_local(agent: str) -> bool:
+    """Whether the agent reads a project settings file of this machine's, which git leaves out
+    (a project install goes there unless ``--shared``)."""
+    return "local" in places(agent)
 
 
 def place_path(agent: str, place: str, root: str, env: Mapping[str, str], home: str) -> str:
-    if place == "local":
-        return os.path.join(root, ".claude", "settings.local.json")
     return settings_path(agent, place, root, env, home)
 
 
@@ -94,8 +100,8 @@ def install_hooks(
     machine's command, or (``shared``, and always for Codex CLI and Gemini CLI, which have no
     project file of their own that git leaves out) the project's shared file with the portable
     one. ``found``: how the project was found, printed first."""
-    name = AGENT_NAMES[agent]
-    local = scope == "project" and agent == "claude" and not shared
+    name = hook_record(agent).name
+    local = scope == "project" and has_local(agent) and not shared
     portable = scope == "project" and not local
     path = place_path(agent, "local" if local else scope, root, env, home)
     command = portable_command(agent) if portable else guarded(hook_command(agent, executable))
@@ -157,7 +163,7 @@ def install_hooks(
         for p in changed
         if tracked_by_git(p)
     )
-    events = ", ".join(e.event for e in HOOK_EVENTS[agent])
+    events = ", ".join(e.event for e in event_hooks(agent))
     shown = shown_path(path, home)
     head = (
         f"{name}: hooks installed in {shown} ({events})"
@@ -236,10 +242,10 @@ def uninstall_hooks(
     """Remove ours. At project scope, Claude Code's local file, and this machine's (absolute)
     entries an earlier version wrote into the shared file; ``shared``: the shared file's entries,
     the team's included."""
-    name = AGENT_NAMES[agent]
+    name = hook_record(agent).name
     if scope == "user":
         targets = [("user", False)]
-    elif agent == "claude" and not shared:
+    elif has_local(agent) and not shared:
         targets = [("local", False), ("project", True)]
     else:
         targets = [("project", False)]
@@ -270,12 +276,12 @@ def uninstall_hooks(
     first = shown_path(place_path(agent, targets[0][0], root, env, home), home)
     if not removed:
         lines.append(f"{name}: nothing to remove: no dsh-sidecar hooks in {first}")
-    if agent == "claude" and scope == "project" and not shared:
+    if has_local(agent) and scope == "project" and not shared:
         shared_path = settings_path(agent, "project", root, env, home)
         if _team_entries(agent, shared_path):
             lines.append(
                 f"  the team's entries in {shared_path} stay (dsh-sidecar from PATH);"
-                f" `dsh-sidecar hooks uninstall --agent claude --shared` removes them"
+                f" `dsh-sidecar hooks uninstall --agent {agent} --shared` removes them"
             )
     return Report(lines, [], warnings)
 
@@ -313,7 +319,7 @@ def doctor_rows(root: str, env: Mapping[str, str], home: str) -> list[str]:
     """``doctor``'s ``hooks`` rows, one per agent: where they are installed and whether the agent
     would run them here."""
     rows = []
-    for agent in AGENT_NAMES:
+    for agent in hook_ids():
         found = {
             place: status(agent, place_path(agent, place, root, env, home))
             for place in places(agent)
@@ -341,7 +347,7 @@ def dead_hook_rows(root: str, env: Mapping[str, str], home: str) -> list[str]:
     """``doctor``'s findings: each settings file (any agent, any place) with an entry of ours
     whose program is gone, and the command that takes the entries out."""
     rows = []
-    for agent in AGENT_NAMES:
+    for agent in hook_ids():
         for place in places(agent):
             path = place_path(agent, place, root, env, home)
             for command in our_commands(agent, path):
@@ -361,6 +367,6 @@ def _uninstall_command(agent: str, place: str, program: str) -> str:
     command = f"dsh-sidecar hooks uninstall --agent {agent}"
     if place == "user":
         return command + " --scope user"
-    if agent == "claude" and place == "project" and "/" not in program:
+    if has_local(agent) and place == "project" and "/" not in program:
         return command + " --shared"  # the default keeps the team's portable entries
     return command

@@ -1,6 +1,8 @@
 """Whether an agent would run the hooks installed for a directory, and the step that makes it.
 
-Observed with the real CLIs (docs/agents.md, "Trust"):
+Each agent's record names its step (``agents/record.py``, ``TrustStep``); ``CHECKS`` and
+``STEPS`` below hold each step's check and instructions. Observed with the real CLIs
+(docs/agents.md, "Trust"):
 
 - Claude Code runs the hooks of its user and project settings; it has no separate hook trust.
 - Codex CLI runs hooks only for a trusted project (``[projects."<dir>"] trust_level =
@@ -16,9 +18,12 @@ from __future__ import annotations
 import json
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from dsh_sidecar.agents.record import TrustStep
+from dsh_sidecar.agents.registry import hook_record
 
 from .install import shown_path
 from .settings_file import SettingsFileError, first_comment_line, read_regular_file
@@ -38,42 +43,57 @@ def gemini_home(env: Mapping[str, str], home: str) -> str:
     return os.path.join(env.get("GEMINI_CLI_HOME") or home, ".gemini")
 
 
+def _step_of(agent: str) -> TrustStep:
+    hooks = hook_record(agent).hooks
+    assert hooks is not None  # hook_record
+    return hooks.trust
+
+
 def trust_here(agent: str, scope: str, root: str, env: Mapping[str, str], home: str) -> Trust:
-    if agent == "codex":
-        return _codex_trust(scope, root, env, home)
-    if agent == "gemini":
-        return _gemini_trust(scope, root, env, home)
-    return Trust(True, "no trust step")
+    """Whether ``agent`` runs the hooks of ``scope`` for ``root``, by its record's trust step."""
+    step = _step_of(agent)
+    if step == "none":
+        return Trust(True, "no trust step")
+    return CHECKS[step](scope, root, env, home)
 
 
 def trust_step(agent: str, scope: str, root: str, env: Mapping[str, str], home: str) -> str:
-    """What to do once so that the agent runs the hooks just installed (a few lines)."""
-    if agent == "codex":
-        config = shown_path(os.path.join(codex_home(env, home), "config.toml"), home)
-        trusted = f'  [projects."{root}"]\n  trust_level = "trusted"\n'
-        if scope == "project":
-            return (
-                f"Codex CLI runs a project's hooks only in a trusted project. Add to {config}:\n"
-                f"{trusted}"
-                "(or run `codex exec --trust` there once). Then `codex exec` needs"
-                " --dangerously-bypass-hook-trust, and interactive Codex asks you to review the"
-                " new hooks."
-            )
+    """What to do once so that the agent runs the hooks just installed (a few lines), by its
+    record's trust step."""
+    step = _step_of(agent)
+    if step == "none":
+        name = hook_record(agent).name
+        return f"{name} runs them in every session started after this: no trust step."
+    return STEPS[step](scope, root, env, home)
+
+
+def _codex_step(scope: str, root: str, env: Mapping[str, str], home: str) -> str:
+    config = shown_path(os.path.join(codex_home(env, home), "config.toml"), home)
+    trusted = f'  [projects."{root}"]\n  trust_level = "trusted"\n'
+    if scope == "project":
         return (
-            f"Codex CLI runs these hooks in a trusted project. Add to {config}:\n"
+            f"Codex CLI runs a project's hooks only in a trusted project. Add to {config}:\n"
             f"{trusted}"
-            "or run `codex exec --dangerously-bypass-hook-trust`."
+            "(or run `codex exec --trust` there once). Then `codex exec` needs"
+            " --dangerously-bypass-hook-trust, and interactive Codex asks you to review the"
+            " new hooks."
         )
-    if agent == "gemini":
-        if scope == "user":
-            return "Gemini CLI runs user hooks in any folder: no trust step."
-        folders = shown_path(os.path.join(gemini_home(env, home), "trustedFolders.json"), home)
-        return (
-            "Gemini CLI runs a project's hooks only in a trusted folder: answer its trust"
-            f' prompt, or add "{root}": "TRUST_FOLDER" to {folders};'
-            " headless (-p) runs need GEMINI_CLI_TRUST_WORKSPACE=true."
-        )
-    return "Claude Code runs them in every session started after this: no trust step."
+    return (
+        f"Codex CLI runs these hooks in a trusted project. Add to {config}:\n"
+        f"{trusted}"
+        "or run `codex exec --dangerously-bypass-hook-trust`."
+    )
+
+
+def _gemini_step(scope: str, root: str, env: Mapping[str, str], home: str) -> str:
+    if scope == "user":
+        return "Gemini CLI runs user hooks in any folder: no trust step."
+    folders = shown_path(os.path.join(gemini_home(env, home), "trustedFolders.json"), home)
+    return (
+        "Gemini CLI runs a project's hooks only in a trusted folder: answer its trust"
+        f' prompt, or add "{root}": "TRUST_FOLDER" to {folders};'
+        " headless (-p) runs need GEMINI_CLI_TRUST_WORKSPACE=true."
+    )
 
 
 def _codex_trust(scope: str, root: str, env: Mapping[str, str], home: str) -> Trust:
@@ -163,3 +183,17 @@ def _json_file(path: str) -> object:
         return json.loads(text)
     except (ValueError, RecursionError):
         return None
+
+
+Check = Callable[[str, str, Mapping[str, str], str], Trust]
+Step = Callable[[str, str, Mapping[str, str], str], str]
+# Every trust step of agents/record.py (``TrustStep``) but "none": whether the agent would run
+# the hooks here, and what to tell the user to do once.
+CHECKS: dict[TrustStep, Check] = {
+    "codex-trusted-project": _codex_trust,
+    "gemini-trusted-folder": _gemini_trust,
+}
+STEPS: dict[TrustStep, Step] = {
+    "codex-trusted-project": _codex_step,
+    "gemini-trusted-folder": _gemini_step,
+}
