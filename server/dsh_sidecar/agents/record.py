@@ -110,6 +110,10 @@ class Payload:
     failed call touched nothing); None: the agent does not say. ``prompt``: ``hook-context-
     stripped`` when the agent puts earlier hooks' ``<hook_context>`` text before the user's.
     ``loaded_path``: the field of a ``loaded`` event naming the file the agent loaded.
+    ``parent_session``: the field a subagent's events name their main session in, when their
+    ``session_id`` is the subagent's own (Copilot CLI's ``parent_agent_id``). ``unnamed_event``:
+    the event a payload without ``event_name`` is (Copilot CLI hands a Claude-shaped
+    ``SubagentStart`` hook its own payload, which names no event).
     """
 
     event_name: str = "hook_event_name"
@@ -125,6 +129,8 @@ class Payload:
     tool_use_id: tuple[str, ...] = ("tool_use_id",)
     call_key: Literal["none", "digest"] = "none"
     timestamp: str = "timestamp"
+    parent_session: str | None = None
+    unnamed_event: str | None = None
     subagent_id: str | None = None
     subagent_type: str | None = None
     loaded_path: str | None = None
@@ -150,14 +156,19 @@ class SettingsPlace:
 
 
 # How a project's hooks get to run (hooks/trust.py): no step; Codex CLI's trusted project;
-# Gemini CLI's trusted folder.
-TrustStep = Literal["none", "codex-trusted-project", "gemini-trusted-folder"]
+# Gemini CLI's trusted folder; GitHub Copilot CLI's trusted folder.
+TrustStep = Literal[
+    "none", "codex-trusted-project", "gemini-trusted-folder", "copilot-trusted-folder"
+]
 # How ``hooks install`` matches the after-tool tools: every tool (no matcher); the tool names as
 # an exact ``A|B`` list; the tool names as an anchored regular expression ``^(A|B)$``.
 Matcher = Literal["every-tool", "name-list", "anchored-regex"]
 # How the text a hook prints is escaped, and at which seams: none; a backslash before each
 # ``@`` the agent would read as a file reference (Gemini CLI).
 Escaping = Literal["none", "gemini-at-references"]
+# The JSON a hook answers with: ``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}``,
+# or a top-level ``{"additionalContext"}``, the only one GitHub Copilot CLI shows the model.
+OutputShape = Literal["hook-specific-output", "top-level"]
 
 
 @attrs.frozen
@@ -168,7 +179,7 @@ class Output:
     ``cap_note``). ``frames_itself``: the agent frames a hook's text itself and rewrites our
     ``<system-reminder>`` tags, so the hook prints its blocks without them. ``escaping`` applies
     to the text printed at the seams ``escaped_at``. ``shape``: the JSON the hook answers with
-    (``hookSpecificOutput`` with ``hookEventName`` and ``additionalContext``).
+    (``OutputShape``).
     """
 
     cap: int | None
@@ -176,7 +187,7 @@ class Output:
     cap_note: str = ""
     escaping: Escaping = "none"
     escaped_at: tuple[Seam, ...] = ()
-    shape: Literal["hook-specific-output"] = "hook-specific-output"
+    shape: OutputShape = "hook-specific-output"
 
 
 @attrs.frozen

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from dsh_sidecar.agents.record import SEAM_KINDS, Escaping, Output
+from dsh_sidecar.agents.record import SEAM_KINDS, Escaping, Output, OutputShape
 from dsh_sidecar.agents.registry import hook_record
 from dsh_sidecar.model import Message
 from dsh_sidecar.sources.agent_instructions.render import CLOSE_TAG, OPEN_TAG
@@ -144,6 +144,9 @@ def shape(
     return Shaped(escape_for(agent, kind, framed_for(agent, SEPARATOR.join(parts))), printed, held)
 
 
-def envelope(event_name: str, text: str) -> bytes:
-    body = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
+def envelope(event_name: str, text: str, shape: OutputShape = "hook-specific-output") -> bytes:
+    """The JSON the hook prints, in the shape the agent's record names (``Output.shape``)."""
+    body: dict[str, object] = {"additionalContext": text}
+    if shape == "hook-specific-output":
+        body = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
     return (json.dumps(body, ensure_ascii=False) + "\n").encode("utf-8")

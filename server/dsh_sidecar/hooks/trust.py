@@ -11,12 +11,17 @@ Each agent's record names its step (``agents/record.py``, ``TrustStep``); ``CHEC
 - Gemini CLI runs a project's ``.gemini/settings.json`` hooks only in a trusted folder:
   ``GEMINI_CLI_TRUST_WORKSPACE=true``, folder trust turned off, or a ``TRUST_FOLDER`` /
   ``TRUST_PARENT`` rule in ``~/.gemini/trustedFolders.json`` (the longest matching rule wins).
+- GitHub Copilot CLI runs its user hooks (``~/.copilot/settings.json``) everywhere and a
+  project's hook files only in a trusted folder: ``--trust-folder`` for one run, or the folder
+  or one above it in ``trustedFolders`` of ``~/.copilot/config.json`` (``$COPILOT_HOME``), a
+  file it writes with ``//`` comments (docs/reference/agent-clis.md, GitHub Copilot CLI 1.0.102).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -33,6 +38,10 @@ from .settings_file import SettingsFileError, first_comment_line, read_regular_f
 class Trust:
     runs: bool
     detail: str  # why, in a few words
+
+
+def copilot_home(env: Mapping[str, str], home: str) -> str:
+    return env.get("COPILOT_HOME") or os.path.join(home, ".copilot")
 
 
 def codex_home(env: Mapping[str, str], home: str) -> str:
@@ -96,6 +105,17 @@ def _gemini_step(scope: str, root: str, env: Mapping[str, str], home: str) -> st
     )
 
 
+def _copilot_step(scope: str, root: str, env: Mapping[str, str], home: str) -> str:
+    if scope == "user":
+        return "GitHub Copilot CLI runs user hooks in any folder: no trust step."
+    config = shown_path(os.path.join(copilot_home(env, home), "config.json"), home)
+    return (
+        "GitHub Copilot CLI runs a project's hooks only in a trusted folder: trust the"
+        f' folder for good when it asks, or add "{root}" to "trustedFolders" in {config};'
+        " a headless run (copilot -p) of an untrusted folder needs --trust-folder."
+    )
+
+
 def _codex_trust(scope: str, root: str, env: Mapping[str, str], home: str) -> Trust:
     config = shown_path(os.path.join(codex_home(env, home), "config.toml"), home)
     try:
@@ -154,6 +174,36 @@ def _gemini_trust(scope: str, root: str, env: Mapping[str, str], home: str) -> T
     return Trust(False, f"{root} is not a trusted folder ({path})")
 
 
+def _copilot_trust(scope: str, root: str, env: Mapping[str, str], home: str) -> Trust:
+    if scope == "user":
+        return Trust(True, "user hooks need no folder trust")
+    real = os.path.join(copilot_home(env, home), "config.json")
+    path = shown_path(real, home)
+    try:
+        read = read_regular_file(real)
+        config = json.loads(strip_comments(read[0].decode("utf-8"))) if read is not None else {}
+    except (SettingsFileError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return Trust(False, f"{path} does not parse ({exc})")
+    folders = config.get("trustedFolders") if isinstance(config, dict) else None
+    location = os.path.realpath(root)
+    for folder in folders if isinstance(folders, list) else []:
+        if not isinstance(folder, str) or not folder:
+            continue
+        trusted = os.path.realpath(folder)
+        if location == trusted or location.startswith(trusted.rstrip("/") + "/"):
+            return Trust(True, f"{folder} is a trusted folder in {path}")
+    return Trust(False, f"{root} is not a trusted folder ({path}; copilot -p: --trust-folder)")
+
+
+_JSONC_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
+
+
+def strip_comments(text: str) -> str:
+    """JSON with ``//`` and ``/* */`` comments (Copilot CLI's config.json) as plain JSON:
+    each comment outside a string becomes a space."""
+    return _JSONC_TOKEN.sub(lambda m: m.group() if m.group().startswith('"') else " ", text)
+
+
 def _longest_rule(rules: Mapping[str, Any], root: str) -> str | None:
     """Gemini's rule for a folder: the longest rule path that contains it wins; TRUST_PARENT
     trusts the rule path's parent."""
@@ -192,8 +242,10 @@ Step = Callable[[str, str, Mapping[str, str], str], str]
 CHECKS: dict[TrustStep, Check] = {
     "codex-trusted-project": _codex_trust,
     "gemini-trusted-folder": _gemini_trust,
+    "copilot-trusted-folder": _copilot_trust,
 }
 STEPS: dict[TrustStep, Step] = {
     "codex-trusted-project": _codex_step,
     "gemini-trusted-folder": _gemini_step,
+    "copilot-trusted-folder": _copilot_step,
 }
