@@ -21,8 +21,9 @@ each agent loads itself: docs/agents.md), so every file of a chain counts once h
 
 - the first request holds the baseline (the chain of the session's directory);
 - the request right after a touching tool result holds the current marker of every file of that
-  path's chain exactly once, and ``Instructions removed: PATH`` for a file the session was told
-  and that is gone;
+  path's chain exactly once, and, for every file the session was told that changed or is gone
+  since (whatever the touch: the hook delivers changes at the next event), its new marker or
+  ``Instructions removed: PATH``;
 - no marker shows before it is due, none that is never due for this session (nothing of another
   session's touches), none twice; the final request holds each due one exactly once;
 - after each round no session has anything pending or waiting in the spool, and the store lists
@@ -427,6 +428,10 @@ def judge(session: Session, due: list[Due], where: dict[str, str]) -> Figures:
             figures.problems.append(
                 f"{session.name}: {d.needle} ({d.what}) due in request {d.index}, came early "
                 f"in {first}"
+            )
+        if counts[-1] != 1 and first is not None:
+            figures.problems.append(
+                f"{session.name}: {d.needle} ({d.what}) {counts[-1]} times in the last request"
             )
         if max(counts) > 1:
             figures.twice += 1
