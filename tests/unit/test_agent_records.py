@@ -228,3 +228,45 @@ def test_the_agents_table_of_the_docs_is_the_records() -> None:
     assert docs_table.rewritten(page, records()) == page, "run scripts/agent-table"
     for agent in records():
         assert docs_table.row(agent) in page
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_a_store_written_before_the_records_resumes_under_the_same_keys(
+    agent: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sessions stored by earlier versions are keyed ``<hook id>:<session>`` (``claude:s1``);
+    those ids are the agents' ids now, so an event of that agent session finds its session and
+    no second one is made."""
+    import io
+    import json
+
+    from dsh_sidecar.hooks.main import main
+    from dsh_sidecar.model import SessionHeader
+    from dsh_sidecar.sessions.store import Store
+
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / "AGENTS.md").write_text("ROOT RULE\n")
+    home = tmp_path / "dsh"
+    home.mkdir()
+    (home / "AGENTS.md").write_text("USER GLOBAL RULE\n")  # no agent loads it itself
+    monkeypatch.setenv("DSH_HOME", str(home))
+    monkeypatch.setenv("HOME", str(tmp_path / "userhome"))
+    store = Store(str(home / "sessions.sqlite3"))
+    old = SessionHeader(f"{agent}:s1", 1, str(root), agent=agent, agent_session="s1")
+    assert store.create_session(old)
+    store.close()
+    name = hook_record(agent).hooks.events[0].name  # type: ignore[union-attr]
+    payload = {"hook_event_name": name, "session_id": "s1", "cwd": str(root), "source": "resume"}
+    out = io.BytesIO()
+    assert main(["--agent", agent], io.BytesIO(json.dumps(payload).encode()), out) == 0
+    assert "USER GLOBAL RULE" in out.getvalue().decode()
+    store = Store(str(home / "sessions.sqlite3"))
+    try:
+        assert [(h.id, h.agent, h.created_at) for h in store.list_sessions()] == [
+            (f"{agent}:s1", agent, 1)
+        ]
+        assert store.events(f"{agent}:s1")  # the baseline went into the stored session
+    finally:
+        store.close()
+    assert not (home / "log" / "hooks.log").exists()
