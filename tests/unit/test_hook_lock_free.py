@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.sessionkit import check_store_consistent
 
 from dsh_sidecar.config import Settings
 from dsh_sidecar.fs import LocalFileSystem
+from dsh_sidecar.hooks.answer import EventRun
 from dsh_sidecar.hooks.config import HookConfig
 from dsh_sidecar.hooks.main import parse_event
 from dsh_sidecar.hooks.runtime import handle
@@ -170,3 +172,64 @@ def test_a_session_written_while_its_hook_read_is_worked_out_again(tree: Tree) -
     # it; worked out again, it has nothing left to say.
     assert answers == [""]
     assert "PKG-AGENTS" not in tree.answer(tree.read("a", "pkg/x.py", "t2"))
+
+
+class _Held:
+    """What ``check_store_consistent`` reads: a ``store``."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+
+def test_the_copy_gives_the_answers_the_engine_gives_on_the_store_itself(tmp_path: Path) -> None:
+    """The same scripted session, answered by ``handle`` (the engine on a copy, its writes
+    applied after) and by the engine run straight on a store inside one transaction (as before):
+    the same texts, event after event, and a store whose surface and inbox are the folds of its
+    log."""
+    tree = Tree(tmp_path)
+    (tree.root / "other").mkdir()
+    (tree.root / "other" / "AGENTS.md").write_text("OTHER-AGENTS\n")
+    (tree.root / "other" / "y.py").write_text("y = 1\n")
+    direct = Store(str(tmp_path / "direct.sqlite3"))
+    config = HookConfig(Settings(), tree.env, "all")
+
+    def straight(event: Any) -> str:
+        with direct.transaction():
+            shaped = EventRun(direct, event, config).answer([])
+        return shaped.text if shaped is not None else ""
+
+    def edit(rel: str, text: str | None) -> None:
+        path = tree.root / rel
+        if text is None:
+            path.unlink()
+        else:
+            path.write_text(text)
+
+    script: list[tuple[str, Any]] = [
+        ("event", tree.event("s", "SessionStart", source="startup")),
+        ("event", tree.read("s", "pkg/x.py", "t1")),
+        ("edit", ("pkg/AGENTS.md", "PKG-AGENTS, EDITED\n")),
+        ("event", tree.read("s", "pkg/x.py", "t2")),
+        ("event", tree.event("s", "UserPromptSubmit", prompt="go on")),
+        ("event", tree.read("s", "other/y.py", "t3")),
+        ("edit", ("other/AGENTS.md", None)),
+        ("event", tree.read("s", "other/y.py", "t4")),
+        ("event", tree.event("s", "SessionStart", source="compact")),
+        ("event", tree.event("s", "UserPromptSubmit", prompt="again")),
+        ("event", tree.read("s", "pkg/x.py", "t5")),
+    ]
+    texts: list[tuple[str, str]] = []
+    for kind, step in script:
+        if kind == "edit":
+            edit(*step)
+            continue
+        texts.append((tree.answer(step), straight(step)))
+    assert [a for a, _ in texts] == [b for _, b in texts]
+    assert sum(1 for a, _ in texts if a) >= 5  # the script does get answers
+    held = Store(str(tree.db))
+    try:
+        log = check_store_consistent(_Held(held), "claude:s")  # type: ignore[arg-type]
+        assert [e.type for e in log] == [e.type for e in direct.events("claude:s")]
+    finally:
+        held.close()
+        direct.close()
