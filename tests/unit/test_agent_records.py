@@ -71,6 +71,10 @@ def problems(agent: AgentRecord) -> list[str]:
         f"{e.name}: not installed, no reason" for e in hooks.events if not e.installed and not e.why
     )
     for needed in ("start", "prompt", "after-tool"):
+        # The prompt may be declared not available, with its reason (Copilot CLI: only the last
+        # of several hooks' prompt texts reaches its model).
+        if needed == "prompt" and any(n.seam == "prompt" for n in hooks.not_available):
+            continue
         if not any(e.seam == needed and e.installed for e in hooks.events):
             found.append(f"no installed {needed} event")
     if not hooks.tools:
@@ -270,3 +274,16 @@ def test_a_store_written_before_the_records_resumes_under_the_same_keys(
     finally:
         store.close()
     assert not (home / "log" / "hooks.log").exists()
+
+
+def test_the_docs_list_the_hook_agents_the_registry_has() -> None:
+    """Every ``--agent a|b|c`` the docs show names exactly the agents with hooks."""
+    import re
+
+    shown = []
+    for page in ("cli.md", "architecture.md", "agents.md"):
+        text = (REPO / "docs" / page).read_text(encoding="utf-8")
+        shown += [(page, m) for m in re.findall(r"--agent ([a-z-]+(?:\|[a-z-]+)+)", text)]
+    assert len(shown) >= 5
+    for page, choices in shown:
+        assert sorted(choices.split("|")) == sorted(hook_ids()), page
