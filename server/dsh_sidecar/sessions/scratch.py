@@ -207,17 +207,21 @@ class ScratchStore(Store):
                 (sid, first_new),
             ).fetchall(),
         )
-        if now.surface != base.surface:
-            db.execute("DELETE FROM surface WHERE session_id = ?", (sid,))
+        # Only the rows that differ: a step appends to a long surface, it does not rewrite it.
+        for table, key, value, old, new in (
+            ("surface", "ord", "seq", base.surface, now.surface),
+            ("inbox", "pos", "message", base.inbox, now.inbox),
+        ):
+            if old == new:
+                continue
+            gone, came = set(old) - set(new), set(new) - set(old)
             db.executemany(
-                "INSERT INTO surface (session_id, ord, seq) VALUES (?, ?, ?)",
-                [(sid, o, s) for o, s in now.surface],
+                f"DELETE FROM {table} WHERE session_id = ? AND {key} = ?",
+                [(sid, k) for k, _ in gone],
             )
-        if now.inbox != base.inbox:
-            db.execute("DELETE FROM inbox WHERE session_id = ?", (sid,))
             db.executemany(
-                "INSERT INTO inbox (session_id, pos, message) VALUES (?, ?, ?)",
-                [(sid, p, m) for p, m in now.inbox],
+                f"INSERT INTO {table} (session_id, {key}, {value}) VALUES (?, ?, ?)",
+                [(sid, k, v) for k, v in came],
             )
         added = now.keys - base.keys
         if added:
