@@ -31,8 +31,8 @@ each agent loads itself: docs/agents.md), so every file of a chain counts once h
 
 Claude Code adds two repeats of its own that no hook can prevent (CHANGE_NOTE, and ``judge`` on
 repeats): its note of the changed lines of a nested file it loaded itself, and its own load of a
-nested CLAUDE.md the hook had sent after a search. They are counted apart, and each must be of a
-file this session was due. The facts:
+nested CLAUDE.md the hook had sent, unchanged, after a search. They are counted apart, and each
+must be of a file this session was due. The facts:
 docs/reference/agent-clis.md, Claude Code's own reads through Bash
 
 The figures (files due, on time, late, lost, twice) are printed per round (``-s`` shows them).
@@ -392,14 +392,15 @@ def judge(session: Session, due: list[Due], where: dict[str, str]) -> Figures:
     every_marker = list(where)
     # Claude Code loads a nested CLAUDE.md itself at its first read below it even when the
     # hook sent that file before, after a search or listing (where Claude Code loads nothing):
-    # such a repeat of a file this session was shown in an earlier request is the agent's own
-    # and counted apart (REPEATS); a load of a file not shown before is a delivery like any.
+    # such a repeat of the same text shown in an earlier request is the agent's own and counted
+    # apart; a load of a text not shown before (a file new to it, or changed since the hook sent
+    # it, whose replacement the hook then leaves to it) is a delivery like any.
     repeats: dict[str, list[int]] = {}
     for needle, path in where.items():
         loads = [sum(own_load(t, needle, path) for t in texts) for texts in bodies]
         first = next((i for i, c in enumerate(loads) if c), None)
         shown_before = first is not None and any(
-            where.get(d.needle) == path and d.index < first for d in due
+            d.needle == needle and d.index < first for d in due
         )
         if shown_before:
             repeats[needle] = loads

@@ -60,6 +60,7 @@ from .prefetch import TmuxQuery, query_tmux
 
 # The agent said it loaded these files itself (the model saw them), so they are recorded as seen.
 NATIVE_NOTE = "Loaded by {agent} itself (not sent by the sidecar): {paths}"
+NATIVE_MARK = " itself (not sent by the sidecar): "
 
 
 def _trimmed_text(path: str, limit: int) -> str | None:
@@ -370,10 +371,12 @@ class EventRun:
         # the touches after which it loads anything (not a shell command, search or listing).
         asked = [p for p in dict.fromkeys(touched) if p not in self.scanned_only]
         native = reported if reported is not None else self._native(asked)
+        changes = changes_of(pending[0])
+        fresh = self._loaded_afresh(changes)
         loaded = [
             c
-            for c in changes_of(pending[0])
-            if c.action == "set"
+            for c in changes
+            if (c.action == "set" or (c.action == "replace" and c.scope in fresh))
             and (self._real(self._abs(c)) in native or self._twin_loaded(self._abs(c), native))
         ]
         if not loaded:
@@ -385,6 +388,27 @@ class EventRun:
         )
         self.store.append(self.sid, [EventDraft(USER_MESSAGE, note.to_json(), "append")])
         self._project_once(touched)  # the same touches again: what is left is ours to send
+
+    def _loaded_afresh(self, changes: Sequence[Change]) -> frozenset[str]:
+        """Scopes of changed files that the agent loads now, for the first time, as they are: a
+        nested file loaded after this touch (not at start) that only the hook had sent (no
+        record says the agent loaded it). Such a file's change reaches the model with the
+        agent's own load, so its replacement is the agent's too. A file the agent did load it
+        keeps, and reports only the changed lines of (Claude Code): that replacement is sent."""
+        if not any(c.action == "replace" for c in changes):
+            return frozenset()
+        at_start = self._native([None])
+        by_agent: set[str] = set()
+        for message in self._visible():
+            if is_instructions_message(message) and NATIVE_MARK in message.text:
+                by_agent |= {c.scope for c in changes_of(message)}
+        return frozenset(
+            c.scope
+            for c in changes
+            if c.action == "replace"
+            and c.scope not in by_agent
+            and self._real(self._abs(c)) not in at_start
+        )
 
     def _twin_loaded(self, path: str, native: frozenset[str]) -> bool:
         """Whether the agent loads a file beside ``path`` with the same trimmed text."""
