@@ -11,6 +11,8 @@ import io
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -233,3 +235,33 @@ def test_the_copy_gives_the_answers_the_engine_gives_on_the_store_itself(tmp_pat
     finally:
         held.close()
         direct.close()
+
+
+def test_a_copy_kept_from_the_last_event_never_outlives_another_processs_write(
+    tree: Tree,
+) -> None:
+    """This process keeps the copy its last event left (``runtime._Copies``); another process
+    records an event of the same session in between, and the next event here answers from what
+    the store holds: the kept copy is not served (its version is not the store's), and were it
+    served, the check before the record would send the event back to a fresh copy."""
+    assert "ROOT-AGENTS" in tree.answer(tree.event("a", "SessionStart", source="startup"))
+    path = str(tree.root / "pkg" / "x.py")
+    payload = {
+        "hook_event_name": "PostToolUse",
+        "session_id": "a",
+        "cwd": str(tree.root),
+        "tool_name": "Read",
+        "tool_input": {"file_path": path},
+        "tool_use_id": "t1",
+        "tool_response": {"file": {"filePath": path}},
+    }
+    other = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "hook", "--agent", "claude", "--mode", "all"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env={**tree.env, "DSH_HOOK_RESIDENT": "0", "PATH": os.environ.get("PATH", "")},
+        timeout=60,
+        check=True,
+    )
+    assert b"PKG-AGENTS" in other.stdout  # delivered and recorded by the other process
+    assert "PKG-AGENTS" not in tree.answer(tree.read("a", "pkg/x.py", "t2"))

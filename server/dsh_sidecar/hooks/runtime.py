@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -109,8 +110,9 @@ def handle(
             if own is not None:
                 with scratch.transaction():
                     scratch.record_hook_event(sid, CONSUMED_PREFIX + own, None)
+            recorded = True
             if answer:
-                _offer_print_record(
+                recorded = _offer_print_record(
                     store, scratch, offers, emit, answer, config, event.agent, before_commit
                 )
             else:
@@ -118,13 +120,19 @@ def handle(
                 if before_commit is not None:
                     before_commit()  # nothing to print: the client writes nothing and says so
         except _Again as again:
+            scratch.close()
             if time.monotonic() >= deadline:
                 raise StoreBusy(store.path) from None
             if again.waiting:
                 time.sleep(OFFER_POLL_S)
             continue
-        finally:
+        except BaseException:
             scratch.close()
+            raise
+        if recorded:
+            _COPIES.keep(store, scratch)
+        else:
+            scratch.close()  # its writes are not the store's: never to be served again
         break
     testpoint.stage(config.env, "committed")
     spool.settle(sid, {k.id for k in kept} | ({own} if own is not None else set()))
@@ -142,14 +150,14 @@ def _work_out(
     """The engine's whole work on a copy of the session, without the write lock: the copy and
     the bytes to print (empty: none); None when the copy says the event was answered."""
     parent = session_id_of(event.agent, event.session_id) if event.agent_id is not None else None
-    scratch = ScratchStore.copy_of(store, sid, parent, store.clock)
+    scratch = _COPIES.take(store, sid) or ScratchStore.copy_of(store, sid, parent, store.clock)
     key = event.answer_key
     try:
         if key is not None and scratch.hook_event_seen(sid, key):
             scratch.close()
             return None
         from .answer import EventRun
-        from .output import envelope
+        from .output import envelope, output_of
 
         with scratch.transaction():  # the engine's writes nest in it, as on the real store
             run = EventRun(scratch, event, config, tmux, references=store)
@@ -164,7 +172,48 @@ def _work_out(
         scratch.close()
         raise
     text = shaped.text if shaped is not None else ""
-    return scratch, (envelope(event.name, text) if text else b"")
+    return scratch, (envelope(event.name, text, output_of(event.agent).shape) if text else b"")
+
+
+class _Copies:
+    """The copies of the last few sessions this process answered, as their events left them:
+    the resident answers a session's events one after another, and a copy the store's version
+    shows to be still current serves the next event without being made again (a copy costs
+    about 4 us per event of the session's log). A copy is handed out once and comes back only
+    after its event was recorded."""
+
+    LIMIT = 8
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, str], ScratchStore] = {}
+        self._lock = threading.Lock()
+
+    def take(self, store: Store, sid: str) -> ScratchStore | None:
+        with self._lock:
+            copy = self._kept.pop((store.path, sid), None)
+        if copy is None:
+            return None
+        if copy.still_current(store):
+            return copy
+        copy.close()
+        return None
+
+    def keep(self, store: Store, copy: ScratchStore) -> None:
+        copy.rebase()
+        with self._lock:
+            old = self._kept.pop((store.path, copy.session_id), None)
+            self._kept[(store.path, copy.session_id)] = copy
+            dropped = (
+                list(self._kept.values())[: -self.LIMIT] if len(self._kept) > self.LIMIT else []
+            )
+            for stale in dropped:
+                del self._kept[(store.path, stale.session_id)]
+        for gone in [old, *dropped]:
+            if gone is not None:
+                gone.close()
+
+
+_COPIES = _Copies()
 
 
 def _claim(db: sqlite3.Connection, scratch: ScratchStore, offers: str, mine: str = "") -> None:
@@ -194,7 +243,8 @@ def _offer_print_record(
     config: HookConfig,
     agent: str,
     before_commit: Callable[[], None] | None,
-) -> None:
+) -> bool:
+    """Offer, print, record; False when the answer was printed but could not be recorded."""
     offer = Offer(offers, scratch.session_id)
     try:
         with store.transaction() as db:
@@ -224,6 +274,7 @@ def _offer_print_record(
                 agent,
                 "the session changed while its answer was printed: printed, not recorded",
             )
+        return standing
     finally:
         offer.release()
 

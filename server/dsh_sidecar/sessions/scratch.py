@@ -161,6 +161,17 @@ class ScratchStore(Store):
             ),
         )
 
+    def still_current(self, real: Store) -> bool:
+        """Whether ``real`` holds the session at the version of this copy's last ``rebase``
+        (nothing was written to it since): the copy may then serve another event as it is."""
+        rows = real._read(_VERSION_SQL.format(db=""), (self.session_id,))
+        found = None if not rows else (int(rows[0][0]), int(rows[0][1]), int(rows[0][2]))
+        return found is not None and found == self._base.version
+
+    def rebase(self) -> None:
+        """After ``apply`` committed: the copy's state is the real one's now."""
+        self._base = self._state()
+
     # --- back to the real store -------------------------------------------------------------
 
     def changed(self) -> bool:
