@@ -603,7 +603,8 @@ def test_hooks_install_and_uninstall_show_agent_as_required(
             "\n"
             "required arguments:\n"
             "  --agent AGENT         the agent whose settings file to change: codex, claude,"
-            " gemini\n".encode(),
+            " copilot-cli,\n"
+            "                        gemini\n".encode(),
             "",
         )
         code, out, err = run(capsysbinary, "hooks", action)

@@ -41,6 +41,7 @@ def test_every_agent_cites_its_pages_with_the_date_checked() -> None:
     assert [a.id for a in AGENTS] == [
         "codex",
         "claude",
+        "copilot-cli",
         "copilot-vscode",
         "gemini",
         "cursor",

@@ -78,6 +78,14 @@ def test_text_for_a_session_at_the_project_root(demo: Path, capsysbinary: Captur
         "'claude-md-or-agents-md')",
         "  documentation (checked 2026-12-03): https://code.claude.com/docs/en/memory; 6 points "
         "it leaves open (--json)",
+        f"GitHub Copilot CLI  (checked against @github/copilot 1.0.102; working directory {p}; "
+        "user-global ~/.copilot/copilot-instructions.md)",
+        "  start      loaded           35  AGENTS.md  loaded when a session starts",
+        "  start      loaded           34  CLAUDE.md  loaded when a session starts",
+        "  after-read loaded           28  web/AGENTS.md  loaded once GitHub Copilot CLI works on "
+        "a file below web/",
+        "  documentation (checked 2026-12-03): "
+        "https://www.npmjs.com/package/@github/copilot/v/1.0.102; 2 points it leaves open (--json)",
         f"GitHub Copilot (VS Code)  (documented rules, not run against the agent; working "
         f"directory {p}; user-global ~/.claude/CLAUDE.md)",
         "  start      loaded           35  AGENTS.md  always on for the workspace",
@@ -115,6 +123,7 @@ def test_an_agents_documentation_is_its_vendors_own() -> None:
     vendors = {
         "codex": ("https://developers.openai.com/",),
         "claude": ("https://code.claude.com/docs/",),
+        "copilot-cli": ("https://www.npmjs.com/package/@github/copilot/",),
         "copilot-vscode": ("https://code.visualstudio.com/docs/",),
         "gemini": (
             "https://geminicli.com/docs/",

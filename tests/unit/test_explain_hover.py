@@ -24,6 +24,8 @@ def test_hover_section_for_every_convention(tmp_path: Path) -> None:
             "`$DSH_HOME/AGENTS.md`, `AGENTS.md`, `CLAUDE.md` and 5 more",
             "- **Claude Code**: `~/.claude/CLAUDE.md`, `~/.claude/rules/mine.md`, `CLAUDE.md` and "
             "11 more; misses `$DSH_HOME/AGENTS.md`, `AGENTS.md`, `AGENTS.local.md` and 2 more",
+            "- **GitHub Copilot CLI**: `AGENTS.md`, `CLAUDE.md`, `GEMINI.md` and 5 more; misses "
+            "`$DSH_HOME/AGENTS.md`, `AGENTS.local.md`, `CLAUDE.local.md`",
             "- **GitHub Copilot (VS Code)**: `~/.claude/CLAUDE.md`, "
             "`~/.copilot/instructions/all.instructions.md`, `~/.claude/rules/mine.md` and 9 more; "
             "misses "
@@ -49,8 +51,9 @@ def test_hover_section_shows_where_a_limit_cuts(tmp_path: Path) -> None:
     lines = hover_section(e).split("\n")
     assert lines[2] == "- **dsh-sidecar**: `AGENTS.md`"
     assert lines[3] == "- **Codex CLI**: `AGENTS.md` (cut to 32,768 of 40,000 bytes)"
-    assert lines[5] == "- **GitHub Copilot (VS Code)**: `AGENTS.md`"
-    assert lines[6] == "- **Gemini CLI**: no instruction files; misses `AGENTS.md`"
+    assert lines[5] == "- **GitHub Copilot CLI**: `AGENTS.md`"
+    assert lines[6] == "- **GitHub Copilot (VS Code)**: `AGENTS.md`"
+    assert lines[7] == "- **Gemini CLI**: no instruction files; misses `AGENTS.md`"
 
 
 def test_code_spans_survive_backticks_in_names() -> None:

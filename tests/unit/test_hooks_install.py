@@ -539,5 +539,6 @@ def test_doctor_shows_the_hooks(
     assert rows == [
         f"hooks        codex: not installed (project {env}/p/.codex/hooks.json, user ~/.codex/hooks.json)",
         f"hooks        claude: installed in local {env}/p/.claude/settings.local.json, runs here: no trust step",
+        f"hooks        copilot-cli: not installed (project {env}/p/.github/copilot/settings.json, user ~/.copilot/settings.json)",
         f"hooks        gemini: not installed (project {env}/p/.gemini/settings.json, user ~/.gemini/settings.json)",
     ]

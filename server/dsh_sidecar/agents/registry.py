@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 REGISTRY: tuple[tuple[str, str], ...] = (
     ("codex", "codex"),
     ("claude", "claude_code"),
+    ("copilot-cli", "copilot_cli"),
     ("copilot-vscode", "copilot_vscode"),
     ("gemini", "gemini_cli"),
     ("cursor", "cursor"),

@@ -22,7 +22,9 @@ def parse(record: AgentRecord, data: Mapping[str, Any]) -> HookEvent:
     hooks = record.hooks
     assert hooks is not None  # registry.hook_record
     fields = hooks.payload
-    name = required(data, fields.event_name)
+    name = (
+        text(data, fields.event_name) or fields.unnamed_event or required(data, fields.event_name)
+    )
     cwd = cwd_of(data)
     kind = _kind(hooks, name)
     touched: tuple[str, ...] = ()
@@ -45,7 +47,7 @@ def parse(record: AgentRecord, data: Mapping[str, Any]) -> HookEvent:
         agent=record.id,
         kind=kind,
         name=name,
-        session_id=required(data, fields.session_id),
+        session_id=_session(data, fields),
         cwd=cwd,
         source=_first(data, fields.source),
         prompt=_prompt(data, fields.prompt_field, stripped=fields.prompt != "as-is"),
@@ -67,6 +69,13 @@ def _read_by_agent(tool: Tool, arguments: Mapping[str, Any], cwd: str) -> frozen
     from .claude_shell_reads import claude_reads  # only for such a command
 
     return frozenset(claude_reads(command, cwd))
+
+
+def _session(data: Mapping[str, Any], fields: Payload) -> str:
+    """The agent session the event belongs to: a subagent's events may name their main session
+    in ``parent_session`` (their ``session_id`` being the subagent's own)."""
+    parent = text(data, fields.parent_session) if fields.parent_session else None
+    return parent or required(data, fields.session_id)
 
 
 def _kind(hooks: Hooks, name: str) -> Kind:

@@ -48,17 +48,19 @@ def build_parser() -> Any:
 
 
 def parse_event(agent: str, data: Any) -> HookEvent:
-    """``data`` read by ``agent``'s record; an agent without one (or without hooks) is an
-    ``UnknownAgent``, never another agent's reading."""
+    """``data`` read by the record of the agent that sent it: ``agent``'s, or that of another
+    host running ``agent``'s hooks (``host.host_of``: Copilot runs Claude Code's); an agent
+    without one (or without hooks) is an ``UnknownAgent``, never another agent's reading."""
     from dsh_sidecar.agents.registry import hook_record
 
     from .adapter import parse
+    from .host import host_of
     from .payload import BadPayload
 
-    record = hook_record(agent)
+    hook_record(agent)
     if not isinstance(data, Mapping):
         raise BadPayload("hook input is not a JSON object")
-    return parse(record, data)
+    return parse(hook_record(host_of(agent, data)), data)
 
 
 class _Args:

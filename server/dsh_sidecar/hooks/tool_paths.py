@@ -101,6 +101,8 @@ def _glob(tool: Tool, arguments: Mapping[str, Any], cwd: str, after: bool) -> tu
 
 def _many_files(tool: Tool, arguments: Mapping[str, Any], cwd: str, after: bool) -> tuple[str, ...]:
     paths: object = next((arguments[f] for f in tool.fields if arguments.get(f)), [])
+    if isinstance(paths, str):
+        paths = [paths]  # one path where a list may be (Copilot CLI's grep ``paths``)
     if not isinstance(paths, list):
         return ()
     touches: list[str] = []

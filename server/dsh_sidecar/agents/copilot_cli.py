@@ -1,0 +1,113 @@
+"""GitHub Copilot CLI: the instruction files of its working directory at start, nested ones after
+it views a file below them; hooks in Claude Code's shape, answered with a top-level
+``additionalContext``."""
+
+from __future__ import annotations
+
+from .record import (
+    AgentRecord,
+    Event,
+    Hooks,
+    NotAvailable,
+    Output,
+    Payload,
+    SettingsPlace,
+    Tool,
+)
+from .rules import AgentRules, Nested, Source, UserGlobal, Verified, Walk
+
+# What it loads: docs/reference/agent-clis.md, GitHub Copilot CLI 1.0.102
+NAMES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md", ".github/copilot-instructions.md")
+
+RULES = AgentRules(
+    id="copilot-cli",
+    name="GitHub Copilot CLI",
+    working_directory="session",
+    root_markers=(".git",),
+    user_global=(UserGlobal("~/.copilot", ("copilot-instructions.md",), env="COPILOT_HOME"),),
+    # Its working directory only: started in a subdirectory of a repository, it read neither
+    # the repository root's AGENTS.md nor its .github/copilot-instructions.md.
+    walk=Walk("project-root", NAMES),
+    nested=Nested(("AGENTS.md", "CLAUDE.md", "GEMINI.md"), "working-on-file"),
+    rule_sets=(),
+    imports=None,
+    size_limit=None,
+    skips_empty_files=False,
+    verified=Verified("1.0.102", "@github/copilot"),
+    reads_outside_cwd="refused",
+    order=(
+        "the user's copilot-instructions.md and the working directory's files in the system "
+        "message at start; a nested file in a reminder after the first view of a file below it"
+    ),
+    sources=(
+        Source(
+            "https://www.npmjs.com/package/@github/copilot/v/1.0.102",
+            "the shipped CLI, run headless against a fake model (docs/reference/agent-clis.md, "
+            "GitHub Copilot CLI 1.0.102): ~/.copilot/copilot-instructions.md and its working "
+            "directory's AGENTS.md, CLAUDE.md, GEMINI.md and .github/copilot-instructions.md at "
+            "start, not the repository root's when started below it; nested AGENTS.md, CLAUDE.md "
+            "and GEMINI.md below the working directory after a view of a file below them, not "
+            "after create, edit, a shell command or a view of a directory; a view outside the "
+            "working directory refused without --allow-all-paths",
+        ),
+    ),
+    undocumented=(
+        "its .github/instructions/*.instructions.md rules (applyTo) are not simulated: the "
+        "sidecar's chain holds no such file",
+        "whether it follows imports inside instruction files is not known; simulated as none",
+    ),
+)
+
+# GitHub Copilot CLI 1.0.102 runs hooks written in Claude Code's shape (its settings.json files
+# and, in a trusted folder, the project's .claude/settings.json) with Claude Code's tool names
+# and snake_case fields; its own format (.github/hooks) would need folder trust for every
+# install, and Claude Code's shape lets one reader serve the hooks Copilot runs for Claude Code
+# too (hooks/host.py). Its facts: docs/reference/agent-clis.md, GitHub Copilot CLI 1.0.102
+PRE_TOOL_WHY = "its text reaches the model only after the tool ran, beside the post-tool one"
+HOOKS = Hooks(
+    events=(
+        Event("start", "SessionStart"),
+        # Its text goes before the subagent's prompt.
+        Event("subagent-start", "SubagentStart"),
+        Event("after-tool", "PostToolUse"),
+        Event("pre-tool", "PreToolUse", installed=False, why=PRE_TOOL_WHY),
+    ),
+    not_available=(
+        NotAvailable(
+            "prompt",
+            "when several hooks answer UserPromptSubmit only the last one's text reaches the "
+            "model, so a delivery there could be lost; pending context waits for the next tool "
+            "event",
+        ),
+        NotAvailable("loaded", "Copilot CLI reports no event for the instruction files it loads"),
+    ),
+    payload=Payload(
+        tool_output="tool_result",
+        call_key="digest",
+        subagent_id="agent_id",
+        subagent_type="agent_type",
+        parent_session="parent_agent_id",
+        unnamed_event="SubagentStart",
+    ),
+    tools=(
+        Tool("Read", "file", ("path",)),
+        # It loads nested files after a view only, not after its own create or edit.
+        Tool("Write", "file", ("path",), writes=True, loads_after=False),
+        Tool("Edit", "file", ("path",), writes=True, loads_after=False),
+        Tool("Bash", "shell", ("command",), writes=True, loads_after=False),
+        Tool("Grep", "many-files", ("paths",), loads_after=False),
+        Tool("Glob", "glob", ("pattern", "paths"), loads_after=False),
+    ),
+    settings=(
+        SettingsPlace("project", ".github/copilot/settings.json"),
+        SettingsPlace(
+            "user", ".copilot/settings.json", env="COPILOT_HOME", env_replaces="directory"
+        ),
+    ),
+    matcher="name-list",
+    trust="copilot-trusted-folder",
+    output=Output(cap=10_240, frames_itself=False, shape="top-level"),
+    timeout_unit="seconds",
+)
+
+RECORD = AgentRecord(id="copilot-cli", name="GitHub Copilot CLI", rules=RULES, hooks=HOOKS)
