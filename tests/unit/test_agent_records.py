@@ -170,12 +170,20 @@ def test_an_unknown_agent_is_an_error_everywhere(agent: str) -> None:
 
 
 def test_an_agent_without_hooks_is_no_hook_agent() -> None:
-    without = [r.id for r in records() if r.hooks is None]
+    without = [r.id for r in records() if r.hooks is None and r.guest_hooks is None]
     assert "cursor" in without
     for agent in without:
         with pytest.raises(UnknownAgent, match="runs no hooks"):
             hook_record(agent)
         assert agent not in hook_ids()
+
+
+def test_an_agent_running_another_s_hooks_is_read_by_them_and_installs_none() -> None:
+    guests = [r for r in records() if r.hooks is None and r.guest_hooks is not None]
+    assert [r.id for r in guests] == ["copilot-vscode"]
+    for guest in guests:
+        assert hook_record(guest.id).hooks is guest.guest_hooks
+        assert guest.id not in hook_ids() and guest.id not in install.AGENT_NAMES
 
 
 def _id_literals(node: ast.AST) -> list[str]:

@@ -199,3 +199,47 @@ def test_copilot_folder_trust_is_read_from_its_config_with_comments(tmp_path: Pa
     config.write_text('{"trustedFolders": ["' + str(tmp_path / "elsewhere") + '"]}')
     assert not trust_here("copilot-cli", "project", str(root), env, str(home)).runs
     assert json.loads(strip_comments('/* a */ {"u": "http://x//y"} // b')) == {"u": "http://x//y"}
+
+
+def vscode(event: str, **fields: Any) -> dict[str, Any]:
+    """A hook's payload as Copilot in VS Code documents it (its hooks reference: the common
+    fields, then each event's own)."""
+    return {
+        "timestamp": "2026-02-09T10:30:00.000Z",
+        "cwd": "/work/repo",
+        "sessionId": SID,
+        "hookEventName": event,
+        "transcript_path": "/t/transcript.json",
+        **fields,
+    }
+
+
+def test_copilot_in_vs_code_is_told_apart_and_answered_as_itself(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    (project.root / "src").mkdir()
+    (project.root / "src" / "AGENTS.md").write_text("Src SRC-s1\n")
+    (project.root / "src" / "x.py").write_text("x = 1\n")
+    start = vscode("SessionStart", source="new")
+    assert host_of("claude", start) == "copilot-vscode"
+    assert parse_event("claude", start).agent == "copilot-vscode"
+    first = project.hook("claude", start)
+    assert first is not None and set(first) == {"hookSpecificOutput"}
+    assert first["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    told = first["hookSpecificOutput"]["additionalContext"]
+    assert "USER-u1" in told and "ROOT-r1" not in told  # VS Code loads the root AGENTS.md
+    read = vscode(
+        "PostToolUse",
+        tool_name="read_file",
+        tool_input={"filePath": str(project.root / "src" / "x.py")},
+        tool_use_id="tool-123",
+        tool_response="x = 1",
+    )
+    after = project.hook("claude", read)
+    assert after is not None and "SRC-s1" in after["hookSpecificOutput"]["additionalContext"]
+    assert project.hook("claude", read) is None  # the same tool call again: answered once
+    # Its prompt hook takes no text: nothing is answered, nothing recorded as told.
+    assert project.hook("claude", vscode("UserPromptSubmit", prompt="hi")) is None
+    # Claude Code and Copilot CLI with the same session id: sessions of their own.
+    assert project.hook("claude", claude("SessionStart", source="startup")) is not None
+    assert project.hook("claude", copilot("SessionStart", source="new")) is not None
+    assert project.sessions() == [f"claude:{SID}", f"copilot-cli:{SID}", f"copilot-vscode:{SID}"]

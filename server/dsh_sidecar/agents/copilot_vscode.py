@@ -4,7 +4,7 @@ workspace root, ``*.instructions.md`` files with ``applyTo`` globs, ``.claude/ru
 
 from __future__ import annotations
 
-from .record import AgentRecord
+from .record import AgentRecord, Event, Hooks, NotAvailable, Output, Payload, SettingsPlace, Tool
 from .rules import AgentRules, Nested, RuleSet, Source, UserGlobal, Walk
 
 RULES = AgentRules(
@@ -89,10 +89,56 @@ RULES = AgentRules(
     ),
 )
 
+# The Claude Code hooks its local agent runs (.claude/settings.json, .claude/settings.local.json,
+# ~/.claude/settings.json) with payloads of its own shape, from its documentation, not run here:
+# docs/reference/agent-clis.md, Copilot in VS Code runs Claude Code's hooks
+# Its tools' input names a file in ``filePath``; ``editFiles`` (the documentation's example) a
+# list in ``files``. It loads no nested file itself (``nested`` above), so every touch counts.
+GUEST_HOOKS = Hooks(
+    events=(
+        Event("start", "SessionStart"),
+        Event("subagent-start", "SubagentStart"),
+        Event("after-tool", "PostToolUse"),
+        Event("pre-tool", "PreToolUse", installed=False, why="run only for Claude Code's hooks"),
+    ),
+    not_available=(
+        NotAvailable("prompt", "its UserPromptSubmit takes the common output only: no text"),
+        NotAvailable("loaded", "it reports no event for the instruction files it loads"),
+    ),
+    payload=Payload(
+        event_name="hookEventName",
+        session_id="sessionId",
+        subagent_id="agent_id",
+        subagent_type="agent_type",
+    ),
+    tools=(
+        Tool("read_file", "file", ("filePath",)),
+        Tool("create_file", "file", ("filePath",), writes=True),
+        Tool("replace_string_in_file", "file", ("filePath",), writes=True),
+        Tool("insert_edit_into_file", "file", ("filePath",), writes=True),
+        Tool("editFiles", "many-files", ("files",), writes=True),
+        Tool("run_in_terminal", "shell", ("command",), writes=True, loads_after=False),
+        Tool("list_dir", "listing", ("path",), loads_after=False),
+    ),
+    settings=(
+        SettingsPlace("project", ".claude/settings.json"),
+        SettingsPlace("local", ".claude/settings.local.json"),
+        SettingsPlace("user", ".claude/settings.json"),
+    ),
+    matcher="every-tool",
+    trust="none",
+    output=Output(cap=None, frames_itself=False, cap_note="none documented"),
+    timeout_unit="seconds",
+)
+
 RECORD = AgentRecord(
     id="copilot-vscode",
     name="GitHub Copilot (VS Code)",
     rules=RULES,
     hooks=None,
-    no_hooks="the sidecar installs and answers no hooks for it; explain models what it loads",
+    no_hooks=(
+        "the sidecar installs no hooks for it; it runs those installed for Claude Code, and"
+        " they answer it as itself"
+    ),
+    guest_hooks=GUEST_HOOKS,
 )

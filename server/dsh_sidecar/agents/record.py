@@ -235,3 +235,7 @@ class AgentRecord:
     hooks: Hooks | None
     # The agent's hooks' reason to be absent, when ``hooks`` is None.
     no_hooks: str = ""
+    # Another agent's hooks this one runs from that agent's settings files (Copilot in VS Code
+    # runs Claude Code's): how its payloads read and what it answers. Nothing is installed for
+    # it; a hook installed for the other agent tells it apart by its payload (hooks/host.py).
+    guest_hooks: Hooks | None = None

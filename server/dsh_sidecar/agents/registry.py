@@ -41,8 +41,13 @@ def record(agent: str) -> AgentRecord:
 
 
 def hook_record(agent: str) -> AgentRecord:
-    """The record of ``agent``, which must run hooks."""
+    """The record of ``agent``, which must run hooks: its own, or another agent's that it runs
+    (``guest_hooks``, then read as its hooks)."""
     found = record(agent)
+    if found.hooks is None and found.guest_hooks is not None:
+        import attrs
+
+        return attrs.evolve(found, hooks=found.guest_hooks)
     if found.hooks is None:
         raise UnknownAgent(f"agent {agent!r} runs no hooks (hook agents: {', '.join(hook_ids())})")
     return found

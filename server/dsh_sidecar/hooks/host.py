@@ -41,7 +41,7 @@ def host_of(agent: str, data: Mapping[str, Any]) -> str:
         copilot = "timestamp" in data or "tool_result" in data
         return COPILOT_CLI if copilot else CLAUDE
     if "hookEventName" in data:
-        return COPILOT_VSCODE
+        return COPILOT_VSCODE  # its local agent (agents/copilot_vscode.py, guest_hooks)
     if "sessionId" in data:
         return COPILOT_CLI  # its own payload, handed to a Claude-shaped SubagentStart hook
     return agent
