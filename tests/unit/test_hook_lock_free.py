@@ -265,3 +265,16 @@ def test_a_copy_kept_from_the_last_event_never_outlives_another_processs_write(
     )
     assert b"PKG-AGENTS" in other.stdout  # delivered and recorded by the other process
     assert "PKG-AGENTS" not in tree.answer(tree.read("a", "pkg/x.py", "t2"))
+
+
+def test_the_copies_kept_are_the_last_few_whatever_store_they_came_from(tmp_path: Path) -> None:
+    from dsh_sidecar.hooks.runtime import _COPIES, _Copies
+
+    trees = [Tree(tmp_path / str(i)) for i in range(_Copies.LIMIT + 3)]
+    for t in trees:
+        assert "ROOT-AGENTS" in t.answer(t.event("s", "SessionStart", source="startup"))
+    kept = list(_COPIES._kept)
+    assert len(kept) == _Copies.LIMIT
+    assert kept[-1] == (str(trees[-1].db), "claude:s")
+    # The first tree's copy was dropped; its session goes on from a fresh one.
+    assert "PKG-AGENTS" in trees[0].answer(trees[0].read("s", "pkg/x.py", "t1"))

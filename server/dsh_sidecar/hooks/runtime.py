@@ -203,11 +203,8 @@ class _Copies:
         with self._lock:
             old = self._kept.pop((store.path, copy.session_id), None)
             self._kept[(store.path, copy.session_id)] = copy
-            dropped = (
-                list(self._kept.values())[: -self.LIMIT] if len(self._kept) > self.LIMIT else []
-            )
-            for stale in dropped:
-                del self._kept[(store.path, stale.session_id)]
+            # The oldest first (a dict keeps its order of insertion), of whatever store.
+            dropped = [self._kept.pop(key) for key in list(self._kept)[: -self.LIMIT]]
         for gone in [old, *dropped]:
             if gone is not None:
                 gone.close()
