@@ -42,8 +42,9 @@ RULES = AgentRules(
     sources=(
         Source(
             "https://www.npmjs.com/package/@github/copilot/v/1.0.102",
-            "the shipped CLI, run headless against a fake model (docs/reference/agent-clis.md, "
-            "GitHub Copilot CLI 1.0.102): ~/.copilot/copilot-instructions.md and its working "
+            # The runs: docs/reference/agent-clis.md, GitHub Copilot CLI 1.0.102
+            "the shipped CLI, run headless against a fake model: "
+            "~/.copilot/copilot-instructions.md and its working "
             "directory's AGENTS.md, CLAUDE.md, GEMINI.md and .github/copilot-instructions.md at "
             "start, not the repository root's when started below it; nested AGENTS.md, CLAUDE.md "
             "and GEMINI.md below the working directory after a view of a file below them, not "
