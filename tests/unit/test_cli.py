@@ -604,7 +604,7 @@ def test_hooks_install_and_uninstall_show_agent_as_required(
             "required arguments:\n"
             "  --agent AGENT         the agent whose settings file to change: codex, claude,"
             " copilot-cli,\n"
-            "                        gemini\n".encode(),
+            "                        gemini, qwen-code\n".encode(),
             "",
         )
         code, out, err = run(capsysbinary, "hooks", action)

@@ -45,6 +45,7 @@ def test_every_agent_cites_its_pages_with_the_date_checked() -> None:
         "copilot-vscode",
         "gemini",
         "cursor",
+        "qwen-code",
     ]
     for agent in AGENTS:
         assert agent.sources, agent.id

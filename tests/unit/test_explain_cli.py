@@ -114,6 +114,14 @@ def test_text_for_a_session_at_the_project_root(demo: Path, capsysbinary: Captur
         "below web/",
         "  documentation (checked 2026-12-03): https://www.cursor.com/docs/rules; 8 points it "
         "leaves open (--json)",
+        f"Qwen Code  (documented rules, not run against the agent; working directory {p}; "
+        "user-global ~/.qwen/QWEN.md, ~/.qwen/AGENTS.md)",
+        "  start      loaded           35  AGENTS.md  loaded when a session starts",
+        "  -          not-read          -  web/AGENTS.md  Qwen Code loads its context files once, "
+        "at start; no tool loads any later",
+        "  documentation (checked 2026-12-03): "
+        "https://qwenlm.github.io/qwen-code-docs/en/users/configuration/settings/; 3 points it "
+        "leaves open (--json)",
     ]
     assert out.split("\n") == [*expected, ""]
 
@@ -130,6 +138,7 @@ def test_an_agents_documentation_is_its_vendors_own() -> None:
             "https://github.com/google-gemini/gemini-cli/blob/",
         ),
         "cursor": ("https://www.cursor.com/docs/",),
+        "qwen-code": ("https://qwenlm.github.io/qwen-code-docs/",),
     }
     for agent in AGENTS:
         for source in agent.sources:

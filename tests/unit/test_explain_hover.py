@@ -34,6 +34,8 @@ def test_hover_section_for_every_convention(tmp_path: Path) -> None:
             "`$DSH_HOME/AGENTS.md`, `AGENTS.md`, `CLAUDE.md` and 5 more",
             "- **Cursor**: `AGENTS.md`, `.cursorrules`, `src/AGENTS.md` and 4 more; misses "
             "`$DSH_HOME/AGENTS.md`, `CLAUDE.md`, `AGENTS.local.md` and 2 more",
+            "- **Qwen Code**: `AGENTS.md`; misses `$DSH_HOME/AGENTS.md`, `CLAUDE.md`, "
+            "`AGENTS.local.md` and 4 more",
         ]
     )
 

@@ -541,4 +541,5 @@ def test_doctor_shows_the_hooks(
         f"hooks        claude: installed in local {env}/p/.claude/settings.local.json, runs here: no trust step",
         f"hooks        copilot-cli: not installed (project {env}/p/.github/copilot/settings.json, user ~/.copilot/settings.json)",
         f"hooks        gemini: not installed (project {env}/p/.gemini/settings.json, user ~/.gemini/settings.json)",
+        f"hooks        qwen-code: not installed (project {env}/p/.qwen/settings.json, user ~/.qwen/settings.json)",
     ]

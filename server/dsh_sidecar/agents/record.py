@@ -114,6 +114,10 @@ class Payload:
     ``session_id`` is the subagent's own (Copilot CLI's ``parent_agent_id``). ``unnamed_event``:
     the event a payload without ``event_name`` is (Copilot CLI hands a Claude-shaped
     ``SubagentStart`` hook its own payload, which names no event).
+    ``prompt_key``: a field naming the user's prompt that the agent sends with every firing of
+    its prompt hook for that prompt (Qwen Code's ``prompt_id``: it fires ``UserPromptSubmit``
+    again before each follow-up model call of a prompt); the prompt event is keyed by it, so
+    only its first firing is answered (what is due then waits for the next tool event).
     """
 
     event_name: str = "hook_event_name"
@@ -134,6 +138,7 @@ class Payload:
     subagent_id: str | None = None
     subagent_type: str | None = None
     loaded_path: str | None = None
+    prompt_key: str | None = None
 
 
 Scope = Literal["project", "local", "user"]
@@ -206,6 +211,9 @@ class Hooks:
     # The session's prompt-time context is gone after a resume (Gemini CLI rebuilds the
     # conversation without the hooks' texts), so it is given again.
     resume_drops_prompt_context: bool = False
+    # The session-start text is gone after a resume (Qwen Code rebuilds its system message, which
+    # held it, and keeps the rest of the history), so it is given again.
+    resume_drops_start_context: bool = False
 
     def kinds(self) -> dict[str, HookKind]:
         """The agent's event names and the neutral kind of each."""

@@ -21,6 +21,7 @@ REGISTRY: tuple[tuple[str, str], ...] = (
     ("copilot-vscode", "copilot_vscode"),
     ("gemini", "gemini_cli"),
     ("cursor", "cursor"),
+    ("qwen-code", "qwen_code"),
 )
 IDS: tuple[str, ...] = tuple(agent for agent, _ in REGISTRY)
 

@@ -54,7 +54,8 @@ def parse(record: AgentRecord, data: Mapping[str, Any]) -> HookEvent:
         touched=touched,
         scanned=scanned,
         tool_use_id=_first(data, fields.tool_use_id)
-        or (_call_key(record.id, fields, data) if keyed else None),
+        or (_call_key(record.id, fields, data) if keyed else None)
+        or (_first(data, (fields.prompt_key,)) if kind == "prompt" and fields.prompt_key else None),
         agent_id=text(data, fields.subagent_id) if fields.subagent_id else None,
         agent_type=text(data, fields.subagent_type) if fields.subagent_type else None,
     )

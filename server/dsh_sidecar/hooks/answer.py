@@ -149,8 +149,8 @@ class EventRun:
         rearm: list[str] = []
         if event.kind == "start" and event.source in ("compact", "clear"):
             rearm = self._forget_what_the_agent_lost(keep_nested=event.source == "compact")
-        elif event.kind == "start" and event.source == "resume" and self._resume_drops_prompts():
-            rearm = self._forget_prompt_context()
+        elif event.kind == "start" and event.source == "resume" and self._lost_on_resume():
+            rearm = self._forget_prompt_context(self._lost_on_resume())
         touched = [*spooled, *rearm]
         if event.kind in ("after-tool", "pre-tool"):
             touched.extend(event.touched)
@@ -236,24 +236,30 @@ class EventRun:
             self.store.compact(self.sid, checkpoint, 0, size - 1)
         return nested if keep_nested else []
 
-    def _resume_drops_prompts(self) -> bool:
-        """Whether the agent rebuilds a resumed conversation without the hooks' prompt-time
-        texts (its record says so: Gemini CLI)."""
+    def _lost_on_resume(self) -> frozenset[str]:
+        """The kinds of event whose texts the agent's resumed conversation no longer holds (its
+        record says so): Gemini CLI's session-start and prompt-time texts, Qwen Code's
+        session-start text."""
         from dsh_sidecar.agents.registry import hook_record
 
         hooks = hook_record(self.event.agent).hooks
-        return hooks is not None and hooks.resume_drops_prompt_context
+        if hooks is None:
+            return frozenset()
+        if hooks.resume_drops_prompt_context:
+            return frozenset({"start", "prompt"})
+        return frozenset({"start"}) if hooks.resume_drops_start_context else frozenset()
 
-    def _forget_prompt_context(self) -> list[str]:
+    def _forget_prompt_context(self, kinds: frozenset[str]) -> list[str]:
         """Gemini CLI 0.61 resumes a session without the text hooks put in front of its prompts
-        (SessionStart, BeforeAgent); what AfterTool added stays in the tool results. Shadow the
-        messages those events delivered, one by one; return the nested files among them."""
+        (SessionStart, BeforeAgent), Qwen Code 0.24 without its SessionStart text; what the
+        after-tool hooks added stays in the tool results. Shadow the messages the events of
+        ``kinds`` delivered, one by one; return the nested files among them."""
         store, sid = self.store, self.sid
         lost: set[int] = set()
         delivering = False
         for event in store.events(sid):
             if event.type == STEP_START:
-                delivering = event.data.get("hook") in ("start", "prompt")
+                delivering = event.data.get("hook") in kinds
             elif event.type == STEP_END:
                 delivering = False
             elif (

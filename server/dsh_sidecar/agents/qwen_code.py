@@ -1,0 +1,127 @@
+"""Qwen Code, as release 0.24.4 behaves (its shipped code read, and run headless): QWEN.md and
+AGENTS.md from ``~/.qwen`` and from the project root down to the working directory, all at
+start; nothing nested, after any tool. Its hooks are Claude Code's in shape, with its own tool
+names (docs/reference/agent-clis.md, Qwen Code 0.24.4)."""
+
+from __future__ import annotations
+
+from .record import (
+    AgentRecord,
+    Event,
+    Hooks,
+    Output,
+    Payload,
+    SettingsPlace,
+    Tool,
+)
+from .rules import AgentRules, Nested, Source, UserGlobal, Walk
+
+QWEN_NAMES = ("QWEN.md", "AGENTS.md")  # its context.fileName default, in load order
+
+RULES = AgentRules(
+    id="qwen-code",
+    name="Qwen Code",
+    working_directory="session",
+    root_markers=(".git",),
+    user_global=(UserGlobal("~/.qwen", QWEN_NAMES, env="QWEN_HOME"),),
+    walk=Walk("root-to-cwd", QWEN_NAMES),
+    nested=Nested(
+        QWEN_NAMES,
+        "never",
+        why_not="Qwen Code loads its context files once, at start; no tool loads any later",
+    ),
+    rule_sets=(),
+    imports=None,
+    size_limit=None,
+    skips_empty_files=True,
+    order=(
+        "for each name, QWEN.md then AGENTS.md: ~/.qwen/NAME, then NAME in each directory from "
+        "the project root down to the working directory; then .qwen/QWEN.local.md at the root"
+    ),
+    sources=(
+        Source(
+            "https://qwenlm.github.io/qwen-code-docs/en/users/configuration/settings/",
+            "settings: context.fileName names the context files (QWEN.md by default); the "
+            "shipped 0.24.4 bundle (loadServerHierarchicalMemory, "
+            "getMemoryFilePathsInternalForEachDir) reads QWEN.md and AGENTS.md, ~/.qwen "
+            "(QWEN_HOME) first, then each name from the directory holding .git down to the "
+            "working directory; files of only whitespace add nothing",
+        ),
+    ),
+    undocumented=(
+        "its upward search also reads the directory just above the project root (its loop "
+        "stops after that directory); not simulated, as the sidecar's own chain starts at the "
+        "root",
+        "@path imports inside its context files, .qwen/QWEN.local.md and .qwen/rules are not "
+        "simulated",
+        "not in the conformance suite (tests/conformance): checked against 0.24.4's shipped "
+        "code and headless runs (tests/agents/test_qwen_facts_real.py)",
+    ),
+)
+
+# Qwen Code 0.24.4's hooks (docs/reference/agent-clis.md, Qwen Code 0.24.4): file tools name an
+# absolute ``file_path`` (``notebook_edit`` a ``notebook_path``); ``run_shell_command`` runs
+# ``command`` in ``directory`` when given; ``grep_search`` searches ``path`` (its ``glob`` filters
+# names, it is no path); ``glob`` a ``pattern`` in ``path``; ``list_directory`` lists ``path``.
+# It loads no context file after any tool, so every touch is the sidecar's to answer.
+NO_TEXT = "Qwen Code 0.24.4 sends a {event} hook's text to no model request"
+HOOKS = Hooks(
+    events=(
+        Event("start", "SessionStart"),
+        Event(
+            "subagent-start",
+            "SubagentStart",
+            installed=False,
+            why=NO_TEXT.format(event="SubagentStart")
+            + " (the subagent's first tool event brings its baseline instead)",
+        ),
+        Event("prompt", "UserPromptSubmit"),
+        Event("after-tool", "PostToolUse"),
+        Event("pre-tool", "PreToolUse", installed=False, why=NO_TEXT.format(event="PreToolUse")),
+        Event(
+            "loaded",
+            "InstructionsLoaded",
+            installed=False,
+            why="Qwen Code reports only its start-up load, before SessionStart, which the "
+            "model in rules covers; it loads nothing later",
+        ),
+    ),
+    not_available=(),
+    payload=Payload(
+        subagent_id="agent_id",
+        subagent_type="agent_type",
+        loaded_path="file_path",
+        prompt_key="prompt_id",
+    ),
+    tools=(
+        Tool("read_file", "file", ("file_path",), loads_after=False),
+        Tool("write_file", "file", ("file_path",), writes=True, loads_after=False),
+        Tool("edit", "file", ("file_path",), writes=True, loads_after=False),
+        Tool("notebook_edit", "file", ("notebook_path",), writes=True, loads_after=False),
+        Tool(
+            "run_shell_command", "shell", ("command", "directory"), writes=True, loads_after=False
+        ),
+        Tool("grep_search", "search", ("path",), loads_after=False),
+        Tool("glob", "glob", ("pattern", "path"), loads_after=False),
+        Tool("list_directory", "listing", ("path",), loads_after=False),
+    ),
+    settings=(
+        SettingsPlace("project", ".qwen/settings.json"),
+        SettingsPlace("user", ".qwen/settings.json", env="QWEN_HOME", env_replaces="directory"),
+    ),
+    matcher="anchored-regex",
+    trust="none",
+    output=Output(
+        # No cap of its own; after a tool it cuts the whole tool message once output and text
+        # pass about twice the tool's output limit, grep_search's 20,000 characters being the
+        # lowest of the tools above: 18,000 leaves that room and some for its skill reminder.
+        cap=18_000,
+        cap_note="none of its own; a tool message over about twice the tool's output limit is "
+        "cut (grep_search: 40,000 characters with its output)",
+        frames_itself=True,
+    ),
+    timeout_unit="milliseconds",
+    resume_drops_start_context=True,
+)
+
+RECORD = AgentRecord(id="qwen-code", name="Qwen Code", rules=RULES, hooks=HOOKS)
