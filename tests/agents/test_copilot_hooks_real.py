@@ -321,3 +321,15 @@ def test_a_hook_installed_for_claude_code_serves_copilot_as_copilot(
     assert counts(result.main_requests[-1]) == EVERY_FILE_ONCE, result.describe()
     assert [s.split(":")[0] for s in session_ids(tmp_path)] == ["copilot-cli"]
     no_hook_failures(tmp_path)
+
+
+def test_the_user_install_runs_in_any_folder(tmp_path: Path) -> None:
+    """``hooks install --scope user`` writes ~/.copilot/settings.json with this machine's guarded
+    command (a shell line) and its 5-second timeout; Copilot runs it without any trust step."""
+    repo, _ = tree(tmp_path)
+    done = dsh(tmp_path, "hooks", "install", "--agent", "copilot-cli", "--scope", "user")
+    assert done.returncode == 0, done.stderr
+    assert "GitHub Copilot CLI runs user hooks in any folder: no trust step." in done.stdout
+    result = run(tmp_path, read_then_shell(repo), hooks=None)
+    assert counts(result.main_requests[-1]) == EVERY_FILE_ONCE, result.describe()
+    no_hook_failures(tmp_path)
