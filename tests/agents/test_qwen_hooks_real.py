@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -273,4 +274,45 @@ def test_the_prompt_is_answered_once_though_qwen_fires_its_hook_before_every_cal
         + "\n</qwen:user-prompt-submit-context>"
     ]
     assert counts(last) == EVERY_FILE_ONCE
+    no_hook_failures(tmp_path)
+
+
+def test_hooks_install_for_the_project_runs_without_a_trust_step(tmp_path: Path) -> None:
+    """``hooks install --agent qwen-code`` as a user runs it: the project's .qwen/settings.json,
+    no trust step (Qwen's folder trust is off by default), and the real CLI runs the hook."""
+    repo, dsh = tree(tmp_path)
+    home = tmp_path / "home"
+    bin_dir = tmp_path / "bin"  # the portable command a project file gets finds it on PATH
+    bin_dir.mkdir()
+    shim = bin_dir / "dsh-sidecar"
+    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m dsh_sidecar "$@"\n')
+    shim.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "DSH_HOME": str(dsh), "HOME": str(home)}
+
+    def dsh_sidecar(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "dsh_sidecar", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    done = dsh_sidecar("hooks", "install", "--agent", AGENT, "--project", str(repo))
+    assert done.returncode == 0, done.stderr
+    assert f"hooks installed in {repo}/.qwen/settings.json" in done.stdout, done.stdout
+    status = dsh_sidecar("hooks", "status", "--agent", AGENT, "--project", str(repo))
+    assert f"{repo}/.qwen/settings.json  installed; runs here" in status.stdout, status.stdout
+    result = run_agent(
+        "qwen",
+        repo,
+        "Read the file and stop.",
+        [read_x(repo), Text("done")],
+        home=home,
+        timeout=150,
+        extra_env={"DSH_HOME": str(dsh), "PATH": env["PATH"], "DSH_TEST_STORE_NO_FSYNC": "1"},
+    )
+    assert result.exit_code == 0, result.describe()
+    assert counts(result.main_requests[-1]) == EVERY_FILE_ONCE, result.describe()
     no_hook_failures(tmp_path)
