@@ -333,3 +333,39 @@ def test_the_user_install_runs_in_any_folder(tmp_path: Path) -> None:
     result = run(tmp_path, read_then_shell(repo), hooks=None)
     assert counts(result.main_requests[-1]) == EVERY_FILE_ONCE, result.describe()
     no_hook_failures(tmp_path)
+
+
+def test_a_resumed_session_gets_its_baseline_again_and_the_change_once(tmp_path: Path) -> None:
+    """``copilot --continue`` keeps the tool results, with what the hook added to them, but not
+    the SessionStart text before the first prompt: the baseline is given again, nothing else."""
+    repo, dsh_home = tree(tmp_path)
+    env = {"DSH_HOME": str(dsh_home), "DSH_TEST_STORE_NO_FSYNC": "1"}
+    first = run_agent(
+        "copilot",
+        repo,
+        "First.",
+        [Shell("cat lib/y.py"), Text("one")],
+        home=tmp_path / "home",
+        hooks=installed(),
+        extra_env=env,
+    )
+    assert first.exit_code == 0, first.describe()
+    (repo / "lib" / "AGENTS.md").write_text("Rule LIB-AGENTS-V3-k9\n")
+    second = run_agent(
+        "copilot",
+        repo,
+        "Second.",
+        [Shell("cat lib/y.py"), Text("two")],
+        home=tmp_path / "home",
+        hooks=installed(),
+        extra_env=env,
+        resume=True,
+    )
+    assert second.exit_code == 0, second.describe()
+    last = second.main_requests[-1]
+    assert count_in(last, "First.") == 1  # the same conversation
+    found = counts(last)
+    assert found["USER-GLOBAL-k1"] == found["ROOT-LOCAL-k3"] == 1, found
+    assert found["LIB-AGENTS-k6"] == 1 and count_in(last, "LIB-AGENTS-V3-k9") == 1
+    assert [s.split(":")[0] for s in session_ids(tmp_path)] == ["copilot-cli"]
+    no_hook_failures(tmp_path)

@@ -109,6 +109,9 @@ HOOKS = Hooks(
     trust="copilot-trusted-folder",
     output=Output(cap=10_240, frames_itself=False, shape="top-level"),
     timeout_unit="seconds",
+    # Resumed (--continue), it keeps the tool results but not the SessionStart text before the
+    # first prompt, so that text is given again.
+    resume_drops_start_context=True,
 )
 
 RECORD = AgentRecord(id="copilot-cli", name="GitHub Copilot CLI", rules=RULES, hooks=HOOKS)
