@@ -84,7 +84,11 @@ def test_a_tree_the_generator_found_matches_the_model(
 
 
 def test_every_cli_agent_names_its_verified_release() -> None:
+    # The CLIs this suite runs; Copilot CLI and Qwen Code are pinned for the hook tests, not
+    # run here.
     for cli, version in VERSIONS.items():
+        if cli not in CLI_AGENT:
+            continue
         rules = next(r for r in AGENTS if r.id == CLI_AGENT[cli])
         assert rules.verified is not None, cli
         assert rules.verified.version == version
