@@ -311,7 +311,15 @@ def test_a_pre_tool_event_keeps_the_targets_instructions_for_the_after_tool_even
 
 
 def test_usage_errors_exit_1_never_2_which_agents_read_as_block(project: Project) -> None:
-    for argv in (["--agent", "nope"], [], ["--agent", "claude", "--frob"]):
+    # copilot-vscode and cursor are agents of the registry without hooks of their own: the
+    # quick reading of the command line refuses them as argparse's choices do.
+    for argv in (
+        ["--agent", "nope"],
+        [],
+        ["--agent", "claude", "--frob"],
+        ["--agent", "copilot-vscode"],
+        ["--agent=cursor"],
+    ):
         assert main(argv, io.BytesIO(b"{}"), io.BytesIO()) == 1
     assert main(["--agent=claude", "--mode=all"], io.BytesIO(b"{}"), io.BytesIO()) == 0
 

@@ -89,14 +89,15 @@ def _quick_args(argv: Sequence[str]) -> _Args | None:
 
 
 def _hook_agent(agent: str) -> bool:
-    """Whether ``agent`` names a record with hooks (its module alone is imported)."""
-    from dsh_sidecar.agents.registry import UnknownAgent, hook_record
+    """Whether ``agent`` names a record with hooks of its own, as argparse's choices do (its
+    module alone is imported). An agent that only runs another's hooks (Copilot in VS Code) is
+    no ``--agent``: its events arrive through that agent's command and are told apart there."""
+    from dsh_sidecar.agents.registry import UnknownAgent, record
 
     try:
-        hook_record(agent)
+        return record(agent).hooks is not None
     except UnknownAgent:
         return False
-    return True
 
 
 def main(
