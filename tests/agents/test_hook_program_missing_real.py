@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
 from dsh_sidecar.hooks.command_form import guarded
 from tests.support.agent_cli import run_agent
 from tests.support.fake_model import FakeModel
+from tests.support.hooks import HookConfig
 from tests.support.recorded import count_in
 from tests.support.steps import ReadFile, Text
 
@@ -142,3 +144,61 @@ def test_claude_code_in_a_subdirectory_reads_the_tops_local_file_only(tmp_path: 
     first = run.main_requests[0]
     assert count_in(first, marks["settings.local.json"]) == 1, run.describe()
     assert count_in(first, marks["settings.json"]) == 0, run.describe()
+
+
+@pytest.mark.parametrize("agent", ["copilot", "qwen"])
+@pytest.mark.parametrize("guard", [False, True])
+def test_copilot_cli_and_qwen_code_go_on_quietly_when_the_program_is_gone(
+    tmp_path: Path, agent: Literal["copilot", "qwen"], guard: bool
+) -> None:
+    """GitHub Copilot CLI 1.0.102 and Qwen Code 0.24.4 (unlike Gemini CLI, whose code Qwen's
+    came from) neither block the turn nor report anything in their headless output when a hook's
+    program is missing; guarded or not, the read and the answer go out."""
+    repo = project(tmp_path)
+    command = f"{GONE} hook --agent {agent}"
+    hooks = HookConfig.for_events(
+        ("SessionStart", "UserPromptSubmit", "PostToolUse"),
+        guarded(command) if guard else command,
+        timeout_s=5,
+    )
+    run = run_agent(
+        agent,
+        repo,
+        "Read x.py and say what VALUE is.",
+        [ReadFile(str(repo / "x.py")), Text("VALUE is 1.")],
+        home=tmp_path / "home",
+        hooks=hooks,
+        timeout=150,
+    )
+    assert run.exit_code == 0, run.describe()
+    assert len(run.main_requests) == 2, run.describe()  # the read, then the answer
+    assert GONE not in run.stdout + run.stderr, run.describe()
+
+
+@pytest.mark.parametrize("agent", ["copilot", "qwen"])
+def test_copilot_cli_and_qwen_code_run_a_guarded_hook_whose_program_is_there(
+    tmp_path: Path, agent: Literal["copilot", "qwen"]
+) -> None:
+    """The other half of the guard's promise: with the program there, the guard runs it and its
+    text reaches the model (Copilot CLI takes only a top-level additionalContext)."""
+    repo = project(tmp_path)
+    mark = "GUARDED-MARK-5c07"
+    answer = (
+        {"additionalContext": mark}
+        if agent == "copilot"
+        else {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": mark}}
+    )
+    script = tmp_path / "hook.sh"
+    script.write_text(f"#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' '{json.dumps(answer)}'\n")
+    script.chmod(0o755)
+    run = run_agent(
+        agent,
+        repo,
+        "Say hello.",
+        [Text("Hello.")],
+        home=tmp_path / "home",
+        hooks=HookConfig.for_events(("SessionStart",), guarded(str(script)), timeout_s=5),
+        timeout=150,
+    )
+    assert run.exit_code == 0, run.describe()
+    assert count_in(run.main_requests[0], mark) == 1, run.describe()
