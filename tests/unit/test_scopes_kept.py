@@ -1,4 +1,4 @@
-"""``dsh/scopes``, hover and ``dsh/explain`` keep their answers per directory (per file for
+"""``dsh/scopes``, ``dsh/context/preview``, hover and ``dsh/explain`` keep their answers per directory (per file for
 explain) while the files they saw are unchanged (``queries/scopes.py``, ``sources/observed.py``).
 
 Every test first shows the answer is kept (a second request computes nothing), then changes the
@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from tests.support.sessionkit import Kit, opened, start
 
+from dsh_sidecar import errors
+from dsh_sidecar.errors import DshError
 from dsh_sidecar.explain import Explanation
 from dsh_sidecar.fs import LocalFileSystem
 from dsh_sidecar.queries.desk import Queries
@@ -321,3 +323,45 @@ async def test_a_rule_file_edited_in_place_is_seen(tmp_path: Path) -> None:
         assert states(after) == states(await fresh(kit, doc(kit)))
     finally:
         await kit.close()
+
+
+def preview_states(result: Any) -> dict[str, tuple[str, int | None]]:
+    return {f.display_path: (f.state, f.bytes) for f in result.files}
+
+
+async def test_a_preview_is_kept_and_sees_an_edit_a_new_file_and_a_link_outside(kit: Kit) -> None:
+    cwd = str(kit.path("pkg/src"))
+    svc = service(kit)
+    first = await ask(svc).preview_result(cwd)
+    assert await ask(svc).preview_result(cwd) is first, "the second preview should be the kept one"
+    assert "pkg rule\n" in first.text
+
+    kit.write("pkg/AGENTS.md", "pkg rule, now longer\n")
+    edited = await ask(svc).preview_result(cwd)
+    assert "pkg rule, now longer\n" in edited.text and "pkg rule\n" not in edited.text
+    assert edited == await ask(service(kit)).preview_result(cwd)
+
+    kit.write("pkg/src/CLAUDE.md", "src rule\n")
+    added = await ask(svc).preview_result(cwd)
+    assert preview_states(added)["pkg/src/CLAUDE.md"] == ("included", len("src rule\n"))
+
+    outside = kit.tmp / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("secret\n")
+    kit.remove("pkg/src/CLAUDE.md")
+    kit.path("pkg/src/CLAUDE.md").symlink_to(outside / "secret.md")
+    linked = await ask(svc).preview_result(cwd)
+    assert preview_states(linked)["pkg/src/CLAUDE.md"][0] == "outside-project"
+    assert "secret" not in linked.text
+    assert linked == await ask(service(kit)).preview_result(cwd)
+
+
+async def test_a_kept_preview_of_a_removed_directory_is_refused(kit: Kit) -> None:
+    cwd = kit.path("pkg/src")
+    svc = service(kit)
+    await ask(svc).preview_result(str(cwd))
+    kit.remove("pkg/src/main.py")
+    cwd.rmdir()
+    with pytest.raises(DshError) as refused:
+        await ask(svc).preview_result(str(cwd))
+    assert refused.value.code == errors.INVALID_CWD

@@ -92,6 +92,12 @@ class Queries:
         directory, asked = parse_cwd(cwd), self.ask()
         return await self.service.workers.fs(lambda: preview_.preview(asked, directory))
 
+    async def preview_result(self, cwd: str) -> wt.PreviewResult:
+        """``dsh/context/preview``, kept whole like ``dsh/scopes``: a warm request is one pass
+        of stats, and the same result object is sent again (its JSON made once)."""
+        directory, asked = parse_cwd(cwd), self.ask()
+        return await self.service.workers.fs(lambda: preview_.kept_result(asked, directory))
+
     async def candidates(
         self, session_id: str, query: str | None = None
     ) -> list[resolver.Candidate]:

@@ -20,8 +20,7 @@ def register(server: Server) -> None:
         )
 
     async def preview(p: wt.ContextPreviewParams) -> wt.PreviewResult:
-        load, not_read = await server.queries.preview(p.cwd)
-        return wire.preview_result(load, not_read)
+        return await server.queries.preview_result(p.cwd)
 
     async def scopes(p: wt.ScopesParams) -> wt.ScopesResult:
         return await server.queries.scopes_result(p.uri)
