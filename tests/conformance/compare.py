@@ -22,7 +22,14 @@ from tests.support.agent_cli import AgentRun
 
 from .trees import Tree
 
-CLI_AGENT = {"claude": "claude", "codex": "codex", "gemini": "gemini"}  # one id per agent
+# The CLI (tests/support/agent_cli.py) -> the id of its agent record.
+CLI_AGENT = {
+    "claude": "claude",
+    "codex": "codex",
+    "gemini": "gemini",
+    "copilot": "copilot-cli",
+    "qwen": "qwen-code",
+}
 MARKER = re.compile(r"MK[0-9a-z]+_[0-9]+_[HTFC]")
 START = "start"
 AFTER_READ = "after-read"
@@ -146,7 +153,7 @@ def predicted(rules: AgentRules, built: Built, here: Where) -> dict[str, str]:
             if rules.id != CLI_AGENT["codex"]:
                 out.setdefault(f"EMPTY:{found.path}", when)
             continue
-        data = sent_text(rules, found.kind, real.read_bytes(), found.kept_bytes)
+        data = sent_text(rules, found.kind, real.read_bytes(), found.kept_bytes, when)
         for marker in _markers(data.decode("utf-8", "replace")):
             out.setdefault(marker, when)
     return out
@@ -169,7 +176,7 @@ def sent_text_problems(rules: AgentRules, here: Where, run: AgentRun, built: Bui
         raw = Path(fs.resolve(found.path)).read_bytes()
         if rules.imports is not None and rules.imports.inlined and b"@" in raw:
             continue
-        data = sent_text(rules, found.kind, raw, found.kept_bytes)
+        data = sent_text(rules, found.kind, raw, found.kept_bytes, found.when or START)
         label = os.path.relpath(found.path, built.base)
         if len(data) != found.sent_bytes:
             out.append(
@@ -191,8 +198,8 @@ def copies_problems(rules: AgentRules, here: Where, run: AgentRun, built: Built)
         if not found.loaded:
             continue
         raw = Path(fs.resolve(found.path)).read_bytes()
-        data = sent_text(rules, found.kind, raw, found.kept_bytes).decode("utf-8", "replace")
-        for marker in _markers(data):
+        sent = sent_text(rules, found.kind, raw, found.kept_bytes, found.when or START)
+        for marker in _markers(sent.decode("utf-8", "replace")):
             if marker.endswith("_H"):
                 want[marker] = want.get(marker, 0) + 1
     last = json.dumps(run.main_requests[-1].body, ensure_ascii=False)

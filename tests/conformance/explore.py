@@ -1,4 +1,4 @@
-"""``scripts/conformance --generated N --seed S [--cli claude,codex,gemini] [--exclude F,..]
+"""``scripts/conformance --generated N --seed S [--cli claude,codex,gemini,copilot,qwen] [--exclude F,..]
 [--save [--xfail CAUSE]]``: run N generated trees (generate.py) through each CLI, print every disagreement with
 the features its tree was built from, and, with ``--save``, shrink each disagreeing tree to a
 minimal one and save it in found/ (replayed by the fixed suite, test_conformance.py)."""
@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.support.agent_cli import AGENTS, Agent
+from tests.support.agent_cli import ALL_AGENTS, Agent
 
 from .check import check_tree
 from .generate import Found, generate, save_found, shrink
@@ -23,13 +23,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--generated", type=int, required=True)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--start", type=int, default=0)
-    parser.add_argument("--cli", default=",".join(AGENTS))
+    parser.add_argument("--cli", default=",".join(ALL_AGENTS))
     parser.add_argument("--exclude", default="")
     parser.add_argument("--save", action="store_true")
     # With --save: the cause, not fixed yet, each saved tree is marked xfail(strict) with.
     parser.add_argument("--xfail", default=None)
     args = parser.parse_args(argv)
-    clis: list[Agent] = [c for c in AGENTS if c in args.cli.split(",")]
+    clis: list[Agent] = [c for c in ALL_AGENTS if c in args.cli.split(",")]
     exclude = [f for f in args.exclude.split(",") if f]
     work = Path(tempfile.mkdtemp(prefix="dsh-conformance-"))
     total = 0

@@ -299,6 +299,31 @@ TREES: tuple[Tree, ...] = (
         note="the user's ~/.claude/CLAUDE.md does not turn the project's AGENTS.md off",
     ),
     Tree(
+        "other-agents-names",
+        {
+            "home/.qwen/QWEN.md": "{m}\n",
+            "home/.qwen/AGENTS.md": "{m}\n",
+            "home/.copilot/copilot-instructions.md": "{m}\n",
+            "outer/QWEN.md": "{m}\n",
+            "outer/AGENTS.md": "{m}\n",
+            "outer/repo/QWEN.md": "{m}\n",
+            "outer/repo/AGENTS.md": "{m}\n",
+            "outer/repo/.github/copilot-instructions.md": "{m}\n",
+            "outer/repo/pkg/QWEN.md": "{m}\n",
+            "outer/repo/pkg/CLAUDE.md": "{m}\n",
+            "outer/repo/pkg/.github/copilot-instructions.md": "{m}\n",
+            "outer/repo/pkg/sub/QWEN.md": "{m}\n",
+            "outer/repo/pkg/sub/AGENTS.md": "{m}\n",
+            "outer/repo/pkg/sub/.claude/CLAUDE.md": "{m}\n",
+            "outer/repo/pkg/sub/x.py": X,
+        },
+        cwd="outer/repo/pkg",
+        read="outer/repo/pkg/sub/x.py",
+        git=("outer/repo",),
+        note="Qwen Code's and Copilot CLI's own names: QWEN.md, ~/.qwen, ~/.copilot, "
+        ".github/copilot-instructions.md; Qwen reads the directory above the git root too",
+    ),
+    Tree(
         "no-git",
         {
             "repo/AGENTS.md": "{m}\n",

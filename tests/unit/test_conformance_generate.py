@@ -7,7 +7,14 @@ from __future__ import annotations
 
 import json
 
-from tests.conformance.generate import FEATURES, UNFIXED, generate, load_found, shrink
+from tests.conformance.generate import (
+    FEATURES,
+    UNFIXED,
+    UNFIXED_FOR,
+    generate,
+    load_found,
+    shrink,
+)
 from tests.conformance.trees import Tree
 
 
@@ -66,7 +73,10 @@ def test_found_trees_load_and_unfixed_causes_are_named() -> None:
     found = load_found()
     assert found, "tests/conformance/found/ holds the trees the generator found"
     for name, each in found:
-        assert each.cli in ("claude", "codex", "gemini"), name
+        assert each.cli in ("claude", "codex", "gemini", "copilot", "qwen"), name
         assert each.cause
         assert each.tree.read in each.tree.files, name
     assert all(reason for reason in UNFIXED.values())
+    for cli, unfixed in UNFIXED_FOR.items():
+        assert set(unfixed) <= set(FEATURES), cli
+        assert all(reason for reason in unfixed.values()), cli

@@ -114,13 +114,13 @@ def test_text_for_a_session_at_the_project_root(demo: Path, capsysbinary: Captur
         "below web/",
         "  documentation (checked 2026-12-03): https://www.cursor.com/docs/rules; 8 points it "
         "leaves open (--json)",
-        f"Qwen Code  (documented rules, not run against the agent; working directory {p}; "
+        f"Qwen Code  (checked against @qwen-code/qwen-code 0.24.4; working directory {p}; "
         "user-global ~/.qwen/QWEN.md, ~/.qwen/AGENTS.md)",
-        "  start      loaded           35  AGENTS.md  loaded when a session starts",
+        "  start      loaded           34  AGENTS.md  loaded when a session starts",
         "  -          not-read          -  web/AGENTS.md  Qwen Code loads its context files once, "
         "at start; no tool loads any later",
         "  documentation (checked 2026-12-03): "
-        "https://qwenlm.github.io/qwen-code-docs/en/users/configuration/settings/; 3 points it "
+        "https://qwenlm.github.io/qwen-code-docs/en/users/configuration/settings/; 2 points it "
         "leaves open (--json)",
     ]
     assert out.split("\n") == [*expected, ""]

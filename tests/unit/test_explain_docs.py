@@ -40,7 +40,7 @@ def test_migrating_names_the_release_each_checked_model_was_verified_against() -
     from dsh_sidecar.agents import AGENTS
 
     checked = [a for a in AGENTS if a.verified is not None]
-    assert {a.id for a in checked} == {"claude", "codex", "copilot-cli", "gemini"}
+    assert {a.id for a in checked} == {"claude", "codex", "copilot-cli", "gemini", "qwen-code"}
     text = " ".join(MIGRATING.split())
     for agent in checked:
         assert agent.verified is not None

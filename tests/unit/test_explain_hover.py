@@ -24,7 +24,7 @@ def test_hover_section_for_every_convention(tmp_path: Path) -> None:
             "`$DSH_HOME/AGENTS.md`, `AGENTS.md`, `CLAUDE.md` and 5 more",
             "- **Claude Code**: `~/.claude/CLAUDE.md`, `~/.claude/rules/mine.md`, `CLAUDE.md` and "
             "11 more; misses `$DSH_HOME/AGENTS.md`, `AGENTS.md`, `AGENTS.local.md` and 2 more",
-            "- **GitHub Copilot CLI**: `AGENTS.md`, `CLAUDE.md`, `GEMINI.md` and 5 more; misses "
+            "- **GitHub Copilot CLI**: `AGENTS.md`, `CLAUDE.md`, `docs/shared.md` and 18 more; misses "
             "`$DSH_HOME/AGENTS.md`, `AGENTS.local.md`, `CLAUDE.local.md`",
             "- **GitHub Copilot (VS Code)**: `~/.claude/CLAUDE.md`, "
             "`~/.copilot/instructions/all.instructions.md`, `~/.claude/rules/mine.md` and 9 more; "

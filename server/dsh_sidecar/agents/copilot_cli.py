@@ -14,7 +14,7 @@ from .record import (
     SettingsPlace,
     Tool,
 )
-from .rules import AgentRules, Nested, Source, UserGlobal, Verified, Walk
+from .rules import AgentRules, Imports, Nested, RuleSet, Source, UserGlobal, Verified, Walk
 
 # What it loads: docs/reference/agent-clis.md, GitHub Copilot CLI 1.0.102
 NAMES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md", ".github/copilot-instructions.md")
@@ -25,37 +25,73 @@ RULES = AgentRules(
     working_directory="session",
     root_markers=(".git",),
     user_global=(UserGlobal("~/.copilot", ("copilot-instructions.md",), env="COPILOT_HOME"),),
-    # Its working directory only: started in a subdirectory of a repository, it read neither
-    # the repository root's AGENTS.md nor its .github/copilot-instructions.md.
-    walk=Walk("project-root", NAMES),
-    nested=Nested(("AGENTS.md", "CLAUDE.md", "GEMINI.md"), "working-on-file"),
-    rule_sets=(),
-    imports=None,
+    # From the git root down to its working directory (its working directory alone without
+    # one), every name in each directory.
+    walk=Walk("root-to-cwd", NAMES),
+    nested=Nested((*NAMES, ".claude/CLAUDE.md"), "working-on-file"),
+    rule_sets=(
+        # Claude Code's rule folders: without paths at start, with paths (relative to the
+        # working directory) after a view of a matching file; below the working directory
+        # after a view of a file below them.
+        RuleSet(
+            "walk-and-nested",
+            ".claude/rules",
+            "**/*.md",
+            "paths",
+            "always",
+            # Globs of only "**" apply everywhere, at start (seen with paths: "**").
+            all_stars_always=True,
+        ),
+        # Its own rule folders the same way, with applyTo globs.
+        RuleSet(
+            "walk-and-nested",
+            ".github/instructions",
+            "**/*.instructions.md",
+            "applyTo",
+            "always",
+        ),
+    ),
+    # An @path line is followed (not inside code) and the imported file's text added after
+    # that line, for each importing file anew; not in a GEMINI.md.
+    imports=Imports(
+        "@path",
+        max_depth=8,
+        skips_code=True,
+        inlined=True,
+        parser="gemini-cli",
+        repeats="per-branch",
+        not_from=("GEMINI.md",),
+    ),
+    sent_text="copilot-cli",
     size_limit=None,
-    skips_empty_files=False,
+    skips_empty_files=True,
     verified=Verified("1.0.102", "@github/copilot"),
     reads_outside_cwd="refused",
     order=(
-        "the user's copilot-instructions.md and the working directory's files in the system "
-        "message at start; a nested file in a reminder after the first view of a file below it"
+        "the user's copilot-instructions.md and, from the git root down to the working "
+        "directory, each directory's files and its rules without globs, in the system message "
+        "at start (path-scoped rules listed there by pattern and description); a nested file, "
+        "or a rule whose globs match, in a reminder after the first view of a file below it"
     ),
     sources=(
         Source(
             "https://www.npmjs.com/package/@github/copilot/v/1.0.102",
             # The runs: docs/reference/agent-clis.md, GitHub Copilot CLI 1.0.102
-            "the shipped CLI, run headless against a fake model: "
-            "~/.copilot/copilot-instructions.md and its working "
-            "directory's AGENTS.md, CLAUDE.md, GEMINI.md and .github/copilot-instructions.md at "
-            "start, not the repository root's when started below it; nested AGENTS.md, CLAUDE.md "
-            "and GEMINI.md below the working directory after a view of a file below them, not "
-            "after create, edit, a shell command or a view of a directory; a view outside the "
-            "working directory refused without --allow-all-paths",
+            "the shipped CLI, run headless against a fake model (tests/conformance): "
+            "~/.copilot/copilot-instructions.md; AGENTS.md, CLAUDE.md, GEMINI.md and "
+            ".github/copilot-instructions.md from the git root down to the working directory; "
+            ".claude/rules/**/*.md (paths) and .github/instructions/**/*.instructions.md "
+            "(applyTo) of those directories; nested AGENTS.md, CLAUDE.md, .claude/CLAUDE.md, "
+            "GEMINI.md, .github/copilot-instructions.md and rule folders below the working directory after a view of a file "
+            "below them, not after create, edit or a shell command; @path imports eight deep, "
+            "not from GEMINI.md; a view outside the working directory refused without "
+            "--allow-all-paths",
         ),
     ),
     undocumented=(
-        "its .github/instructions/*.instructions.md rules (applyTo) are not simulated: the "
-        "sidecar's chain holds no such file",
-        "whether it follows imports inside instruction files is not known; simulated as none",
+        "a path-scoped rule's frontmatter description is listed in the system message at "
+        "start, before the rule itself arrives; explain shows the rule only when it loads",
+        "the help screen says 'in git root & cwd'; every directory between them was read too",
     ),
 )
 

@@ -14,7 +14,7 @@ from .record import (
     SettingsPlace,
     Tool,
 )
-from .rules import AgentRules, Nested, Source, UserGlobal, Walk
+from .rules import AgentRules, Imports, Nested, Source, UserGlobal, Verified, Walk
 
 QWEN_NAMES = ("QWEN.md", "AGENTS.md")  # its context.fileName default, in load order
 
@@ -24,16 +24,32 @@ RULES = AgentRules(
     working_directory="session",
     root_markers=(".git",),
     user_global=(UserGlobal("~/.qwen", QWEN_NAMES, env="QWEN_HOME"),),
-    walk=Walk("root-to-cwd", QWEN_NAMES),
+    # From the directory above the project root (an oddity of its loop) down to the working
+    # directory.
+    walk=Walk("root-parent-to-cwd", QWEN_NAMES),
     nested=Nested(
         QWEN_NAMES,
         "never",
         why_not="Qwen Code loads its context files once, at start; no tool loads any later",
     ),
     rule_sets=(),
-    imports=None,
+    # Gemini CLI's import processor, as forked: @file.md inlined five levels deep, not from
+    # code, only under the project root; a file reached twice on different branches is sent
+    # twice (the set of processed files is copied per branch).
+    imports=Imports(
+        "@file.md",
+        max_depth=5,
+        skips_code=True,
+        inlined=True,
+        parser="gemini-cli",
+        within="project-root",
+        repeats="per-branch",
+    ),
+    # Each file trimmed before it is sent, as Gemini CLI does.
+    sent_text="gemini-cli",
     size_limit=None,
     skips_empty_files=True,
+    verified=Verified("0.24.4", "@qwen-code/qwen-code"),
     order=(
         "for each name, QWEN.md then AGENTS.md: ~/.qwen/NAME, then NAME in each directory from "
         "the project root down to the working directory; then .qwen/QWEN.local.md at the root"
@@ -50,12 +66,9 @@ RULES = AgentRules(
     ),
     undocumented=(
         "its upward search also reads the directory just above the project root (its loop "
-        "stops after that directory); not simulated, as the sidecar's own chain starts at the "
-        "root",
-        "@path imports inside its context files, .qwen/QWEN.local.md and .qwen/rules are not "
-        "simulated",
-        "not in the conformance suite (tests/conformance): checked against 0.24.4's shipped "
-        "code and headless runs (tests/agents/test_qwen_facts_real.py)",
+        "stops after that directory), and without a root the directory above the home "
+        "directory: simulated so, though the sidecar's own chain starts at the root",
+        ".qwen/QWEN.local.md and .qwen/rules are not simulated",
     ),
 )
 

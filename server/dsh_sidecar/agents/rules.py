@@ -15,7 +15,7 @@ import attrs
 CHECKED = "2026-12-03"
 
 Pick = Literal["first", "all"]
-WalkKind = Literal["root-to-cwd", "cwd-to-filesystem-root", "project-root"]
+WalkKind = Literal["root-to-cwd", "root-parent-to-cwd", "cwd-to-filesystem-root", "project-root"]
 NestedWhen = Literal["working-on-file", "never"]
 NestedFrom = Literal["cwd", "project-root"]
 WorkingDirectory = Literal["session", "workspace"]
@@ -54,6 +54,9 @@ class Walk:
     - ``root-to-cwd``: from the project root (the nearest ancestor of the working directory
       holding a root marker) down to the working directory; the working directory alone when no
       marker is found.
+    - ``root-parent-to-cwd``: as ``root-to-cwd`` but from the directory just above the project
+      root; without a root marker, from the directory above the home directory when the working
+      directory is below it, else from the top below ``/`` (Qwen Code's upward search).
     - ``cwd-to-filesystem-root``: the working directory and every ancestor below ``/``.
     - ``project-root``: the workspace root only.
 
@@ -140,6 +143,8 @@ class Imports:
     # "when-folder-read": a rule file's imports arrive when the agent reads the rule folder,
     # whether or not the rule itself applies yet (Claude Code); "with-rule": with the rule.
     rule_imports: Literal["with-rule", "when-folder-read"] = "with-rule"
+    # Names of loaded files whose imports the agent does not follow (Copilot CLI: GEMINI.md).
+    not_from: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -199,7 +204,8 @@ class AgentRules:
     # How the agent turns a file into what it sends (explain/simulate.py, sent_text): as it is;
     # Claude Code without frontmatter and comment blocks; Codex decoding a cut leniently;
     # Gemini CLI trimmed.
-    sent_text: Literal["as-is", "claude-code", "codex", "gemini-cli"] = "as-is"
+    # Copilot CLI escaping quotes and angle brackets in what it adds after a view.
+    sent_text: Literal["as-is", "claude-code", "codex", "gemini-cli", "copilot-cli"] = "as-is"
     # "refused": the agent's read tool refuses a file outside the working directory in a
     # headless run, so nothing loads after that read (Claude Code, Gemini CLI).
     reads_outside_cwd: Literal["allowed", "refused"] = "allowed"

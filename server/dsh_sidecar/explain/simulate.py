@@ -149,10 +149,29 @@ class _Run:
             return [self.working]
         if kind == "root-to-cwd":
             return ancestor_chain(self.root, self.working) if self.root else [self.working]
+        if kind == "root-parent-to-cwd":
+            return self._from_root_parent()
         chain: list[str] = []
         current = self.working
         while os.path.dirname(current) != current:  # below "/", not "/" itself
             chain.append(current)
+            current = os.path.dirname(current)
+        return list(reversed(chain))
+
+    def _from_root_parent(self) -> list[str]:
+        """Qwen Code's upward search: from the working directory up to the directory just above
+        the project root, both included; without a root, up to the directory above the home
+        directory, or to the top below ``/`` when that is not on the way (the search of
+        loadServerHierarchicalMemory in its 0.24.4 bundle)."""
+        if self.working == self.where.home:
+            return [self.working]  # started in the home directory, it looks nowhere else
+        stop = os.path.dirname(self.root or self.where.home)
+        chain: list[str] = []
+        current = self.working
+        while os.path.dirname(current) != current:  # below "/", not "/" itself
+            chain.append(current)
+            if current == stop:
+                break
             current = os.path.dirname(current)
         return list(reversed(chain))
 
@@ -501,7 +520,9 @@ class _Run:
         read = found.read
         assert read is not None
         if read.complete and read.boundary is None:
-            size = len(sent_text(self.rules, found.kind, read.data, found.kept))
+            size = len(
+                sent_text(self.rules, found.kind, read.data, found.kept, found.when or START)
+            )
         else:  # only the size is known (a bigger file than the read cap, or not readable here)
             size = found.kept if found.kept is not None else read.size
             if found.kind == RULE and self.rules.frontmatter == "stripped":
@@ -533,7 +554,7 @@ class _Run:
         out: list[_Found] = []
         for found in self.found:
             out.append(found)
-            if found.read is None:
+            if found.read is None or os.path.basename(found.path) in spec.not_from:
                 continue
             folder_time = spec.rule_imports == "when-folder-read" and found.kind == RULE
             if found.state == "loaded" and not folder_time:
@@ -824,10 +845,13 @@ def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
-def sent_text(rules: AgentRules, kind: str, data: bytes, kept: int | None = None) -> bytes:
+def sent_text(
+    rules: AgentRules, kind: str, data: bytes, kept: int | None = None, when: str = START
+) -> bytes:
     """The bytes the agent sends for a file whose bytes are ``data``, ``kept`` of them kept by
     its size limit: Claude Code leaves out YAML frontmatter and comment blocks (of every file,
-    not only rules); Codex decodes what its limit kept leniently, a character cut in half ending
+    not only rules); Copilot CLI drops a byte order mark and escapes quotes and angle brackets
+    in the files it adds after a view; Codex decodes what its limit kept leniently, a character cut in half ending
     as U+FFFD; Gemini CLI trims each file; an agent stripping rule frontmatter leaves it out of
     rules."""
     cut = data if kept is None else data[:kept]
@@ -840,6 +864,16 @@ def sent_text(rules: AgentRules, kind: str, data: bytes, kept: int | None = None
     if rules.sent_text == "gemini-cli" and kind != IMPORT:  # an import is inlined untrimmed
         # Trimmed as JavaScript trims: whitespace and a byte order mark, at both ends.
         return cut.decode("utf-8", "replace").strip().strip("\ufeff").strip().encode("utf-8")
+    if rules.sent_text == "copilot-cli":
+        # A leading byte order mark is not sent; the files it adds in a reminder after a view
+        # have their quotes and angle brackets escaped (those of its system message are not).
+        cut = cut.removeprefix(b"\xef\xbb\xbf")
+        if when != AFTER_READ or kind not in (NESTED, RULE):
+            return cut
+        text = cut.decode("utf-8", "replace")
+        for plain, escaped in (('"', "&quot;"), ("<", "&lt;"), (">", "&gt;")):
+            text = text.replace(plain, escaped)
+        return text.encode("utf-8")
     if kind == RULE and rules.frontmatter == "stripped":
         return cut[frontmatter_bytes(cut) :]
     return cut
