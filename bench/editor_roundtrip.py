@@ -12,7 +12,8 @@ Framing, as the editors write it: every message on its own (a touch and the requ
 two messages, never one batch), and with ``--writes split`` (the default) the header and the body
 as two writes, as vscode-jsonrpc does; ``--writes joined`` writes each message at once, as
 Neovim does. Answers are read in chunks into one buffer, the header matched without regard to
-case, and every answer is decoded as JSON (an editor decodes what it receives).
+case, and every answer is decoded as JSON (an editor decodes what it receives). A body longer
+than what has arrived is read in chunks joined once, as vscode-jsonrpc's buffer does.
 
 The tree: a project of six levels (the root and five directories below it), a 2 KB ``AGENTS.md``
 and ``CLAUDE.md`` at each, a source file one directory below the deepest level, and one live
@@ -114,12 +115,27 @@ class Peer:
         if length is None:
             raise ValueError(f"no Content-Length in {bytes(self._buffer[:end])!r}")
         start = end + len(HEADER_END)
-        while len(self._buffer) < start + length:
-            self._fill()
         body = bytes(self._buffer[start : start + length])
         del self._buffer[: start + length]
+        if len(body) < length:
+            body = self._rest_of_body(body, length)
         message: dict[str, Any] = json.loads(body)
         return message
+
+    def _rest_of_body(self, head: bytes, length: int) -> bytes:
+        """The rest of a body longer than what has arrived, read in chunks kept apart and joined
+        once, as vscode-jsonrpc's message buffer does: appending each chunk to one buffer
+        copies a megabyte answer (a deep chain's) over and over as the buffer grows."""
+        chunks, have = [head], len(head)
+        while have < length:
+            chunk = os.read(self._out, 1 << 16)
+            if not chunk:
+                raise EOFError("the server closed its stdout")
+            chunks.append(chunk)
+            have += len(chunk)
+        whole = b"".join(chunks)
+        self._buffer += whole[length:]
+        return whole[:length]
 
     def notify(self, method: str, params: Any) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
