@@ -82,11 +82,18 @@ class Tree:
             tool_response={"file": {"filePath": path}},
         )
 
-    def answer(self, event: Any, fs: LocalFileSystem | None = None) -> str:
-        """One event answered by a hook of its own (its own store connection); its text."""
+    def answer(self, event: Any, fs: GatedFileSystem | None = None) -> str:
+        """One event answered by a hook of its own (its own store connection); its text.
+
+        A hook held in a read by ``fs`` gets a busy timeout as long as the test's own bound: the
+        timeout counts the whole event (``runtime.handle``), the time held included, which is
+        however long this machine takes to answer the other hooks meanwhile. With 3 s, a machine
+        that took that long would make the held hook give up (``StoreBusy``) instead of working
+        its event out again.
+        """
         config = HookConfig(Settings(), self.env, "all", fs or LocalFileSystem())
         out = io.BytesIO()
-        store = Store(str(self.db), busy_timeout_ms=3_000)
+        store = Store(str(self.db), busy_timeout_ms=3_000 if fs is None else WAIT_S * 1000)
         try:
             handle(store, event, config, lambda data: print_to(out, data))
         finally:
