@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -43,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
             checked = check_tree(cli, tree, work / f"{cli}-{index}", f"{index}{cli[0]}")
             spent += time.monotonic() - began
             if not checked.found:
+                # An agreeing tree is not kept: a Copilot CLI run unpacks its ~190 MB runtime
+                # into the tree's HOME, so forty kept trees filled the disk.
+                shutil.rmtree(work / f"{cli}-{index}", ignore_errors=True)
                 continue
             bad += 1
             print(f"== {cli} {tree.name} ({tree.note})")
@@ -80,6 +84,7 @@ class _Still:
         self.tries += 1
         tag = f"s{self.tries}{self.cli[0]}"
         again = check_tree(self.cli, candidate, self.work / str(self.tries), tag)
+        shutil.rmtree(self.work / str(self.tries), ignore_errors=True)
         return any(_shape(line) == self.first for line in again.found)
 
 

@@ -52,6 +52,10 @@ UNFIXED_FOR: dict[str, dict[str, str]] = {
         "links-outside": "Copilot CLI did not send a nested instruction file that is a link "
         "to a file outside the repository; not understood yet",
     },
+    "qwen": {
+        "imports": "Qwen Code finds code by Markdown (a ~~~ fence or an indented block hides an "
+        "@ import); explain reads its imports with Gemini CLI's backtick-only scan",
+    },
 }
 
 # Where the session runs and what the model reads, relative to the tree's base directory.

@@ -30,15 +30,16 @@ RULES = AgentRules(
     walk=Walk("root-to-cwd", NAMES),
     nested=Nested((*NAMES, ".claude/CLAUDE.md"), "working-on-file"),
     rule_sets=(
-        # Claude Code's rule folders: without paths at start, with paths (relative to the
-        # working directory) after a view of a matching file; below the working directory
-        # after a view of a file below them.
+        # Claude Code's rule folders: without paths at start, with paths (relative to the git
+        # root) after a view of a matching file; below the working directory after a view of a
+        # file below them.
         RuleSet(
             "walk-and-nested",
             ".claude/rules",
             "**/*.md",
             "paths",
             "always",
+            glob_base="project-root",
             # Globs of only "**" apply everywhere, at start (seen with paths: "**").
             all_stars_always=True,
         ),

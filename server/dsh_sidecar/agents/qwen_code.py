@@ -1,7 +1,7 @@
 """Qwen Code, as release 0.24.4 behaves (its shipped code read, and run headless): QWEN.md and
-AGENTS.md from ``~/.qwen`` and from the project root down to the working directory, all at
-start; nothing nested, after any tool. Its hooks are Claude Code's in shape, with its own tool
-names (docs/reference/agent-clis.md, Qwen Code 0.24.4)."""
+AGENTS.md from ``~/.qwen`` and from just above the project root down to the working directory,
+all at start; nothing nested, after any tool. Its hooks are Claude Code's in shape, with its own
+tool names (docs/reference/agent-clis.md, Qwen Code 0.24.4)."""
 
 from __future__ import annotations
 
@@ -44,6 +44,8 @@ RULES = AgentRules(
         parser="gemini-cli",
         within="project-root",
         repeats="per-branch",
+        # Its processed set starts with the top file: a cycle back to it stops there.
+        top_in_branch=True,
     ),
     # Each file trimmed before it is sent, as Gemini CLI does.
     sent_text="gemini-cli",
@@ -52,7 +54,8 @@ RULES = AgentRules(
     verified=Verified("0.24.4", "@qwen-code/qwen-code"),
     order=(
         "for each name, QWEN.md then AGENTS.md: ~/.qwen/NAME, then NAME in each directory from "
-        "the project root down to the working directory; then .qwen/QWEN.local.md at the root"
+        "just above the project root down to the working directory; then .qwen/QWEN.local.md "
+        "at the root"
     ),
     sources=(
         Source(
@@ -60,8 +63,9 @@ RULES = AgentRules(
             "settings: context.fileName names the context files (QWEN.md by default); the "
             "shipped 0.24.4 bundle (loadServerHierarchicalMemory, "
             "getMemoryFilePathsInternalForEachDir) reads QWEN.md and AGENTS.md, ~/.qwen "
-            "(QWEN_HOME) first, then each name from the directory holding .git down to the "
-            "working directory; files of only whitespace add nothing",
+            "(QWEN_HOME) first, then each name from the directory above the one holding .git "
+            "down to the working directory; files of only whitespace add nothing; checked "
+            "against the real CLI by tests/conformance",
         ),
     ),
     undocumented=(

@@ -108,7 +108,9 @@ class RuleSet:
     glob_field: str
     without_globs: WithoutGlobs
     always_field: str | None = None
-    glob_base: Literal["working-directory", "owner"] = "working-directory"
+    # What the globs are relative to: the working directory, the directory holding the rule
+    # folder, or the project root (the working directory without one).
+    glob_base: Literal["working-directory", "owner", "project-root"] = "working-directory"
     glob_list: bool = True
     # Claude Code reads a trailing "/**" as the directory itself and globs that are all "**"
     # as no globs at all (the rule applies everywhere, at start).
@@ -143,6 +145,9 @@ class Imports:
     # "when-folder-read": a rule file's imports arrive when the agent reads the rule folder,
     # whether or not the rule itself applies yet (Claude Code); "with-rule": with the rule.
     rule_imports: Literal["with-rule", "when-folder-read"] = "with-rule"
+    # With "per-branch": whether the top file counts as imported from the start, so a cycle
+    # back to it is not followed (Qwen Code's fork of Gemini CLI's processor).
+    top_in_branch: bool = False
     # Names of loaded files whose imports the agent does not follow (Copilot CLI: GEMINI.md).
     not_from: tuple[str, ...] = ()
 

@@ -467,13 +467,14 @@ class _Run:
             return self._without_globs(rule_set, front)
         if patterns is None:
             return "unmatched", f"{field} is not a glob string; it matches nothing"
-        base = (
-            owner
-            if rule_set.glob_base == "owner"
-            else (
+        if rule_set.glob_base == "owner":
+            base = owner
+        elif rule_set.glob_base == "project-root":
+            base = self.root or self.working
+        else:
+            base = (
                 self.working if self.rules.working_directory == "session" else self.where.workspace
             )
-        )
         rel = os.path.relpath(self.where.file, base)
         cut = ""
         if len(patterns) > MAX_GLOBS_PER_RULE:
@@ -559,7 +560,7 @@ class _Run:
             folder_time = spec.rule_imports == "when-folder-read" and found.kind == RULE
             if found.state == "loaded" and not folder_time:
                 top = _Top(found.kind == USER_GLOBAL or found.user, self._import_root(found.path))
-                out.extend(self._imports_of(found, 1, spec.max_depth, top, frozenset()))
+                out.extend(self._imports_of(found, 1, spec.max_depth, top, self._branch(found)))
             elif (
                 folder_time
                 and found.kind == RULE
@@ -571,13 +572,19 @@ class _Run:
                 top = _Top(found.kind == USER_GLOBAL or found.user, self._import_root(found.path))
                 loaded_when = found.when
                 found.when = found.folder_when
-                out.extend(self._imports_of(found, 1, spec.max_depth, top, frozenset()))
+                out.extend(self._imports_of(found, 1, spec.max_depth, top, self._branch(found)))
                 found.when = loaded_when
         # A file first met beyond the depth limit and loaded by a shorter way is that load only.
         dropped = {id(self.beyond[k]) for k in self.beyond if k in self.seen}
         self.found = [f for f in out if id(f) not in dropped]
         for key in [k for k in self.beyond if k not in self.seen]:
             self.seen.add(key)
+
+    def _branch(self, found: _Found) -> frozenset[str]:
+        """The files a top file's imports start as having seen: none, or the top file itself."""
+        spec = self.rules.imports
+        top = spec is not None and spec.top_in_branch
+        return frozenset({self._key(found.path)}) if top else frozenset()
 
     def _import_root(self, path: str) -> str | None:
         """Where an import from the file at ``path`` must really lie, for an agent that
