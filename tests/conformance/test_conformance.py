@@ -38,10 +38,20 @@ FEW_TREES = frozenset(
 )
 
 
+# Fixed trees a CLI still disagrees on, with the cause; each has its minimal xfail tree in found/.
+KNOWN: dict[Agent, dict[str, str]] = {
+    "copilot": {
+        "rules-with-and-without-paths": "a path-scoped rule's description is listed at start "
+        "(found/copilot-rule-description-at-start.json)",
+    },
+}
+
+
 def trees_for(cli: Agent) -> tuple[Tree, ...]:
+    known = KNOWN.get(cli, {})
     if cli in FEW and not os.environ.get("DSH_CONFORMANCE_ALL_TREES"):
         return tuple(t for t in TREES if t.name in FEW_TREES)
-    return TREES
+    return tuple(t for t in TREES if t.name not in known)
 
 
 @pytest.mark.parametrize("cli", ["claude", "codex", "gemini", *FEW])
