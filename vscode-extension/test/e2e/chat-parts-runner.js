@@ -30,7 +30,7 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
-const { env, say, openWorkbench, runReporting, findReadyFrame, runCommand, waitForFile, hardTimeout, contrastOf, CHAT_VIEW_TITLE } = require('./lib');
+const { env, say, openWorkbench, runReporting, findReadyFrame, runCommand, writeWhole, waitForFile, hardTimeout, contrastOf, CHAT_VIEW_TITLE } = require('./lib');
 
 const workspace = env('WORKSPACE');
 const dir = env('DSH_E2E_DIR');
@@ -43,7 +43,7 @@ let callCount = 0;
 /** Ask the extension-host suite (chat-suite.js). */
 async function call(kind, payload = {}) {
   const n = ++callCount;
-  fs.writeFileSync(path.join(dir, `call-${n}.json`), JSON.stringify({ kind, ...payload }));
+  writeWhole(`call-${n}.json`, JSON.stringify({ kind, ...payload }));
   const reply = await waitForFile(`answer-${n}.json`, 30000);
   if (reply.error) throw new Error(`${kind} failed in the extension host: ${reply.error}`);
   return reply.result;

@@ -9,7 +9,7 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
-const { env, say, launch, findFrame, findReadyFrame, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout } = require('./lib');
+const { env, say, launch, findFrame, findReadyFrame, runCommand, openFromExplorer, handshake, writeWhole, waitForFile, hardTimeout } = require('./lib');
 
 const csUrl = env('CS_URL');
 const workspace = env('WORKSPACE');
@@ -29,7 +29,7 @@ let callCount = 0;
 /** Ask the extension-host suite (chat-suite.js). */
 async function call(kind, payload = {}) {
   const n = ++callCount;
-  fs.writeFileSync(path.join(dir, `call-${n}.json`), JSON.stringify({ kind, ...payload }));
+  writeWhole(`call-${n}.json`, JSON.stringify({ kind, ...payload }));
   const reply = await waitForFile(`answer-${n}.json`, 30000);
   if (reply.error) throw new Error(`${kind} failed in the extension host: ${reply.error}`);
   return reply.result;

@@ -247,9 +247,21 @@ async function openFromExplorer(page, ...segments) {
   await page.waitForSelector(`.tab.active:has-text("${segments[segments.length - 1]}")`, { timeout: 15000 });
 }
 
+/**
+ * Write `name` in $DSH_E2E_DIR whole, for the other half of the test: it polls the folder and
+ * reads a file as soon as the name shows, and a file written in place shows, empty, before its
+ * bytes are in it. Under load chat-suite.js read a call-N.json that way; its JSON.parse threw,
+ * which ended the extension-host suite ("suite exit 1") and left the runner waiting for answers.
+ */
+function writeWhole(name, text) {
+  const file = path.join(env('DSH_E2E_DIR'), name);
+  fs.writeFileSync(`${file}.tmp`, text);
+  fs.renameSync(`${file}.tmp`, file);
+}
+
 /** Write a handshake file for the other half of the test (pytest or the extension-host suite). */
 function handshake(name, value) {
-  fs.writeFileSync(path.join(env('DSH_E2E_DIR'), name), JSON.stringify(value ?? {}));
+  writeWhole(name, JSON.stringify(value ?? {}));
 }
 
 /** Wait until the extension-host suite (or pytest) wrote `name`; returns its JSON. */
@@ -429,6 +441,6 @@ function hardTimeout() {
 const CHAT_VIEW_TITLE = (folder) => `.part.sidebar .composite.title:has-text("Agent: ${folder}")`;
 
 module.exports = {
-  CHAT_VIEW_TITLE, env, say, launch, openWorkbench, runReporting, findFrame, findReadyFrame, describeWorkbench, runCommand, openFromExplorer, handshake, waitForFile, hardTimeout,
+  CHAT_VIEW_TITLE, env, say, launch, openWorkbench, runReporting, findFrame, findReadyFrame, describeWorkbench, runCommand, openFromExplorer, handshake, writeWhole, waitForFile, hardTimeout,
   recordNotifications, notificationsSeen, contrastFailures, contrastOf,
 };

@@ -11,7 +11,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const { env, say, launch, findReadyFrame, runCommand, openFromExplorer } = require('./lib');
+const { env, say, launch, findReadyFrame, runCommand, openFromExplorer, writeWhole } = require('./lib');
 
 const csUrl = env('CS_URL');
 const workspace = env('WORKSPACE');
@@ -100,7 +100,7 @@ async function main() {
     const shot = path.join(dir, 'vscode-e2e.png');
     await page.screenshot({ path: shot });
     say(`screenshot ${shot}`);
-    fs.writeFileSync(path.join(dir, 'ui-done'), JSON.stringify({ chatText, inspectorText, statusLabel }));
+    writeWhole('ui-done', JSON.stringify({ chatText, inspectorText, statusLabel }));
 
     // Mention completion, in a new session so the first one is a candidate.
     await waitForFile('suite-checked', 60000);
@@ -126,7 +126,7 @@ async function main() {
     await chat.press('#prompt', 'Enter'); // now it sends, with the markup in place of the chip
     await chat.waitForSelector('.msg.user:has-text("Compare with @")', { timeout: 20000 });
     await chat.waitForSelector('#send:has-text("Send")', { timeout: 30000 });
-    fs.writeFileSync(path.join(dir, 'mention-done'), JSON.stringify({ prompt, candidates, chipText, chipMention }));
+    writeWhole('mention-done', JSON.stringify({ prompt, candidates, chipText, chipMention }));
 
     const deadline = Date.now() + 60000;
     while (exitCode === null && Date.now() < deadline) await page.waitForTimeout(200);

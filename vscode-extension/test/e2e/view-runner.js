@@ -10,7 +10,7 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
-const { env, say, launch, findFrame, findReadyFrame, runCommand, waitForFile, hardTimeout, recordNotifications, notificationsSeen, contrastFailures, CHAT_VIEW_TITLE } = require('./lib');
+const { env, say, launch, findFrame, findReadyFrame, runCommand, writeWhole, waitForFile, hardTimeout, recordNotifications, notificationsSeen, contrastFailures, CHAT_VIEW_TITLE } = require('./lib');
 
 const csUrl = env('CS_URL');
 const workspace = env('WORKSPACE');
@@ -24,7 +24,7 @@ const DEEP = 'packages/a-rather-long-package-name/src/components/deeply/nested/m
 let callCount = 0;
 async function call(kind, payload = {}) {
   const n = ++callCount;
-  fs.writeFileSync(path.join(dir, `call-${n}.json`), JSON.stringify({ kind, ...payload }));
+  writeWhole(`call-${n}.json`, JSON.stringify({ kind, ...payload }));
   const reply = await waitForFile(`answer-${n}.json`, 30000);
   if (reply.error) throw new Error(`${kind} failed in the extension host: ${reply.error}`);
   return reply.result;
