@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -171,6 +172,7 @@ def prepare(agent: Agent, home: Path, model: FakeModel, proxy: str) -> dict[str,
         (codex_home / "config.toml").write_text(codex_config(model.base_url))
         env |= {"CODEX_HOME": str(codex_home), "FAKE_API_KEY": FAKE_KEY}
     elif agent == "copilot":
+        share_copilot_package(home / ".cache")
         env |= {
             "COPILOT_PROVIDER_BASE_URL": f"{model.base_url}/v1",
             "COPILOT_PROVIDER_TYPE": "openai",
@@ -195,6 +197,50 @@ def prepare(agent: Agent, home: Path, model: FakeModel, proxy: str) -> dict[str,
             "GEMINI_CLI_NO_RELAUNCH": "true",
         }
     return env
+
+
+# Copilot CLI's native binary unpacks its whole package (about 235 MB) into
+# $XDG_CACHE_HOME/copilot/pkg/<platform>/<version> the first time it runs under a HOME: every test
+# with a throwaway HOME paid that in time and disk (a run of the conformance and hook tests filled
+# a 60 GB disk). It is unpacked once, under a lock, beside the installed CLIs, and each HOME's
+# cache gets a link to it; everything else Copilot caches stays in the HOME.
+COPILOT_PACKAGE = CLI_HOME / "copilot-unpacked"
+
+
+def share_copilot_package(cache: Path) -> None:
+    """Link ``cache``/copilot/pkg to the package unpacked once for every run."""
+    import fcntl
+
+    shared = COPILOT_PACKAGE / "copilot" / "pkg"
+    COPILOT_PACKAGE.mkdir(parents=True, exist_ok=True)
+    with open(COPILOT_PACKAGE / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # xdist workers: one unpacks, the others wait for it
+        done = COPILOT_PACKAGE / f".unpacked-{VERSIONS['copilot']}"
+        if not done.exists():
+            scratch = Path(tempfile.mkdtemp(prefix="dsh-copilot-unpack-"))
+            try:
+                subprocess.run(
+                    [str(cli_path("copilot")), "--version"],
+                    env={
+                        "HOME": str(scratch),
+                        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                        "XDG_CACHE_HOME": str(COPILOT_PACKAGE),
+                        "COPILOT_OFFLINE": "true",
+                        "COPILOT_AUTO_UPDATE": "false",
+                    },
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    check=True,
+                    timeout=120,
+                )
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+            assert shared.is_dir(), f"copilot --version unpacked nothing into {COPILOT_PACKAGE}"
+            done.touch()
+    (cache / "copilot").mkdir(parents=True, exist_ok=True)
+    link = cache / "copilot" / "pkg"
+    if not link.is_symlink():
+        link.symlink_to(shared, target_is_directory=True)
 
 
 def codex_config(base_url: str) -> str:
