@@ -6,6 +6,7 @@ directories with ``paths`` globs; ``@path`` imports four hops deep."""
 from __future__ import annotations
 
 from .record import (
+    PRE_TOOL_TEXT_AFTER_THE_TOOL,
     AgentRecord,
     Event,
     Hooks,
@@ -133,14 +134,13 @@ RULES = AgentRules(
 # absolute path; Bash a shell string; Grep a file or directory in ``path`` (its ``glob`` filters
 # names, it is no path); Glob a directory in ``path`` and a pattern that may start with literal
 # ones. Only its file tools make it load instruction files itself.
-PRE_TOOL_WHY = "its text reaches the model only after the tool ran, beside the post-tool one"
 HOOKS = Hooks(
     events=(
         Event("start", "SessionStart"),
         Event("subagent-start", "SubagentStart"),
         Event("prompt", "UserPromptSubmit"),
         Event("after-tool", "PostToolUse"),
-        Event("pre-tool", "PreToolUse", installed=False, why=PRE_TOOL_WHY),
+        Event("pre-tool", "PreToolUse", installed=False, why=PRE_TOOL_TEXT_AFTER_THE_TOOL),
         Event("loaded", "InstructionsLoaded"),
     ),
     not_available=(),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .record import (
     ANY_TOOL,
+    PRE_TOOL_TEXT_AFTER_THE_TOOL,
     AgentRecord,
     Event,
     Hooks,
@@ -70,13 +71,12 @@ RULES = AgentRules(
 # Codex CLI 0.171.0's hooks (docs/reference/agent-clis.md, Hook input): every tool call is a
 # shell command (``tool_input.command``, a string or an argv list) or a patch, read for the
 # files it reads and writes; it loads no instruction file after a tool (``nested`` above).
-PRE_TOOL_WHY = "its text reaches the model only after the tool ran, beside the post-tool one"
 HOOKS = Hooks(
     events=(
         Event("start", "SessionStart"),
         Event("prompt", "UserPromptSubmit"),
         Event("after-tool", "PostToolUse"),
-        Event("pre-tool", "PreToolUse", installed=False, why=PRE_TOOL_WHY),
+        Event("pre-tool", "PreToolUse", installed=False, why=PRE_TOOL_TEXT_AFTER_THE_TOOL),
     ),
     not_available=(
         NotAvailable(

@@ -5,6 +5,7 @@ it views a file below them; hooks in Claude Code's shape, answered with a top-le
 from __future__ import annotations
 
 from .record import (
+    PRE_TOOL_TEXT_AFTER_THE_TOOL,
     AgentRecord,
     Event,
     Hooks,
@@ -101,14 +102,13 @@ RULES = AgentRules(
 # and snake_case fields; its own format (.github/hooks) would need folder trust for every
 # install, and Claude Code's shape lets one reader serve the hooks Copilot runs for Claude Code
 # too (hooks/host.py). Its facts: docs/reference/agent-clis.md, GitHub Copilot CLI 1.0.102
-PRE_TOOL_WHY = "its text reaches the model only after the tool ran, beside the post-tool one"
 HOOKS = Hooks(
     events=(
         Event("start", "SessionStart"),
         # Its text goes before the subagent's prompt.
         Event("subagent-start", "SubagentStart"),
         Event("after-tool", "PostToolUse"),
-        Event("pre-tool", "PreToolUse", installed=False, why=PRE_TOOL_WHY),
+        Event("pre-tool", "PreToolUse", installed=False, why=PRE_TOOL_TEXT_AFTER_THE_TOOL),
     ),
     not_available=(
         NotAvailable(

@@ -76,6 +76,13 @@ class Tool:
     shell_reads: ShellReads = "none"
 
 
+# Why a pre-tool event is not installed where its text arrives after the tool's result anyway
+# (Claude Code, Codex CLI, GitHub Copilot CLI): a hook there costs time and adds nothing.
+PRE_TOOL_TEXT_AFTER_THE_TOOL = (
+    "its text reaches the model only after the tool ran, beside the post-tool one"
+)
+
+
 @attrs.frozen
 class Event:
     """One of the agent's hook events: its own name and the seam it is.
