@@ -9,6 +9,7 @@ import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcException
@@ -68,6 +69,13 @@ async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient) -> 
         await lsp_client.shutdown_session()
 
 
+def agent_of(result: dict[str, Any], agent_id: str) -> dict[str, Any]:
+    """The answer's entry for one agent, by its id (their order grows as agents join)."""
+    found: list[dict[str, Any]] = [a for a in result["agents"] if a["id"] == agent_id]
+    assert len(found) == 1, [a["id"] for a in result["agents"]]
+    return found[0]
+
+
 def engine(ws: Workspace, rel: str, cwd: str | None = None) -> dict[str, object]:
     return explain_file(
         ws.path(rel),
@@ -91,7 +99,7 @@ async def test_explain_answers_as_the_engine(
         params["cwd"] = ws.uri(cwd)
     result = as_dict(await call(client, methods.EXPLAIN, params))
     assert result == engine(ws, "pkg/mod.py", cwd)
-    codex = result["agents"][0]
+    codex = agent_of(result, "codex")
     states = {f["displayPath"]: (f["state"], f.get("keptBytes")) for f in codex["files"]}
     if cwd == "pkg":
         # AGENTS.override.md (16 bytes) first, then pkg/AGENTS.md is cut to the rest of 32 KiB.
@@ -99,7 +107,7 @@ async def test_explain_answers_as_the_engine(
     else:
         assert states["pkg/AGENTS.md"] == ("not-read", None)
     assert states["~/.codex/AGENTS.md"] == ("loaded", None)
-    claude = {f["displayPath"]: f["state"] for f in result["agents"][1]["files"]}
+    claude = {f["displayPath"]: f["state"] for f in agent_of(result, "claude")["files"]}
     # An import from outside the working directory waits for the user's approval (2.1.332).
     assert claude["docs/more.md"] == ("not-read" if cwd == "pkg" else "loaded")
     # The .claude/rules of every directory of the start walk, root included; paths are relative
@@ -146,7 +154,7 @@ async def test_hostile_names_and_imports_get_an_answer(
     )
     await start(client, ws)
     result = as_dict(await call(client, methods.EXPLAIN, {"uri": ws.uri("pkg/mod.py")}))
-    cursor = [f["displayPath"] for f in result["agents"][4]["files"]]
+    cursor = [f["displayPath"] for f in agent_of(result, "cursor")["files"]]
     assert any(path.startswith(".cursor/rules/caf") for path in cursor)
     with pytest.raises(JsonRpcException) as caught:
         await call(client, methods.EXPLAIN, {"uri": ws.uri("pkg") + "/a%00b.py"})

@@ -344,7 +344,7 @@ export interface ExplainDifference {
   reason: string;
 }
 export interface ExplainAgent {
-  id: 'codex' | 'claude' | 'copilot-vscode' | 'gemini' | 'cursor' | 'qwen-code';
+  id: 'codex' | 'claude' | 'copilot-cli' | 'copilot-vscode' | 'gemini' | 'cursor' | 'qwen-code';
   name: string;
   workingDirectory: string;
   order: string;
