@@ -98,7 +98,7 @@ def test_wire_hash_sees_every_change_of_a_wire_type() -> None:
     ]
     hashes = {_docs.wire_hash(listed, _types_module(v)) for v in variants}
     assert _docs.wire_hash(listed, base) not in hashes and len(hashes) == len(variants)
-    assert "ScopeFile(path: str, " in _docs.wire_types(wire_types)
+    assert "ScopeFile(path?: str | None, " in _docs.wire_types(wire_types)
     assert "bytes: int | None, digest?: str | None" in _docs.wire_types(wire_types)
 
 

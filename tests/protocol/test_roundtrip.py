@@ -155,11 +155,11 @@ FULL: dict[type, Any] = {
         parent_token="call-1",
         aborted=False,
     ),
-    wt.ContextPreviewParams: wt.ContextPreviewParams(cwd="file:///p"),
+    wt.ContextPreviewParams: wt.ContextPreviewParams(cwd="file:///p", compact_paths=True),
     wt.ContextDiscardParams: wt.ContextDiscardParams(
         session_id="demo", message_id="m-1", scopes=["pkg\u0000AGENTS.md"]
     ),
-    wt.ScopesParams: wt.ScopesParams(uri="file:///p/src/parser.py"),
+    wt.ScopesParams: wt.ScopesParams(uri="file:///p/src/parser.py", compact_paths=True),
     wt.CandidatesParams: wt.CandidatesParams(session_id="demo", query="research"),
     wt.ExplainParams: wt.ExplainParams(uri="file:///p/src/parser.py", cwd="/p"),
     wt.ExplainSidecarFile: EXPLAIN_SIDECAR_FILE,

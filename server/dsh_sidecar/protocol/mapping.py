@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from dsh_sidecar.identity_memo import IdentityMemo
 from dsh_sidecar.model import Message, SessionHeader
 from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, ChainEntry
@@ -122,6 +124,35 @@ def scope_files(load: BaselineLoad) -> list[ScopeFile]:
     return [scope_file(e) for e in load.entries]
 
 
+def scope_display_path(scope: str) -> str:
+    """The display path a scope key names: its directory joined with its name ("." is the
+    project root). A client works it out the same way (docs/protocol.md, "Compact paths")."""
+    directory, _, name = scope.partition("\0")
+    return name if directory == "." else f"{directory}/{name}"
+
+
+def compact_file(file: ScopeFile, project_root: str) -> ScopeFile:
+    """``file`` without the paths a client can work out. Each is left out only when the
+    client's rule gives it back exactly, so the rule needs no exceptions: the user-global file,
+    a file outside the project or a root of ``/`` simply keep theirs."""
+    display = file.display_path
+    return attrs.evolve(
+        file,
+        path=None if file.path == f"{project_root}/{display}" else file.path,
+        display_path=None if display == scope_display_path(file.scope) else display,
+    )
+
+
+def with_compact_paths(files: Sequence[ScopeFile], project_root: str) -> list[ScopeFile]:
+    """A chain's files as an answer asked with ``compactPaths`` lists them.
+
+    Every file of a chain carries its path three times (``path``, ``displayPath``, ``scope``),
+    each as long as the chain is deep, so the answer for a chain a thousand levels deep was
+    megabytes that every client copied, decoded and dropped; compact, it carries each path once.
+    """
+    return [compact_file(f, project_root) for f in files]
+
+
 def not_read_files(found: Sequence[OffConvention]) -> list[NotReadFiles] | None:
     """The repository's conventions whose setting is off, for the wire; None when there is none."""
     out = [
@@ -132,10 +163,13 @@ def not_read_files(found: Sequence[OffConvention]) -> list[NotReadFiles] | None:
     return out or None
 
 
-def preview_result(load: BaselineLoad, not_read: Sequence[OffConvention] = ()) -> PreviewResult:
+def preview_result(
+    load: BaselineLoad, not_read: Sequence[OffConvention] = (), *, compact_paths: bool = False
+) -> PreviewResult:
+    files = scope_files(load)
     return PreviewResult(
         text=load.text,
-        files=scope_files(load),
+        files=with_compact_paths(files, load.project_root) if compact_paths else files,
         omitted=list(load.result.omitted),
         truncated=[
             TruncatedFile(t.path, t.original_bytes, t.included_bytes) for t in load.result.truncated
@@ -152,11 +186,18 @@ def scopes_result(
     load: BaselineLoad,
     active: Mapping[str, Sequence[Change]],
     not_read: Sequence[OffConvention] = (),
+    *,
+    compact_paths: bool = False,
 ) -> ScopesResult:
     """``active``: session id -> the changes it has active for the chain's scopes."""
     sessions = [
         SessionScopes(sid, [c.to_json() for c in changes]) for sid, changes in active.items()
     ]
+    files = scope_files(load)
     return ScopesResult(
-        project_root, directory, scope_files(load), sessions, not_read_files(not_read)
+        project_root,
+        directory,
+        with_compact_paths(files, project_root) if compact_paths else files,
+        sessions,
+        not_read_files(not_read),
     )

@@ -140,11 +140,13 @@ class ContextDiscardParams:
 @attrs.define
 class ContextPreviewParams:
     cwd: str
+    compact_paths: bool = False  # docs/protocol.md, "Compact paths"
 
 
 @attrs.define
 class ScopesParams:
     uri: str
+    compact_paths: bool = False  # docs/protocol.md, "Compact paths"
 
 
 @attrs.define
@@ -244,10 +246,13 @@ class RuleInfo:
     globs: list[str]
 
 
-@attrs.define
+@attrs.define(kw_only=True)
 class ScopeFile:
-    path: str
-    display_path: str
+    # Always set, except in an answer asked with ``compactPaths`` where the client can work
+    # them out from ``scope`` and the answer's ``projectRoot`` (docs/protocol.md, "Compact
+    # paths"). Keyword-only, so they keep their place first though they may be left out.
+    path: str | None = None
+    display_path: str | None = None
     scope: str
     state: str
     bytes: int | None  # always sent, null when the file could not even be stat'ed

@@ -49,15 +49,22 @@ class Queries:
             lambda: asked.caches.chains.report(asked.snapshot, path, asked.look())
         )
 
-    async def scopes_result(self, uri: str) -> wt.ScopesResult:
+    async def scopes_result(self, uri: str, compact_paths: bool = False) -> wt.ScopesResult:
         """``dsh/scopes``, kept whole like a hover's text: a warm request is one pass of stats."""
         path, asked = parse_file_uri(uri), self.ask()
-        key = ("scopes", uri, asked.snapshot.generation)
+        key = ("scopes", uri, asked.snapshot.generation, compact_paths)
 
         def work() -> wt.ScopesResult:
             def compute(look: LocalFileSystem) -> wt.ScopesResult:
                 r = asked.caches.chains.report(asked.snapshot, path, look)
-                return wire.scopes_result(r.project_root, r.directory, r.load, r.active, r.not_read)
+                return wire.scopes_result(
+                    r.project_root,
+                    r.directory,
+                    r.load,
+                    r.active,
+                    r.not_read,
+                    compact_paths=compact_paths,
+                )
 
             return asked.kept(key, compute)
 
@@ -92,11 +99,13 @@ class Queries:
         directory, asked = parse_cwd(cwd), self.ask()
         return await self.service.workers.fs(lambda: preview_.preview(asked, directory))
 
-    async def preview_result(self, cwd: str) -> wt.PreviewResult:
+    async def preview_result(self, cwd: str, compact_paths: bool = False) -> wt.PreviewResult:
         """``dsh/context/preview``, kept whole like ``dsh/scopes``: a warm request is one pass
         of stats, and the same result object is sent again (its JSON made once)."""
         directory, asked = parse_cwd(cwd), self.ask()
-        return await self.service.workers.fs(lambda: preview_.kept_result(asked, directory))
+        return await self.service.workers.fs(
+            lambda: preview_.kept_result(asked, directory, compact_paths)
+        )
 
     async def candidates(
         self, session_id: str, query: str | None = None

@@ -28,7 +28,7 @@ def preview(asked: Asked, directory: str) -> Preview:
         look.close()
 
 
-def kept_result(asked: Asked, directory: str) -> wt.PreviewResult:
+def kept_result(asked: Asked, directory: str, compact_paths: bool = False) -> wt.PreviewResult:
     """``preview``'s wire result, kept while what it saw holds (docs/architecture.md, "Answers
     kept while what they saw holds"): a warm request re-checks its stats instead of probing,
     reading and hashing every file of the chain again, and answers with the same object.
@@ -38,11 +38,15 @@ def kept_result(asked: Asked, directory: str) -> wt.PreviewResult:
     each time, so a missing one is refused as before.
     """
     existing_cwd(directory)
-    key = ("preview", directory, asked.snapshot.dsh_home, asked.home)
+    key = ("preview", directory, asked.snapshot.dsh_home, asked.home, compact_paths)
     look = asked.look()
     try:
         result: wt.PreviewResult = asked.caches.answers.get(
-            key, look, lambda fs: wire.preview_result(*_preview(asked, directory, fs))
+            key,
+            look,
+            lambda fs: wire.preview_result(
+                *_preview(asked, directory, fs), compact_paths=compact_paths
+            ),
         )
         return result
     finally:

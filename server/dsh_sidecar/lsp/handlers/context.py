@@ -20,10 +20,10 @@ def register(server: Server) -> None:
         )
 
     async def preview(p: wt.ContextPreviewParams) -> wt.PreviewResult:
-        return await server.queries.preview_result(p.cwd)
+        return await server.queries.preview_result(p.cwd, p.compact_paths)
 
     async def scopes(p: wt.ScopesParams) -> wt.ScopesResult:
-        return await server.queries.scopes_result(p.uri)
+        return await server.queries.scopes_result(p.uri, p.compact_paths)
 
     async def explain_(p: wt.ExplainParams) -> wt.ExplainResult:
         found = await server.queries.explain(p.uri, p.cwd)
