@@ -28,7 +28,9 @@ rounds so load hits every kind alike, after ``--warm-up`` untimed rounds:
 
 Then depth: chains of ``--shallow`` and ``--deep`` levels (an ``AGENTS.md`` at each, a budget that
 holds them all), ``dsh/context/preview`` of the bottom directory plus ``dsh/scopes`` of the file
-there, warm (asked again with nothing changed), alternating between the chains.
+there, warm (asked again with nothing changed), alternating between the chains. Both are asked
+with ``compactPaths`` and the paths put back on receipt, as both editors do (docs/protocol.md,
+"Compact paths"); ``--paths full`` asks for every path in full, as the CLI's ``--json`` does.
 
 Targets (issue 31): hover and scopes p50 at most 1.2x pygls' hover, touch + pending at most 1.5x,
 depth at most 12x.
@@ -228,6 +230,30 @@ def churn(directory: str, every: float, stop: threading.Event) -> None:
         os.unlink(name)
 
 
+def expanded(result: dict[str, Any]) -> dict[str, Any]:
+    """A ``compactPaths`` answer with each file's ``displayPath`` and ``path`` put back, by the
+    rule of docs/protocol.md ("Compact paths"), as both editors do on receipt."""
+    root = result["projectRoot"]
+    for file in result["files"]:
+        if "displayPath" not in file:
+            directory, _, name = file["scope"].partition("\0")
+            file["displayPath"] = name if directory == "." else f"{directory}/{name}"
+        if "path" not in file:
+            file["path"] = f"{root}/{file['displayPath']}"
+    return result
+
+
+def chain_requests(peer: Peer, bottom: str, compact: bool) -> tuple[Any, Any]:
+    """``dsh/context/preview`` of ``bottom`` and ``dsh/scopes`` of its source file, asked and
+    read as an editor does (compact paths put back on receipt)."""
+    extra = {"compactPaths": True} if compact else {}
+    preview = peer.request("dsh/context/preview", {"cwd": bottom, **extra})
+    scopes = peer.request("dsh/scopes", {"uri": uri(bottom + "/x.py"), **extra})
+    if compact:
+        return expanded(preview), expanded(scopes)
+    return preview, scopes
+
+
 def timed(peer: Peer, notifications: Sequence[tuple[str, Any]], method: str, params: Any) -> float:
     start = time.perf_counter()
     for name, note in notifications:
@@ -243,6 +269,7 @@ def measure_depth(
     base: str,
     bottoms: dict[int, str],
     rounds: int,
+    compact: bool,
 ) -> dict[str, list[float]]:
     """Warm preview + scopes of each chain's bottom, alternating, on a server of its own (with a
     budget that holds every level of both chains)."""
@@ -257,19 +284,16 @@ def measure_depth(
             None,
         )
         depths = sorted(bottoms)
-        for depth in depths:  # every level is in each answer
-            bottom = bottoms[depth]
-            found = product.request("dsh/context/preview", {"cwd": bottom})["files"]
-            assert len(found) == depth, len(found)
-            found = product.request("dsh/scopes", {"uri": uri(bottom + "/x.py")})["files"]
-            assert len(found) == depth, len(found)
+        for depth in depths:  # every level is in each answer, with its paths
+            preview, scopes = chain_requests(product, bottoms[depth], compact)
+            for found in (preview["files"], scopes["files"]):
+                assert len(found) == depth, len(found)
+                assert found[-1]["path"] == os.path.join(bottoms[depth], "AGENTS.md")
         time.sleep(SETTLE_SECONDS)
         for round_ in range(rounds + 1):
             for depth in depths if round_ % 2 == 0 else depths[::-1]:
-                bottom = bottoms[depth]
                 start = time.perf_counter()
-                product.request("dsh/context/preview", {"cwd": bottom})
-                product.request("dsh/scopes", {"uri": uri(bottom + "/x.py")})
+                chain_requests(product, bottoms[depth], compact)
                 if round_:  # the first round records the kept answers
                     samples.setdefault(f"depth_{depth}", []).append(time.perf_counter() - start)
     finally:
@@ -285,6 +309,13 @@ def main() -> None:
     parser.add_argument("--shallow", type=int, default=100)
     parser.add_argument("--deep", type=int, default=1000)
     parser.add_argument("--depth-rounds", type=int, default=21)
+    parser.add_argument(
+        "--paths",
+        choices=("compact", "full"),
+        default="compact",
+        help="depth: ask with compactPaths and put the paths back, as both editors do (default), "
+        "or ask for every path in full, as the CLI's --json and older clients do",
+    )
     parser.add_argument(
         "--churn",
         type=float,
@@ -398,7 +429,15 @@ def main() -> None:
             pygls.close()
         if args.depth_rounds:
             samples.update(
-                measure_depth(product_argv, env, split, base, bottoms, args.depth_rounds)
+                measure_depth(
+                    product_argv,
+                    env,
+                    split,
+                    base,
+                    bottoms,
+                    args.depth_rounds,
+                    args.paths == "compact",
+                )
             )
     finally:
         # A 1,000-level chain is deeper than shutil.rmtree's recursion goes.
