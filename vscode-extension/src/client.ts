@@ -18,6 +18,7 @@ import {
   type ServerOptions,
   State,
 } from 'vscode-languageclient/node';
+import { askCompactPaths, expandAnswer } from './compactPaths';
 import { CONTEXT_DID_CHANGE, type NotificationMethod, type RequestMethod, SETTINGS_DID_CHECK } from './methods';
 import type {
   ContextDidChangeParams,
@@ -157,9 +158,12 @@ export class SidecarClient implements Sidecar, vscode.Disposable {
     token?: vscode.CancellationToken,
   ): Promise<RequestResult<M>> {
     const client = await this.ready();
-    return token === undefined
-      ? client.sendRequest<RequestResult<M>>(method, params)
-      : client.sendRequest<RequestResult<M>>(method, params, token);
+    // dsh/scopes and dsh/context/preview go out asking for compact paths and come back whole
+    // (compactPaths.ts): the one place they are sent, so no caller sees the compact shape.
+    const sent = askCompactPaths(method, params);
+    const answer: unknown =
+      token === undefined ? await client.sendRequest(method, sent) : await client.sendRequest(method, sent, token);
+    return expandAnswer(method, answer);
   }
 
   async notify<M extends NotificationMethod>(method: M, params: NotificationParams<M>): Promise<void> {

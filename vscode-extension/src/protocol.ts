@@ -129,9 +129,14 @@ export interface RuleInfo {
   globs: string[];
 }
 
+/**
+ * One file of a chain as the wire sends it. `path` and `displayPath` are always sent, but in an
+ * answer asked with `compactPaths` (docs/protocol.md, "Compact paths"); SidecarClient.request
+ * puts them back, so a result hands out WholeScopeFiles.
+ */
 export interface ScopeFile {
-  path: string;
-  displayPath: string;
+  path?: string;
+  displayPath?: string;
   scope: string;
   state: ScopeFileState;
   /** Size on disk (0, or null from older servers, when unknown). */
@@ -146,6 +151,12 @@ export interface ScopeFile {
   imports?: ImportedFile[];
   /** For a rule file (instructions.ruleSets): what it applies to. */
   rule?: RuleInfo;
+}
+
+/** A ScopeFile with both its paths, as every result lists it (compactPaths.ts expands the wire's). */
+export interface WholeScopeFile extends ScopeFile {
+  path: string;
+  displayPath: string;
 }
 
 // --- sessions -----------------------------------------------------------------------------------
@@ -266,10 +277,13 @@ export interface ContextDiscardParams {
 
 export interface ContextPreviewParams {
   cwd: string;
+  /** Let the answer's files leave out the paths the client can work out (docs/protocol.md,
+   *  "Compact paths"). SidecarClient.request always sets it and expands the answer. */
+  compactPaths?: boolean;
 }
 export interface PreviewResult {
   text: string;
-  files: ScopeFile[];
+  files: WholeScopeFile[];
   omitted: string[];
   truncated: { path: string; originalBytes: number; includedBytes: number }[];
   baselineIdentity: string;
@@ -286,11 +300,14 @@ export interface NotReadFiles {
 
 export interface ScopesParams {
   uri: string;
+  /** Let the answer's files leave out the paths the client can work out (docs/protocol.md,
+   *  "Compact paths"). SidecarClient.request always sets it and expands the answer. */
+  compactPaths?: boolean;
 }
 export interface ScopesResult {
   projectRoot: string;
   directory: string;
-  files: ScopeFile[];
+  files: WholeScopeFile[];
   sessions: { sessionId: string; active: Change[] }[];
   notRead?: NotReadFiles[];
 }

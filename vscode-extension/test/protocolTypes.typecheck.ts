@@ -11,9 +11,11 @@ import type { ScopesResult, SessionOpenResult } from '../src/protocol';
 export async function rightShapesCompile(sidecar: Sidecar): Promise<void> {
   const opened: SessionOpenResult = await sidecar.request(SESSION_OPEN, { cwd: '/ws', title: 't' });
   const scopes: ScopesResult = await sidecar.request(SCOPES, { uri: 'file:///ws/a.ts' });
+  // The wire may leave a file's paths out (compactPaths); a result always has them back.
+  const paths: string[] = scopes.files.map((f) => f.path);
   const ended: null = await sidecar.request(STEP_END, { sessionId: 's', turn: 1, step: 1 });
   await sidecar.notify(TOOL_RESULT, { sessionId: 's', token: 't', name: 'read', arguments: {}, isError: false });
-  void [opened, scopes, ended];
+  void [opened, scopes, paths, ended];
 }
 
 export async function wrongParamsFail(sidecar: Sidecar): Promise<void> {
