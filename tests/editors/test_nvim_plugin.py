@@ -944,3 +944,117 @@ def test_the_documented_own_environment_works(
     python = home / ".venvs" / "dsh" / "bin" / "python"
     assert record["cmd"] == [str(python), "-m", "dsh_sidecar", "serve"]
     assert record["attached"] is True
+
+
+def display_path(scope: str) -> str:
+    """The rule of docs/protocol.md, "Compact paths", written again here to check the Lua one."""
+    directory, _, name = scope.partition("\0")
+    return name if directory == "." else f"{directory}/{name}"
+
+
+def test_compact_paths_expand_follows_the_rule(nvim: Path, project: Project) -> None:
+    record = succeed(nvim, "compact_paths_unit", project).records["compact_paths_unit"]
+    root, files = record["root"], record["expanded"]
+    made_up = {
+        "root": "AGENTS.md",
+        "nested": "a/b/CLAUDE.md",
+        "slash_name": ".claude/CLAUDE.md",
+        "nested_slash_name": "pkg/.claude/CLAUDE.md",
+        "second_nul": "a/b\0c",  # split at the first NUL only
+        "null_fields": "pkg/AGENTS.md",
+        "display_only": "pkg/AGENTS.md",
+    }
+    for case, display in made_up.items():
+        file = files[case]
+        assert display_path(file["scope"]) == display, case
+        assert (file["displayPath"], file["path"]) == (display, f"{root}/{display}"), case
+    # The two paths added, every other field as it came (a JSON null stays null).
+    assert files["root"] == {
+        "path": f"{root}/AGENTS.md",
+        "displayPath": "AGENTS.md",
+        "scope": ".\0AGENTS.md",
+        "state": "included",
+        "bytes": 24,
+        "digest": "d1",
+        "reason": None,
+    }
+    assert files["nested"] == {
+        "path": f"{root}/a/b/CLAUDE.md",
+        "displayPath": "a/b/CLAUDE.md",
+        "scope": "a/b\0CLAUDE.md",
+        "state": "duplicate",
+        "bytes": 7,
+        "reason": "same content",
+    }
+    # Paths that were sent are kept, even where the rule would give something else.
+    assert files["user_global"] == {
+        "path": "/home/u/.dsh/AGENTS.md",
+        "displayPath": "$DSH_HOME/AGENTS.md",
+        "scope": "user-global\0AGENTS.md",
+        "state": "included",
+        "bytes": 5,
+    }
+    assert files["full"]["path"] == "/elsewhere/AGENTS.md"
+    assert record["full_untouched"] is True and record["same_table"] is True
+    assert record["passthrough"] == {"nil_result": True, "no_files": True, "null_files": True}
+    assert record["asked"] == {"uri": "file:///x", "compactPaths": True}
+    assert record["asked_empty"] == {"compactPaths": True}
+
+
+def test_scopes_and_preview_ask_compact_paths_and_show_full_paths(
+    nvim: Path, project: Project
+) -> None:
+    deep = project.root / "pkg" / "a" / "b"
+    deep.mkdir(parents=True)
+    (deep / "AGENTS.md").write_text("# Deep rules\n")
+    (deep / "f.txt").write_text("f\n")
+    # The user-global file: the rule does not give its paths back, so they always travel.
+    user_global = project.home / "AGENTS.md"
+    user_global.write_text("# Everywhere\n")
+    run = succeed(nvim, "compact_paths", project, {"DSH_TEST_FILE": "pkg/a/b/f.txt"})
+    record = run.records["compact_paths"]
+    # :DshScopes, :DshPreview, api.scopes, api.preview: each asks compactPaths.
+    wire = record["wire"]
+    assert [w["method"] for w in wire] == [py_methods.SCOPES, py_methods.CONTEXT_PREVIEW] * 2
+    chain = [
+        "user-global\0AGENTS.md",
+        ".\0AGENTS.md",
+        ".\0CLAUDE.md",
+        "pkg\0AGENTS.md",
+        "pkg/a/b\0AGENTS.md",
+    ]
+    for seen in wire:
+        assert seen["params"]["compactPaths"] is True and not seen.get("err"), seen
+        sent = seen["files"]
+        assert [f["scope"] for f in sent] == chain, sent
+        # The sidecar did leave the project's paths out, so the plugin had them to put back.
+        assert [("path" in f, "displayPath" in f) for f in sent] == [(True, True)] + [
+            (False, False)
+        ] * 4, sent
+        assert (sent[0]["path"], sent[0]["displayPath"]) == (
+            str(user_global),
+            "$DSH_HOME/AGENTS.md",
+        )
+    # Callers of the API get exactly what an answer without compactPaths says.
+    assert record["api_scopes"]["files"] == record["full_scopes"]
+    assert record["api_preview"]["files"] == record["full_preview"]
+    displays = ["AGENTS.md", "CLAUDE.md", "pkg/AGENTS.md", "pkg/a/b/AGENTS.md"]
+    full = record["full_scopes"]
+    assert [f["displayPath"] for f in full] == ["$DSH_HOME/AGENTS.md", *displays]
+    assert [f["path"] for f in full] == [str(user_global)] + [
+        f"{project.root}/{d}" for d in displays
+    ]
+    # The commands show the display paths (and scope directories), never a NUL.
+    expected = [
+        ["included", "13", "$DSH_HOME/AGENTS.md", "user-global"],
+        ["included", "24", "AGENTS.md", "."],
+        ["duplicate", "23", "CLAUDE.md", "."],
+        ["included", "36", "pkg/AGENTS.md", "pkg"],
+        ["included", "13", "pkg/a/b/AGENTS.md", "pkg/a/b"],
+    ]
+    for shown, columns in ((record["scopes"], 4), (record["preview"], 3)):
+        assert shown["status"] == "ready", shown
+        assert "\x00" not in text_of(shown["lines"]) and "^@" not in text_of(shown["lines"])
+        rows = [line.split()[:columns] for line in shown["lines"] if line.split()[:1]]
+        rows = [row for row in rows if row[0] in STATES]
+        assert rows == [row[:columns] for row in expected], shown["lines"]

@@ -641,6 +641,119 @@ function scenarios.documented_setup()
   out({ check = 'documented_setup', cmd = vim.lsp.get_client_by_id(st.id).config.cmd, attached = vim.lsp.buf_is_attached(buf, st.id) })
 end
 
+-- compact_paths.expand over answers made up here (no sidecar): each case's result as expanded,
+-- for pytest to compare with what the rule of docs/protocol.md gives.
+function scenarios.compact_paths_unit()
+  local compact_paths = require('dsh_sidecar.compact_paths')
+  local root = '/work/proj'
+  local full = {
+    path = '/elsewhere/AGENTS.md',
+    displayPath = 'AGENTS.md',
+    scope = '.\0AGENTS.md',
+    state = 'included',
+    bytes = 24,
+    digest = 'd1',
+    includedBytes = 24,
+    imports = { { path = '/work/proj/notes.md', state = 'included' } },
+  }
+  local cases = {
+    root = { scope = '.\0AGENTS.md', state = 'included', bytes = 24, digest = 'd1', reason = vim.NIL },
+    nested = { scope = 'a/b\0CLAUDE.md', state = 'duplicate', bytes = 7, reason = 'same content' },
+    slash_name = { scope = '.\0.claude/CLAUDE.md', state = 'included', bytes = 3 },
+    nested_slash_name = { scope = 'pkg\0.claude/CLAUDE.md', state = 'included', bytes = 3 },
+    second_nul = { scope = 'a\0b\0c', state = 'included', bytes = 1 },
+    null_fields = { path = vim.NIL, displayPath = vim.NIL, scope = 'pkg\0AGENTS.md', state = 'included' },
+    display_only = { displayPath = 'pkg/AGENTS.md', scope = 'pkg\0AGENTS.md', state = 'included' },
+    -- As the sidecar sends it: the rule would give user-global/AGENTS.md, so both paths come.
+    user_global = {
+      path = '/home/u/.dsh/AGENTS.md',
+      displayPath = '$DSH_HOME/AGENTS.md',
+      scope = 'user-global\0AGENTS.md',
+      state = 'included',
+      bytes = 5,
+    },
+    full = vim.deepcopy(full),
+  }
+  local names, files = {}, {}
+  for name, file in pairs(cases) do
+    table.insert(names, name)
+    table.insert(files, file)
+  end
+  local result = { projectRoot = root, directory = root, files = files, sessions = {} }
+  local same = compact_paths.expand(result) == result
+  local expanded = {}
+  for i, name in ipairs(names) do
+    expanded[name] = files[i]
+  end
+  out({
+    check = 'compact_paths_unit',
+    root = root,
+    same_table = same,
+    expanded = expanded,
+    full_untouched = vim.deep_equal(cases.full, full),
+    -- Answers without files (an error's nil, a result of another shape) pass through as given.
+    passthrough = {
+      nil_result = compact_paths.expand(nil) == nil,
+      no_files = vim.deep_equal(compact_paths.expand({ text = 'x' }), { text = 'x' }),
+      null_files = compact_paths.expand({ files = vim.NIL }).files == vim.NIL,
+    },
+    asked = compact_paths.ask({ uri = 'file:///x' }),
+    asked_empty = compact_paths.ask(nil),
+  })
+end
+
+-- :DshScopes, :DshPreview, api.scopes and api.preview on a nested file (DSH_TEST_FILE), with a
+-- spy on the wire: what each request sent, each answer as it arrived, and what callers got.
+function scenarios.compact_paths()
+  setup()
+  local api = require('dsh_sidecar').api
+  local client = require('dsh_sidecar.client')
+  local methods = require('dsh_sidecar.methods')
+  local relpath = env('DSH_TEST_FILE')
+  edit(relpath)
+  local wire = {}
+  local request = client.request
+  client.request = function(st, method, params, cb, ...)
+    if method ~= methods.SCOPES and method ~= methods.CONTEXT_PREVIEW then
+      return request(st, method, params, cb, ...)
+    end
+    local seen = { method = method, params = vim.deepcopy(params) }
+    table.insert(wire, seen)
+    return request(st, method, params, function(err, result, ...)
+      -- A copy: the plugin fills the files in place once the answer is passed on.
+      seen.err, seen.files = err, result and vim.deepcopy(result.files)
+      return cb(err, result, ...)
+    end, ...)
+  end
+  local scopes = scratch('DshScopes')
+  local preview = scratch('DshPreview')
+  local path = project .. '/' .. relpath
+  local dir = vim.fn.fnamemodify(path, ':h')
+  local api_scopes = must('api.scopes', api.scopes(vim.uri_from_fname(path)))
+  local async
+  api.preview(dir, function(err, result)
+    async = { err = err, result = result }
+  end)
+  wait_for('the asynchronous api.preview', function()
+    return async ~= nil
+  end)
+  local api_preview = must('api.preview', async.result, async.err)
+  client.request = request
+  -- The same questions without compactPaths (api.request sends params as given): full answers.
+  local full_scopes = must('dsh/scopes', api.request(methods.SCOPES, { uri = vim.uri_from_fname(path) }))
+  local full_preview = must('dsh/context/preview', api.request(methods.CONTEXT_PREVIEW, { cwd = dir }))
+  out({
+    check = 'compact_paths',
+    wire = wire,
+    scopes = scopes,
+    preview = preview,
+    api_scopes = { projectRoot = api_scopes.projectRoot, files = api_scopes.files },
+    api_preview = { projectRoot = api_preview.projectRoot, files = api_preview.files },
+    full_scopes = full_scopes.files,
+    full_preview = full_preview.files,
+  })
+end
+
 -- Proves the harness: a Lua error must end Neovim with status 1 at once.
 function scenarios.error()
   error('deliberate failure')

@@ -197,7 +197,7 @@ function M.preview(bufnr)
   bufnr = source_buffer(bufnr)
   local cwd = buffer_dir(bufnr)
   return show('preview', bufnr, function(done)
-    session.request(methods.CONTEXT_PREVIEW, { cwd = cwd }, done)
+    session.request_files(methods.CONTEXT_PREVIEW, { cwd = cwd }, done)
   end, function(result)
     local lines = {
       '# dsh preview: baseline for ' .. printable(cwd),
@@ -226,7 +226,7 @@ function M.scopes(bufnr)
   end
   local uri = vim.uri_from_fname(path)
   return show('scopes', bufnr, function(done)
-    session.request(methods.SCOPES, { uri = uri }, done)
+    session.request_files(methods.SCOPES, { uri = uri }, done)
   end, function(result)
     local lines = {
       '# dsh scopes: ' .. printable(path),

@@ -2,6 +2,7 @@
 -- the Lua API that chat plugins drive the agent loop with.
 
 local client = require('dsh_sidecar.client')
+local compact_paths = require('dsh_sidecar.compact_paths')
 local config = require('dsh_sidecar.config')
 local methods = require('dsh_sidecar.methods')
 local remembered = require('dsh_sidecar.remembered')
@@ -178,6 +179,19 @@ function M.request(method, params, cb)
     end
     client.request(st, method, params, done)
   end, cb)
+end
+
+-- dsh/context/preview or dsh/scopes, asked with compactPaths; the answer comes back (to cb, or
+-- returned) with every file's paths filled in again, as if asked without.
+function M.request_files(method, params, cb)
+  params = compact_paths.ask(params)
+  if cb then
+    return M.request(method, params, function(err, result)
+      cb(err, compact_paths.expand(result))
+    end)
+  end
+  local result, err = M.request(method, params)
+  return compact_paths.expand(result), err
 end
 
 local api = {}
@@ -375,12 +389,12 @@ end
 
 -- {cwd} -> preview of the baseline a new session at cwd would get.
 function api.preview(cwd, cb)
-  return M.request(methods.CONTEXT_PREVIEW, { cwd = cwd }, cb)
+  return M.request_files(methods.CONTEXT_PREVIEW, { cwd = cwd }, cb)
 end
 
 -- {uri} -> the instruction chain of a file's directory.
 function api.scopes(uri, cb)
-  return M.request(methods.SCOPES, { uri = uri }, cb)
+  return M.request_files(methods.SCOPES, { uri = uri }, cb)
 end
 
 api.attach = M.attach
