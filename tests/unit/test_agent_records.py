@@ -130,8 +130,13 @@ def test_an_incomplete_record_is_found_out() -> None:
     assert "X: not installed, no reason" in problems(attrs.evolve(claude, hooks=no_reason))
     bad_tool = attrs.evolve(hooks, tools=(*hooks.tools, Tool("Find", "glob", ("pattern",))))
     assert "tool Find: path fields ('pattern',)" in problems(attrs.evolve(claude, hooks=bad_tool))
-    uncapped = attrs.evolve(hooks, output=attrs.evolve(hooks.output, cap=None))
+    uncapped = attrs.evolve(hooks, output=attrs.evolve(hooks.output, cap=None, cap_unit=None))
     assert "no cap and no note saying so" in problems(attrs.evolve(claude, hooks=uncapped))
+    # A cap is a number in the unit the agent counts: neither goes without the other.
+    with pytest.raises(ValueError, match="cap_unit"):
+        attrs.evolve(hooks.output, cap=None, cap_unit="utf-16-units")
+    with pytest.raises(ValueError, match="cap_unit"):
+        attrs.evolve(hooks.output, cap=10, cap_unit=None)
     user_only = attrs.evolve(hooks, settings=tuple(p for p in hooks.settings if p.scope == "user"))
     assert any("settings scopes" in p for p in problems(attrs.evolve(claude, hooks=user_only)))
     renamed = attrs.evolve(claude, id="claude-code")

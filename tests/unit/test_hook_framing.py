@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from dsh_sidecar.hooks.main import main
-from dsh_sidecar.hooks.output import INLINE_CAP, framed_for
+from dsh_sidecar.hooks.output import INLINE_CAP, cap_of, framed_for, shape
+from dsh_sidecar.model import Message
 
 BIG = "PKG-BIG\n" + "".join(f"rule {i} " + "q" * 70 + "\n" for i in range(520))
 
@@ -165,3 +166,33 @@ def test_what_did_not_fit_arrives_with_the_next_prompt(tmp_path: Path) -> None:
     assert at_prompt is not None and at_prompt.count("PKG-BIG") == 1
     assert "wait for the next event" not in at_prompt
     assert session.shell("cat pkg/sub/x.py") is None
+
+
+# One agent's cap, counted as it counts (docs/reference/agent-clis.md, "The size of one hook's
+# text"): Codex counts UTF-8 bytes, Claude Code UTF-16 code units.
+@pytest.mark.parametrize(
+    ("agent", "character", "measure"),
+    [
+        ("claude", "\N{SLIGHTLY SMILING FACE}", lambda text: len(text.encode("utf-16-le")) // 2),
+        (
+            "copilot-cli",
+            "\N{SLIGHTLY SMILING FACE}",
+            lambda text: len(text.encode("utf-16-le")) // 2,
+        ),
+        ("codex", "é", lambda text: len(text.encode("utf-8"))),
+    ],
+)
+def test_what_is_printed_fits_the_cap_in_the_agents_unit(
+    agent: str, character: str, measure: Any
+) -> None:
+    """Three messages that fit the cap by ``len`` and not in the agent's unit: what is printed
+    fits, the rest is held and named."""
+    cap = cap_of(agent)
+    assert cap is not None
+    messages = [
+        Message.user([f"m{i} " + character * 1_700], {"kind": f"source-{i}"}) for i in range(3)
+    ]
+    shaped = shape(agent, "after-tool", [], messages)
+    assert measure(shaped.text) <= cap
+    assert len(shaped.printed) == 2 and [m.id for m in shaped.held] == [messages[2].id]
+    assert shaped.text.endswith("wait for the next event: source-2]")

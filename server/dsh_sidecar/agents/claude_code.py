@@ -166,7 +166,7 @@ HOOKS = Hooks(
     ),
     matcher="name-list",
     trust="none",
-    output=Output(cap=10_000, frames_itself=True),
+    output=Output(cap=10_000, cap_unit="utf-16-units", frames_itself=True),
     timeout_unit="seconds",
 )
 

@@ -102,7 +102,7 @@ HOOKS = Hooks(
     ),
     matcher="every-tool",
     trust="codex-trusted-project",
-    output=Output(cap=10_000, frames_itself=False),
+    output=Output(cap=10_000, cap_unit="utf-8-bytes", frames_itself=False),
     timeout_unit="seconds",
 )
 

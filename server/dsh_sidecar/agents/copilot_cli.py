@@ -144,7 +144,7 @@ HOOKS = Hooks(
     ),
     matcher="name-list",
     trust="copilot-trusted-folder",
-    output=Output(cap=10_240, frames_itself=False, shape="top-level"),
+    output=Output(cap=10_240, cap_unit="utf-16-units", frames_itself=False, shape="top-level"),
     timeout_unit="seconds",
     # Resumed (--continue), it keeps the tool results but not the SessionStart text before the
     # first prompt, so that text is given again.

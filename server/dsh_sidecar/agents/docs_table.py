@@ -47,8 +47,11 @@ def _events(hooks: Hooks) -> str:
 
 def _text(hooks: Hooks) -> str:
     out = hooks.output
+    units = {"utf-16-units": "UTF-16 units", "utf-8-bytes": "UTF-8 bytes"}
     parts = [
-        f"at most {out.cap:,} characters" if out.cap is not None else f"no cap ({out.cap_note})"
+        f"at most {out.cap:,} {units[out.cap_unit]}"
+        if out.cap is not None and out.cap_unit is not None
+        else f"no cap ({out.cap_note})"
     ]
     parts.append("framed by the agent" if out.frames_itself else "in `<system-reminder>` tags")
     if out.escaping != "none":

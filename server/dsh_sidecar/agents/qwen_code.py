@@ -133,6 +133,7 @@ HOOKS = Hooks(
         # pass about twice the tool's output limit, grep_search's 20,000 characters being the
         # lowest of the tools above: 18,000 leaves that room and some for its skill reminder.
         cap=18_000,
+        cap_unit="utf-16-units",
         cap_note="none of its own; a tool message over about twice the tool's output limit is "
         "cut (grep_search: 40,000 characters with its output)",
         frames_itself=True,

@@ -181,14 +181,17 @@ Escaping = Literal["none", "gemini-at-references"]
 # The JSON a hook answers with: ``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}``,
 # or a top-level ``{"additionalContext"}``, the only one GitHub Copilot CLI shows the model.
 OutputShape = Literal["hook-specific-output", "top-level"]
+# What an agent's cap counts: JavaScript string length (UTF-16 code units: a character outside
+# the Basic Multilingual Plane counts two) or UTF-8 bytes (an ``é`` counts two).
+CapUnit = Literal["utf-16-units", "utf-8-bytes"]
 
 
 @attrs.frozen
 class Output:
     """What one hook prints.
 
-    ``cap``: the characters of one hook's text the agent keeps inline (None: no cap, and why in
-    ``cap_note``). ``frames_itself``: the agent frames a hook's text itself and rewrites our
+    ``cap``: how much of one hook's text the agent keeps inline, counted in ``cap_unit`` (None:
+    no cap, and why in ``cap_note``). ``frames_itself``: the agent frames a hook's text itself and rewrites our
     ``<system-reminder>`` tags, so the hook prints its blocks without them. ``escaping`` applies
     to the text printed at the seams ``escaped_at``. ``shape``: the JSON the hook answers with
     (``OutputShape``).
@@ -196,10 +199,16 @@ class Output:
 
     cap: int | None
     frames_itself: bool
+    cap_unit: CapUnit | None = attrs.field(default=None)
     cap_note: str = ""
     escaping: Escaping = "none"
     escaped_at: tuple[Seam, ...] = ()
     shape: OutputShape = "hook-specific-output"
+
+    @cap_unit.validator
+    def _counted(self, _: object, unit: CapUnit | None) -> None:
+        if (self.cap is None) != (unit is None):
+            raise ValueError("a cap needs the unit it counts (cap_unit), and only a cap has one")
 
 
 @attrs.frozen

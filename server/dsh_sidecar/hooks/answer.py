@@ -55,6 +55,7 @@ from .output import (
     cap_of,
     capped_instruction_bytes,
     shape,
+    text_size,
 )
 from .prefetch import TmuxQuery, query_tmux
 
@@ -191,10 +192,11 @@ class EventRun:
         if not waiting:
             return
         room = None if cap is None else cap - NOTICE_ROOM
-        used = sum(len(m.text) + len(SEPARATOR) for m in self.forced)
+        agent = self.event.agent
+        used = sum(text_size(agent, m.text) + len(SEPARATOR) for m in self.forced)
         taken: list[Message] = []
         for message in waiting:
-            size = len(message.text) + len(SEPARATOR)
+            size = text_size(agent, message.text) + len(SEPARATOR)
             if room is not None and used + size > room:
                 break
             taken.append(message)

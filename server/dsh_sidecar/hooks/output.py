@@ -1,8 +1,9 @@
 """What one hook prints: the agent's cap, the frame, its escaping, the JSON envelope; each read
 from the agent's record (``agents/record.py``, ``Output``).
 
-Claude Code and Codex keep at most 10,000 characters of one hook's text inline (above that the
-model gets a preview); Gemini CLI has no cap, but it reads ``@`` file references in the
+Claude Code and Codex keep at most 10,000 of one hook's text inline (above that the model gets a
+preview), Claude Code counting UTF-16 code units and Codex UTF-8 bytes, so every size below is
+counted as the agent counts it (``text_size``); Gemini CLI has no cap, but it reads ``@`` file references in the
 SessionStart text it puts before a headless prompt, so there each ``@`` it would expand gets a
 backslash (``gemini.escape_at_references``); its other events' texts reach the model as written.
 
@@ -25,7 +26,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from dsh_sidecar.agents.record import SEAM_KINDS, Escaping, Output, OutputShape
+from dsh_sidecar.agents.record import SEAM_KINDS, CapUnit, Escaping, Output, OutputShape
 from dsh_sidecar.agents.registry import hook_record
 from dsh_sidecar.model import Message
 from dsh_sidecar.sources.agent_instructions.render import CLOSE_TAG, OPEN_TAG
@@ -54,13 +55,38 @@ def output_of(agent: Agent) -> Output:
 
 
 def cap_of(agent: Agent) -> int | None:
-    """The characters of one hook's text ``agent`` keeps inline; None: no cap."""
+    """How much of one hook's text ``agent`` keeps inline, in ``text_size``; None: no cap."""
     return output_of(agent).cap
 
 
+# How each unit an agent counts its cap in measures a text.
+_MEASURES: dict[CapUnit, Callable[[str], int]] = {
+    "utf-16-units": lambda text: len(text.encode("utf-16-le", "surrogatepass")) // 2,
+    "utf-8-bytes": lambda text: len(text.encode("utf-8", "surrogatepass")),
+}
+
+
+def text_size(agent: Agent, text: str) -> int:
+    """``text``'s size as ``agent`` counts it against its cap (its record's ``cap_unit``): a
+    Python length counts an emoji once where Claude Code counts two, and an ``é`` once where
+    Codex counts two, so a text under the cap by ``len`` could still be cut. Its length for
+    an agent without a cap (nothing is compared with it)."""
+    unit = output_of(agent).cap_unit
+    return len(text) if unit is None else _MEASURES[unit](text)
+
+
+def _cut_to(agent: Agent, text: str, room: int, tail: str) -> str:
+    """``text`` cut so that it and ``tail`` fit in ``room`` as ``agent`` counts."""
+    cut = min(len(text), room)
+    while cut and text_size(agent, text[:cut] + tail) > room:
+        cut -= max(1, (text_size(agent, text[:cut] + tail) - room) // 4)
+    return text[:cut] + tail
+
+
 def capped_instruction_bytes(cap: int) -> int:
-    """The instruction renderer's byte budget under ``cap``: bytes >= characters, so a rendered
-    message of this many bytes fits in the cap with room for the notice and separators."""
+    """The instruction renderer's byte budget under ``cap``: a text's UTF-8 bytes are never
+    fewer than its UTF-16 units, so a rendered message of this many bytes fits in the cap in
+    either unit, with room for the notice and separators."""
     return cap - NOTICE_ROOM - 200
 
 
@@ -124,9 +150,9 @@ def shape(
     if cap is None:
         chosen = {m.id for m in messages if texts[m.id]}
     else:
-        used = sum(len(t) + len(SEPARATOR) for t in first)
+        used = sum(text_size(agent, t) + len(SEPARATOR) for t in first)
         for m in sorted(messages, key=_priority):  # stable: batch order within a priority
-            size = len(texts[m.id]) + len(SEPARATOR)
+            size = text_size(agent, texts[m.id]) + len(SEPARATOR)
             if texts[m.id] and used + size <= cap - NOTICE_ROOM:
                 chosen.add(m.id)
                 used += size
@@ -138,8 +164,8 @@ def shape(
         notice = (
             f"[dsh-sidecar: {len(held)} more context message(s) wait for the next event: {names}]"
         )
-        if cap is not None and len(notice) > NOTICE_ROOM:
-            notice = notice[: NOTICE_ROOM - 2] + "…]"
+        if cap is not None and text_size(agent, notice) > NOTICE_ROOM:
+            notice = _cut_to(agent, notice, NOTICE_ROOM, "…]")
         parts.append(notice)
     return Shaped(escape_for(agent, kind, framed_for(agent, SEPARATOR.join(parts))), printed, held)
 
