@@ -168,8 +168,8 @@ def test_what_did_not_fit_arrives_with_the_next_prompt(tmp_path: Path) -> None:
     assert session.shell("cat pkg/sub/x.py") is None
 
 
-# One agent's cap, counted as it counts (docs/reference/agent-clis.md, "The size of one hook's
-# text"): Codex counts UTF-8 bytes, Claude Code UTF-16 code units.
+# One agent's cap, counted as it counts: Codex counts UTF-8 bytes, Claude Code UTF-16 code units.
+# docs/reference/agent-clis.md, The size of one hook's text
 @pytest.mark.parametrize(
     ("agent", "character", "measure"),
     [
