@@ -202,3 +202,42 @@ def test_a_hook_killed_between_its_offer_and_its_print_leaves_the_answer_to_the_
     assert "PKG-AGENTS" not in agent.hook(agent.read("pkg/x.py", "t2"))
     assert "PKG-AGENTS" not in agent.hook(agent.read("notes.txt", "t3"))
     assert agent.log() == ""
+
+
+def test_a_compaction_hook_killed_before_its_record_leaves_the_re_arm_to_the_next_event(
+    agent: HookAgent,
+) -> None:
+    """The agent compacted, but the hook that was to give its instructions again died before
+    printing: nothing of that event was recorded, so without more the store would still hold
+    them as seen, and no later event would give them. The reset was kept with the event's
+    touches; the next event carries it out and gives them, once."""
+    agent.env["DSH_HOOK_RESIDENT"] = "0"
+    assert agent.hook(agent.read("pkg/x.py", "t1")).count("PKG-AGENTS") == 1
+    killed = agent.start(agent.payload("SessionStart", source="compact"), pause="offered")
+    agent.reached(killed, "offered")
+    assert agent.kill(killed) == ""
+
+    text = agent.hook(agent.prompt("go on"))
+    assert text.count("ROOT-AGENTS") == 1 and text.count("PKG-AGENTS") == 1
+    assert agent.spool.read(agent.session) == []
+    again = agent.hook(agent.read("pkg/x.py", "t2")) + agent.hook(agent.prompt("and on"))
+    assert "ROOT-AGENTS" not in again and "PKG-AGENTS" not in again
+
+
+@pytest.mark.parametrize(("source", "nested"), [("compact", 1), ("clear", 0)])
+def test_a_reset_kept_while_the_store_was_busy_is_carried_out_by_the_next_event(
+    agent: HookAgent, source: str, nested: int
+) -> None:
+    assert agent.hook(agent.read("pkg/x.py", "t1")).count("PKG-AGENTS") == 1
+    holder = LockHolder(agent.home / "sessions.sqlite3")
+    try:  # held for longer than the hook may wait
+        assert agent.hook(agent.payload("SessionStart", source=source)) == ""
+    finally:
+        holder.release()
+    assert f"store busy: kept 0 touch(es) and the {source}" in agent.log()
+
+    text = agent.hook(agent.prompt("go on"))
+    # After a clear the agent starts afresh: the baseline again, nested files when touched.
+    assert text.count("ROOT-AGENTS") == 1 and text.count("PKG-AGENTS") == nested
+    again = agent.hook(agent.read("pkg/x.py", "t2"))
+    assert "ROOT-AGENTS" not in again and again.count("PKG-AGENTS") == 1 - nested

@@ -7,6 +7,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from dsh_sidecar.cli import spool_row
 from dsh_sidecar.model import SessionHeader
 from dsh_sidecar.sessions.spool import Kept, Spool, waiting_paths
@@ -113,3 +115,24 @@ def test_a_kept_search_stays_a_search_and_an_old_line_reads_as_reads(tmp_path: P
         (("/p/c.py",), ()),
         (("/p/d.py",), ()),  # a scanned field that is no list is no search
     ]
+
+
+def test_a_reset_of_the_agents_context_is_kept_with_or_without_touches(tmp_path: Path) -> None:
+    spool = Spool(str(tmp_path / "spool"))
+    alone = spool.keep("s", (), reset="compact")
+    assert alone is not None
+    both = spool.keep("s", ("/p/x.py",), reset="resume")
+    assert spool.keep("s", ()) is None  # nothing to keep
+    assert spool.read("s") == [
+        Kept(alone, (), (), "compact"),
+        Kept(str(both), ("/p/x.py",), (), "resume"),
+    ]
+    # A reset no agent reports is refused on the way in, and read as none on the way out.
+    with pytest.raises(ValueError, match="not a reset"):
+        spool.keep("s", ("/p/y.py",), reset="startup")
+    live = tmp_path / "spool" / next(p.name for p in (tmp_path / "spool").iterdir())
+    with live.open("a") as out:
+        out.write(json.dumps({"id": "odd", "paths": ["/p/z.py"], "reset": "reboot"}) + "\n")
+    assert spool.read("s")[-1] == Kept("odd", ("/p/z.py",))
+    spool.settle("s", {alone, str(both), "odd"})
+    assert spool.read("s") == []

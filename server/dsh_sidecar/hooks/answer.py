@@ -136,10 +136,15 @@ class EventRun:
     # --- the event ---------------------------------------------------------------------------
 
     def answer(
-        self, spooled: Sequence[str], spooled_scanned: frozenset[str] = frozenset()
+        self,
+        spooled: Sequence[str],
+        spooled_scanned: frozenset[str] = frozenset(),
+        spooled_resets: Sequence[str] = (),
     ) -> Shaped | None:
         """``spooled``: touches kept by earlier busy events of the session, delivered first;
-        ``spooled_scanned``: those of them only a search, listing or shell command touched."""
+        ``spooled_scanned``: those of them only a search, listing or shell command touched;
+        ``spooled_resets``: resets of the agent's context that earlier events reported and did
+        not record (kept busy, or killed before their record), carried out first."""
         event = self.event
         if event.kind == "other":
             return None
@@ -147,11 +152,10 @@ class EventRun:
         # file tool is not one, even if a kept grep touched it too.
         read_now = {p for p in event.touched if p not in event.scanned}
         self.scanned_only = (event.scanned | spooled_scanned) - read_now
+        resets = [*spooled_resets, *([event.context_reset] if event.context_reset else [])]
         rearm: list[str] = []
-        if event.kind == "start" and event.source in ("compact", "clear"):
-            rearm = self._forget_what_the_agent_lost(keep_nested=event.source == "compact")
-        elif event.kind == "start" and event.source == "resume" and self._lost_on_resume():
-            rearm = self._forget_prompt_context(self._lost_on_resume())
+        for reset in dict.fromkeys(resets):  # the same reset twice shadows nothing more
+            rearm.extend(p for p in self._rearm(reset) if p not in rearm)
         touched = [*spooled, *rearm]
         if event.kind in ("after-tool", "pre-tool"):
             touched.extend(event.touched)
@@ -220,9 +224,18 @@ class EventRun:
     def _visible(self) -> list[Message]:
         return visible_instructions(self.store, self.sid)
 
-    def _forget_what_the_agent_lost(self, *, keep_nested: bool) -> list[str]:
+    def _rearm(self, reset: str) -> list[str]:
+        """After the agent's context was reset (``HookEvent.context_reset``), shadow what it no
+        longer holds; the nested files to send again."""
+        if reset in ("compact", "clear"):
+            return self._forget_what_the_agent_lost(reset)
+        lost = self._lost_on_resume()
+        return self._forget_prompt_context(lost) if lost else []
+
+    def _forget_what_the_agent_lost(self, reset: str) -> list[str]:
         """After the agent compacted or cleared its context, shadow everything the sidecar had
-        told it (the seed's compaction re-arm); return the nested files to send again."""
+        told it (the seed's compaction re-arm); return the nested files to send again (none
+        after a clear)."""
         visible = self._visible()
         nested = [
             self._abs(c)
@@ -232,11 +245,11 @@ class EventRun:
         size = self.store.surface_size(self.sid)
         if size:
             checkpoint = Message.user(
-                [f"The agent's context was reset ({self.event.source}); earlier context is gone."],
+                [f"The agent's context was reset ({reset}); earlier context is gone."],
                 {"kind": "plugin", "plugin": "compact", "compactionId": new_message_id()},
             )
             self.store.compact(self.sid, checkpoint, 0, size - 1)
-        return nested if keep_nested else []
+        return nested if reset == "compact" else []
 
     def _lost_on_resume(self) -> frozenset[str]:
         """The kinds of event whose texts the agent's resumed conversation no longer holds (its

@@ -15,6 +15,11 @@ Agent = str
 # itself (agents/record.py, ``SEAM_KINDS``).
 Kind = Literal["start", "prompt", "after-tool", "pre-tool", "loaded", "other"]
 
+# The sources of a start after which the agent's context no longer holds what the hooks gave it
+# (all of it, or for a resume, what its record says a resume drops): ``answer.EventRun``
+# shadows it and gives it again.
+CONTEXT_RESETS = frozenset({"compact", "clear", "resume"})
+
 
 @attrs.frozen
 class HookEvent:
@@ -33,6 +38,11 @@ class HookEvent:
     # A subagent's events (Claude Code: ``agent_id``/``agent_type``).
     agent_id: str | None = None
     agent_type: str | None = None
+
+    @property
+    def context_reset(self) -> str | None:
+        """The reset of the agent's context this event reports (a start's source), or None."""
+        return self.source if self.kind == "start" and self.source in CONTEXT_RESETS else None
 
     @property
     def answer_key(self) -> str | None:

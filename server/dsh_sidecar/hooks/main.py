@@ -171,7 +171,6 @@ def run(
 
     from .budget import wait_ms
     from .config import HookConfig
-    from .failopen import log_line
     from .mapping import session_id_of
     from .runtime import handle
 
@@ -184,20 +183,23 @@ def run(
         if isinstance(exc, sqlite3.OperationalError) and "locked" not in str(exc):
             raise
         _keep(config, event, session_id_of)
-        log_line(config.dsh_home, event.agent, f"store busy: kept {len(event.touched)} touch(es)")
         return
     try:
         handle(store, event, config, emit, before_commit=before_commit)
     except StoreBusy:
         _keep(config, event, session_id_of)
-        log_line(config.dsh_home, event.agent, f"store busy: kept {len(event.touched)} touch(es)")
     finally:
         store.close()
 
 
 def _keep(config: Any, event: HookEvent, session_id_of: Callable[..., str]) -> None:
+    """A busy event's touches, and the reset of the agent's context it reports, kept for the
+    session's next event."""
     sid = session_id_of(event.agent, event.session_id, event.agent_id)
-    config.spool().keep(sid, event.touched, event.scanned)
+    reset = event.context_reset
+    config.spool().keep(sid, event.touched, event.scanned, reset=reset)
+    kept = f"store busy: kept {len(event.touched)} touch(es)"
+    log_line(config.dsh_home, event.agent, kept + (f" and the {reset}" if reset else ""))
 
 
 def _emitter(writer: Any) -> Callable[[bytes], None]:

@@ -105,8 +105,11 @@ def handle(
         try:
             if answer and own is None:
                 # Kept before the offer, consumed with the event's record: should this process
-                # die before that, the next event of the session delivers these touches.
-                own = spool.keep(sid, tuple(event.touched), event.scanned)
+                # die before that, the next event of the session delivers these touches and
+                # carries out the reset of the agent's context this one reports.
+                own = spool.keep(
+                    sid, tuple(event.touched), event.scanned, reset=event.context_reset
+                )
             if own is not None:
                 with scratch.transaction():
                     scratch.record_hook_event(sid, CONSUMED_PREFIX + own, None)
@@ -165,6 +168,7 @@ def _work_out(
             shaped = run.answer(
                 list(dict.fromkeys(p for k in fresh for p in k.paths)),
                 spooled_scanned=only_scanned(fresh),
+                spooled_resets=[k.reset for k in fresh if k.reset is not None],
             )
             for entry in fresh:
                 scratch.record_hook_event(run.sid, entry.consumed_key, None)

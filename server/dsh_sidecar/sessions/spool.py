@@ -32,14 +32,22 @@ from dsh_sidecar.private_paths import make_private_dirs
 CONSUMED_PREFIX = "spool:"
 
 
+# What ``Kept.reset`` may be: a start's source after which the agent's context was reset.
+RESETS = frozenset({"compact", "clear", "resume"})
+
+
 @dataclass(frozen=True)
 class Kept:
     """One busy event's touches; ``scanned`` are those a search, listing or shell command
-    touched, after which the agent loads no instruction file itself (a subset of ``paths``)."""
+    touched, after which the agent loads no instruction file itself (a subset of ``paths``).
+    ``reset``: the reset of the agent's context (``RESETS``) the event reported, which the
+    next answering event carries out in its place (the context shadowed and given again),
+    since nothing else would tell it the agent lost it."""
 
     id: str
     paths: tuple[str, ...]
     scanned: tuple[str, ...] = ()
+    reset: str | None = None
 
     @property
     def consumed_key(self) -> str:
@@ -61,14 +69,22 @@ class Spool:
         return hashlib.sha1(session_id.encode("utf-8")).hexdigest() + ".jsonl"
 
     def keep(
-        self, session_id: str, paths: tuple[str, ...], scanned: Collection[str] = ()
+        self,
+        session_id: str,
+        paths: tuple[str, ...],
+        scanned: Collection[str] = (),
+        reset: str | None = None,
     ) -> str | None:
-        """Keep ``paths`` for the session's next answering event; the entry's id (None: no
-        paths, nothing kept)."""
-        if not paths:
+        """Keep ``paths`` (and ``reset``) for the session's next answering event; the entry's id
+        (None: no paths and no reset, nothing kept)."""
+        if not paths and reset is None:
             return None
+        if reset is not None and reset not in RESETS:
+            raise ValueError(f"not a reset of the agent's context: {reset!r}")
         make_private_dirs(self.directory)
         entry: dict[str, object] = {"id": os.urandom(12).hex(), "paths": list(paths)}
+        if reset is not None:
+            entry["reset"] = reset
         # Kept apart because it changes what the delivering event does: after a Read the agent
         # may load a nested file itself, after a grep or a `cat` it loads nothing.
         if any(p in scanned for p in paths):
@@ -198,19 +214,22 @@ def _parse(line: str) -> Kept | None:
     except ValueError:
         return None
     raw_scanned: object = []
+    reset: object = None
     if isinstance(value, list):  # written before entries had ids
         raw: object = value
         entry_id = "line-" + _digest(line)
     elif isinstance(value, dict) and isinstance(value.get("id"), str):
         raw, entry_id = value.get("paths"), value["id"]
         raw_scanned = value.get("scanned", [])
+        reset = value.get("reset")
     else:
         return None
     if not isinstance(raw, list):
         return None
     paths = tuple(p for p in raw if isinstance(p, str) and os.path.isabs(p))
     scanned = raw_scanned if isinstance(raw_scanned, list) else []
-    return Kept(entry_id, paths, tuple(p for p in paths if p in scanned))
+    known_reset = reset if isinstance(reset, str) and reset in RESETS else None
+    return Kept(entry_id, paths, tuple(p for p in paths if p in scanned), known_reset)
 
 
 def _id_of(line: str) -> str | None:
