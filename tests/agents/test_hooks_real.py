@@ -288,3 +288,22 @@ def test_after_claude_compacts_what_it_lost_arrives_again_once(tmp_path: Path) -
     assert third.exit_code == 0, third.describe()
     assert counts(third) == EVERY_FILE_ONCE, third.describe()
     no_hook_failures(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "claude_loads"),
+    [("x", True), ("absent", False)],  # grep exits 0 (a match), then 1 (no match)
+)
+def test_a_claude_grep_of_one_file_brings_its_nested_file_once(
+    pattern: str, claude_loads: bool, tmp_path: Path
+) -> None:
+    # Claude Code takes `grep P FILE` as a read of FILE only when it exits 0, and then loads
+    # pkg/CLAUDE.md itself; the hook sends it only when Claude Code did not.
+    repo = tmp_path / "repo"
+    script: list[Step] = [Shell(f"grep {pattern} pkg/sub/x.py"), Text("done")]
+    result = run("claude", tmp_path, script=script)
+    last = result.main_requests[-1]
+    assert counts(result) == EVERY_FILE_ONCE, result.describe()
+    own = count_in(last, f"Contents of {repo / 'pkg/CLAUDE.md'}:")
+    assert own == (1 if claude_loads else 0), result.describe()
+    no_hook_failures(tmp_path)

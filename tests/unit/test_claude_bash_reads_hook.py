@@ -88,3 +88,32 @@ def test_the_nested_claude_md_is_sent_only_when_claude_code_does_not_load_it(
     )
     assert text is not None and text.count("LIB-AGENTS") == 1
     assert text.count("LIB-CLAUDE") == (1 if sends_claude_md else 0)
+
+
+MATCHED = {"stdout": "v = 1", "stderr": "", "interrupted": False, "isImage": False}
+NO_MATCH = {**MATCHED, "stdout": "", "returnCodeInterpretation": "No matches found"}
+
+
+@pytest.mark.parametrize(
+    ("response", "sends_claude_md"),
+    [
+        (MATCHED, False),  # exit 0: Claude Code loads lib/CLAUDE.md itself
+        (NO_MATCH, True),  # exit 1: it loads nothing, so the hook sends it
+    ],
+)
+def test_a_grep_of_one_file_reads_it_only_when_it_exited_zero(
+    repo: Path, response: dict[str, Any], sends_claude_md: bool
+) -> None:
+    hook(repo, {"hook_event_name": "SessionStart", "source": "startup"})
+    text = hook(
+        repo,
+        {
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_use_id": "t1",
+            "tool_input": {"command": "grep v lib/deep/y.py"},
+            "tool_response": response,
+        },
+    )
+    assert text is not None and text.count("LIB-AGENTS") == 1
+    assert text.count("LIB-CLAUDE") == (1 if sends_claude_md else 0)

@@ -65,7 +65,7 @@ def test_an_absolute_path_and_a_dotted_one_resolve(repo: Path) -> None:
         "cat -A pkg/x.py",  # an option it does not know
         "cat -",
         "cd pkg && cat x.py",  # another command in the list
-        "grep -n line pkg/x.py",  # grep counts only when it exits 0: not known here
+        "grep -n line pkg/x.py",  # a search counts only once it exited 0: not known here
         "rg line pkg/x.py",
         "grep -rn line pkg",
         "sed -i 1d pkg/x.py",
@@ -99,3 +99,79 @@ def test_a_file_over_ten_mebibytes_is_not(repo: Path) -> None:
     with big.open("wb") as handle:
         handle.truncate(10 * 1024 * 1024 + 1)
     assert claude_reads("cat big.txt", str(repo)) == ()
+
+
+# Claude Code's Bash results after the call (``tool_response``, as recorded from 2.1.332): exit 0,
+# and exit 1 of a search, which it interprets; exit 2 and up fails the call (no PostToolUse).
+MATCHED = {"stdout": "line 1", "stderr": "", "interrupted": False, "isImage": False}
+NO_MATCH = {**MATCHED, "stdout": "", "returnCodeInterpretation": "No matches found"}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep line pkg/x.py",
+        "egrep line pkg/x.py",
+        "fgrep line pkg/x.py",
+        "grep -n line pkg/x.py",
+        "grep -inH line pkg/x.py",
+        "grep -A 2 -B3 --context=1 line pkg/x.py",
+        "grep --fixed-strings --color=never line pkg/x.py",
+        "grep - pkg/x.py",  # "-" is a pattern here
+        "rg line pkg/x.py",
+        "rg -S --pcre2 line pkg/x.py",
+        "rg --context 2 -nN line pkg/x.py",
+    ],
+)
+def test_a_search_of_one_file_that_exited_zero_reads_it(repo: Path, command: str) -> None:
+    assert claude_reads(command, str(repo), MATCHED) == (str(repo / "pkg/x.py"),)
+
+
+@pytest.mark.parametrize(
+    ("command", "response"),
+    [
+        ("grep line pkg/x.py", NO_MATCH),  # exit 1
+        ("grep line pkg/x.py", {}),  # not Claude Code's Bash result: not known to exit 0
+        ("grep line pkg/x.py", {**MATCHED, "interrupted": True}),
+        ("grep line pkg/x.py", {**MATCHED, "backgroundTaskId": "b1"}),
+        ("grep -r line pkg/x.py", MATCHED),  # an option it does not list
+        ("grep -c line pkg/x.py", MATCHED),
+        ("grep -S line pkg/x.py", MATCHED),  # rg's flag, not grep's
+        ("grep --context 2 line pkg/x.py", MATCHED),  # the spaced long form is rg's only
+        ("grep -A x line pkg/x.py", MATCHED),
+        ("grep -e line pkg/x.py", MATCHED),
+        ("grep line pkg/x.py pkg/y.py", MATCHED),  # two files
+        ("grep line pkg", MATCHED),  # a directory
+        ("grep line -", MATCHED),
+        ("grep line", MATCHED),
+        ("rg -r x line pkg/x.py", MATCHED),
+        ("rg --line-regexp=x line pkg/x.py", MATCHED),
+        ("grep line pkg/x.py && echo found", MATCHED),  # not the only command
+        ("echo start; grep line pkg/x.py", MATCHED),
+        ("git grep line pkg/x.py", MATCHED),
+    ],
+)
+def test_any_other_search_reads_nothing(
+    repo: Path, command: str, response: dict[str, object]
+) -> None:
+    assert claude_reads(command, str(repo), response) == ()
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        {**MATCHED, "interrupted": True},
+        {**MATCHED, "backgroundTaskId": "b1"},
+        {**MATCHED, "isImage": True},
+    ],
+)
+def test_no_read_counts_after_a_call_claude_code_does_not_check(
+    repo: Path, response: dict[str, object]
+) -> None:
+    assert claude_reads("cat pkg/x.py", str(repo), response) == ()
+
+
+def test_a_path_over_4096_characters_is_not_read(repo: Path) -> None:
+    long = "./" * 2100 + "pkg/x.py"
+    assert claude_reads(f"cat {long}", str(repo)) == ()
+    assert claude_reads(f"cat {long[-4096:]}", str(repo)) == (str(repo / "pkg/x.py"),)

@@ -38,7 +38,8 @@ def parse(record: AgentRecord, data: Mapping[str, Any]) -> HookEvent:
             arguments = mapping(data, fields.tool_input)
             touched = touched_by(tool, arguments, cwd, after=kind == "after-tool")
             if not tool.loads_after:
-                scanned = frozenset(touched) - _read_by_agent(tool, arguments, cwd)
+                output = mapping(data, fields.tool_output) if kind == "after-tool" else None
+                scanned = frozenset(touched) - _read_by_agent(tool, arguments, cwd, output)
     elif kind == "loaded" and fields.loaded_path is not None:
         path = text(data, fields.loaded_path)
         touched = (absolute(path, cwd),) if path else ()
@@ -61,15 +62,18 @@ def parse(record: AgentRecord, data: Mapping[str, Any]) -> HookEvent:
     )
 
 
-def _read_by_agent(tool: Tool, arguments: Mapping[str, Any], cwd: str) -> frozenset[str]:
+def _read_by_agent(
+    tool: Tool, arguments: Mapping[str, Any], cwd: str, output: Mapping[str, Any] | None
+) -> frozenset[str]:
     """The files of a shell command that the agent itself takes as read (``Tool.shell_reads``):
-    its model of what it loads is asked about them, as after its file tools."""
+    its model of what it loads is asked about them, as after its file tools. ``output``: the
+    call's result after it ran (some reads count only by how it ended), None before."""
     command = text(arguments, tool.fields[0]) if tool.shell_reads == "claude-code" else None
     if command is None:
         return frozenset()
     from .claude_shell_reads import claude_reads  # only for such a command
 
-    return frozenset(claude_reads(command, cwd))
+    return frozenset(claude_reads(command, cwd, output))
 
 
 def _session(data: Mapping[str, Any], fields: Payload) -> str:

@@ -12,14 +12,21 @@ Claude Code's rule, from its shipped code: nothing at all when the command holds
 starts with ``echo``, ``printf``, ``true`` or ``:``. A read is ``cat``, ``nl``, ``bat`` or
 ``batcat`` with one file operand and only their numbering (and for ``bat`` plain) options;
 ``head`` or ``tail`` with one file and at most a line count; or ``sed`` with ``-n`` (never
-``-i`` or ``-e``), a ``Np`` or ``N,Mp`` script and one file. The file is then taken as read when
-it is a regular file of at most 10 MiB and the slice the command printed is not blank where the
-file is not.
+``-i`` or ``-e``), a ``Np`` or ``N,Mp`` script and one file; or, as the only command, ``grep``,
+``egrep``, ``fgrep`` or ``rg`` with a short list of options, a pattern and one file that is not a
+glob, counted only when it exits 0. The file (its path at most 4,096 characters) is then taken as
+read when it is a regular file of at most 10 MiB and the slice the command printed is not blank
+where the file is not. Claude Code takes nothing as read after a command that was interrupted,
+moved to the background or printed an image.
+
+The hook input tells a ``grep`` that exited 0: a non-zero exit of these commands either fails the
+call (2 and up: no ``PostToolUse`` at all) or, for 1, comes with ``returnCodeInterpretation`` "No
+matches found" in ``tool_response``. So a search counts only in a ``PostToolUse`` whose
+``tool_response`` has no such interpretation, never before the call.
 
 This reads fewer commands than Claude Code, never more: a word with an expansion or a quote
-(which Claude Code's own shell grammar reads, and ``shlex`` would read differently), and ``grep``
-or ``rg`` on one file (read only when it exits 0, which the hook input does not say), are left
-out. A file wrongly taken as read would lose its nested files; one left out costs a repeat.
+(which Claude Code's own shell grammar reads, and ``shlex`` would read differently) is left out.
+A file wrongly taken as read would lose its nested files; one left out costs a repeat.
 """
 
 from __future__ import annotations
@@ -27,8 +34,11 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Mapping
+from typing import Any
 
 MAX_FILE_BYTES = 10 * 1024 * 1024  # Claude Code's own limit for such a read
+MAX_PATH_CHARS = 4096  # a longer path is never taken as read
 _DEFAULT_LINES = 10  # head's and tail's count when none is given
 _SEPARATORS = re.compile(r"&&|\|\||;|&|\n")
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9_./@%+=:,~^-]+")
@@ -41,30 +51,101 @@ _PRINTERS: dict[str, frozenset[str]] = {
 }
 _SED_RANGE = re.compile(r"^(\d+),(\d+)p$")
 _SED_LINE = re.compile(r"^(\d+)p$")
+# grep's and rg's options Claude Code allows in such a search: clusters of short flags, a few long
+# ones, and the context line counts (-A/-B/-C N, -AN, --context=N; rg also --context N).
+_SEARCH_SHORT = {
+    "grep": re.compile(r"^-[niwxEFGPHh]+$"),
+    "rg": re.compile(r"^-[iSswxFnNHUP]+$"),
+}
+_SEARCH_LONG = {
+    "grep": frozenset(
+        {
+            "--line-number",
+            "--ignore-case",
+            "--word-regexp",
+            "--line-regexp",
+            "--extended-regexp",
+            "--fixed-strings",
+            "--basic-regexp",
+            "--perl-regexp",
+            "--with-filename",
+            "--no-filename",
+            "--color=never",
+            "--color=auto",
+        }
+    ),
+    "rg": frozenset(
+        {
+            "--ignore-case",
+            "--smart-case",
+            "--case-sensitive",
+            "--word-regexp",
+            "--line-regexp",
+            "--fixed-strings",
+            "--line-number",
+            "--no-line-number",
+            "--with-filename",
+            "--no-filename",
+            "--multiline",
+            "--pcre2",
+        }
+    ),
+}
+_SEARCHERS: dict[str, str] = {"grep": "grep", "egrep": "grep", "fgrep": "grep", "rg": "rg"}
+_CONTEXT_JOINED = re.compile(r"^-[ABC]\d+$|^--(?:after-context|before-context|context)=\d+$")
+_RG_CONTEXT_LONG = frozenset({"--after-context", "--before-context", "--context"})
+_GLOB = re.compile(r"[*?[{]")  # as Claude Code checks it (no plain word holds these today)
 
 
 # A slice of the file's lines: (first line, last line) from 1, or (-count, None) for a tail.
 Slice = tuple[int, int | None] | None
 
 
-def claude_reads(command: str, cwd: str) -> tuple[str, ...]:
-    """Absolute paths of the files Claude Code takes as read by ``command`` run in ``cwd``."""
-    if any(c in command for c in "|<>"):
+def claude_reads(
+    command: str, cwd: str, response: Mapping[str, Any] | None = None
+) -> tuple[str, ...]:
+    """Absolute paths of the files Claude Code takes as read by ``command`` run in ``cwd``.
+
+    ``response``: the call's ``tool_response`` once it ran (``PostToolUse``); None before it,
+    when a search cannot count yet (whether it exits 0 is not known)."""
+    if any(c in command for c in "|<>") or (response is not None and not _reads_after(response)):
         return ()
     parts = [p.strip() for p in _SEPARATORS.split(command)]
     parts = [p for p in parts if p]
     found: list[str] = []
     for part in parts:
         read = _read_of(part)
+        if read is None and len(parts) == 1 and _exited_zero(response):
+            read = _search(part)
         if read is None:
             if len(parts) > 1 and _FILLER.match(part):
                 continue
             return ()
         path, lines = read
         full = os.path.normpath(os.path.join(cwd, path))
-        if _printed_something(full, lines):
+        if len(path) <= MAX_PATH_CHARS and _printed_something(full, lines):
             found.append(full)
     return tuple(dict.fromkeys(found))
+
+
+def _reads_after(response: Mapping[str, Any]) -> bool:
+    """Claude Code's read step runs only after a command that was not interrupted, not moved to
+    the background (a timeout does that too) and did not print an image."""
+    return not (
+        response.get("interrupted") is True
+        or response.get("isImage") is True
+        or response.get("backgroundTaskId") is not None
+    )
+
+
+def _exited_zero(response: Mapping[str, Any] | None) -> bool:
+    """Whether a lone search's call exited 0: its response is Claude Code's Bash output (it
+    says ``interrupted``) without the "No matches found" that exit 1 brings."""
+    return (
+        response is not None
+        and isinstance(response.get("interrupted"), bool)
+        and "returnCodeInterpretation" not in response
+    )
 
 
 def _words(part: str) -> list[str] | None:
@@ -151,6 +232,32 @@ def _sed(rest: list[str]) -> tuple[str, Slice] | None:
     if match := _SED_LINE.match(script):
         return path, (int(match[1]), int(match[1]))
     return None
+
+
+def _search(part: str) -> tuple[str, Slice] | None:
+    """``grep``/``egrep``/``fgrep``/``rg`` with allowed options, a pattern and one file: the
+    whole file counts as read (its printed lines are not what Claude Code checks)."""
+    words = _words(part)
+    if not words or words[0] not in _SEARCHERS:
+        return None
+    kind = _SEARCHERS[words[0]]
+    operands: list[str] = []
+    rest = iter(words[1:])
+    for word in rest:
+        if not word.startswith("-") or word == "-":
+            operands.append(word)
+        elif word in ("-A", "-B", "-C") or (kind == "rg" and word in _RG_CONTEXT_LONG):
+            if not next(rest, "").isdigit():
+                return None
+        elif not (
+            _CONTEXT_JOINED.match(word)
+            or _SEARCH_SHORT[kind].match(word)
+            or word in _SEARCH_LONG[kind]
+        ):
+            return None
+    if len(operands) != 2 or operands[1] == "-" or _GLOB.search(operands[1]):
+        return None
+    return operands[1], (1, None)
 
 
 def _printed_something(path: str, lines: Slice) -> bool:
