@@ -292,7 +292,8 @@ def test_after_claude_compacts_what_it_lost_arrives_again_once(tmp_path: Path) -
 
 @pytest.mark.parametrize(
     ("pattern", "claude_loads"),
-    [("x", True), ("absent", False)],  # grep exits 0 (a match), then 1 (no match)
+    # grep exits 0 (a match), then 1 (no match); a quoted pattern is one word, as a model writes
+    [("x", True), ("absent", False), ("'x = 1'", True), ('"not in it"', False)],
 )
 def test_a_claude_grep_of_one_file_brings_its_nested_file_once(
     pattern: str, claude_loads: bool, tmp_path: Path

@@ -40,6 +40,11 @@ def repo(tmp_path: Path) -> Path:
         "sed --quiet 1,2p pkg/x.py",
         "echo start && cat pkg/x.py",
         "cat pkg/x.py; true",
+        # Quotes every shell reads the same way: removed, separators inside them are text.
+        "cat 'pkg/x.py'",
+        'cat "pkg/x.py"',
+        "cat pkg/'x'.py",
+        "echo 'a; b && c' && cat pkg/x.py",
     ],
 )
 def test_a_command_that_prints_one_file_reads_it(repo: Path, command: str) -> None:
@@ -77,7 +82,11 @@ def test_an_absolute_path_and_a_dotted_one_resolve(repo: Path) -> None:
         "head -n +3 pkg/x.py",
         "tail -f pkg/x.py",
         "head -n 2 pkg/blank_top.py",  # a blank slice of a file that is not blank
-        "cat 'pkg/x.py'",  # quoted: read by Claude Code's grammar, left out here
+        "cat 'pkg/x.py",  # a quote left open
+        'cat "$HOME/x.py"',  # an expansion inside double quotes
+        'cat "pkg/x\\.py"',  # an escape
+        "cat `echo pkg/x.py`",
+        'cat pkg/x.py; echo "$x"',  # one part that is not read here: none of it counts
         "cat $HOME/x.py",
         "cat pkg/*.py",
         "cat pkg/missing.py",
@@ -88,6 +97,12 @@ def test_an_absolute_path_and_a_dotted_one_resolve(repo: Path) -> None:
 )
 def test_anything_else_reads_nothing(repo: Path, command: str) -> None:
     assert claude_reads(command, str(repo)) == ()
+
+
+def test_a_quoted_path_with_a_space_is_one_path(repo: Path) -> None:
+    (repo / "pkg/with space.py").write_text("w = 1\n")
+    assert claude_reads("cat 'pkg/with space.py'", str(repo)) == (str(repo / "pkg/with space.py"),)
+    assert claude_reads("cat pkg/with space.py", str(repo)) == ()  # two operands
 
 
 def test_an_empty_file_is_read(repo: Path) -> None:
@@ -121,6 +136,11 @@ NO_MATCH = {**MATCHED, "stdout": "", "returnCodeInterpretation": "No matches fou
         "rg line pkg/x.py",
         "rg -S --pcre2 line pkg/x.py",
         "rg --context 2 -nN line pkg/x.py",
+        # A pattern in quotes (a model usually writes one so): one word, however it is spelt.
+        'grep -n "line 1" pkg/x.py',
+        "grep 'a; b && c' pkg/x.py",
+        'rg "def x" pkg/x.py',
+        "grep '' pkg/x.py",
     ],
 )
 def test_a_search_of_one_file_that_exited_zero_reads_it(repo: Path, command: str) -> None:
@@ -149,6 +169,9 @@ def test_a_search_of_one_file_that_exited_zero_reads_it(repo: Path, command: str
         ("grep line pkg/x.py && echo found", MATCHED),  # not the only command
         ("echo start; grep line pkg/x.py", MATCHED),
         ("git grep line pkg/x.py", MATCHED),
+        ('grep "a|b" pkg/x.py', MATCHED),  # a pipe anywhere, in quotes too: nothing at all
+        ("grep 'line' pkg/x.py 'pkg/y.py'", MATCHED),  # two files, quoted or not
+        ('grep "$pattern" pkg/x.py', MATCHED),
     ],
 )
 def test_any_other_search_reads_nothing(

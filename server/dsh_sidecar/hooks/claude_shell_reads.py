@@ -24,9 +24,11 @@ call (2 and up: no ``PostToolUse`` at all) or, for 1, comes with ``returnCodeInt
 matches found" in ``tool_response``. So a search counts only in a ``PostToolUse`` whose
 ``tool_response`` has no such interpretation, never before the call.
 
-This reads fewer commands than Claude Code, never more: a word with an expansion or a quote
-(which Claude Code's own shell grammar reads, and ``shlex`` would read differently) is left out.
-A file wrongly taken as read would lose its nested files; one left out costs a repeat.
+This reads fewer commands than Claude Code, never more. Quotes are read where every shell
+grammar agrees on them (``_simple_commands``): a single-quoted word as written, a double-quoted
+one without ``$``, a backquote, a backslash or ``!`` inside, and separators inside quotes as
+text; a command with anything else (an expansion, an escape, a quote left open) is left out. A
+file wrongly taken as read would lose its nested files; one left out costs a repeat.
 """
 
 from __future__ import annotations
@@ -40,9 +42,12 @@ from typing import Any
 MAX_FILE_BYTES = 10 * 1024 * 1024  # Claude Code's own limit for such a read
 MAX_PATH_CHARS = 4096  # a longer path is never taken as read
 _DEFAULT_LINES = 10  # head's and tail's count when none is given
-_SEPARATORS = re.compile(r"&&|\|\||;|&|\n")
+_SEPARATOR_AT = re.compile(r"&&|\|\||;|&|\n")
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9_./@%+=:,~^-]+")
-_FILLER = re.compile(r"^\s*(echo|printf|true|:)\b")
+# A quoted string every shell reads the same way: '...' as written, "..." with nothing inside
+# that a shell would expand or unescape.
+_QUOTED = re.compile(r"'[^']*'|\"[^\"$`\\!]*\"")
+_FILLERS = frozenset({"echo", "printf", "true", ":"})
 _PRINTERS: dict[str, frozenset[str]] = {
     "cat": frozenset({"-n", "--number"}),
     "nl": frozenset(),
@@ -110,15 +115,16 @@ def claude_reads(
     when a search cannot count yet (whether it exits 0 is not known)."""
     if any(c in command for c in "|<>") or (response is not None and not _reads_after(response)):
         return ()
-    parts = [p.strip() for p in _SEPARATORS.split(command)]
-    parts = [p for p in parts if p]
+    parts = _simple_commands(command)
+    if parts is None:
+        return ()
     found: list[str] = []
-    for part in parts:
-        read = _read_of(part)
+    for words in parts:
+        read = _read_of(words)
         if read is None and len(parts) == 1 and _exited_zero(response):
-            read = _search(part)
+            read = _search(words)
         if read is None:
-            if len(parts) > 1 and _FILLER.match(part):
+            if len(parts) > 1 and words[0] in _FILLERS:
                 continue
             return ()
         path, lines = read
@@ -148,15 +154,47 @@ def _exited_zero(response: Mapping[str, Any] | None) -> bool:
     )
 
 
-def _words(part: str) -> list[str] | None:
-    words = part.split()
-    return words if all(_PLAIN_WORD.fullmatch(w) for w in words) else None
+def _simple_commands(command: str) -> list[list[str]] | None:
+    """``command`` as its simple commands, each a list of words with their quotes removed;
+    None when a part of it is not read here (an expansion, an escape, an unclosed quote).
+
+    Words are runs of plain characters and quoted strings side by side (``a'b c'`` is one word,
+    ``ab c``); ``&&``, ``||``, ``;``, ``&`` and a newline end a command outside quotes."""
+    commands: list[list[str]] = []
+    words: list[str] = []
+    word: str | None = None  # the word being read; None between words
+    at, end = 0, len(command)
+    while at < end:
+        char = command[at]
+        separator = _SEPARATOR_AT.match(command, at)
+        if separator or char in " \t":
+            if word is not None:
+                words.append(word)
+                word = None
+            if separator:
+                if words:
+                    commands.append(words)
+                words = []
+                at = separator.end()
+            else:
+                at += 1
+            continue
+        plain = _PLAIN_WORD.match(command, at)
+        if plain:
+            word, at = (word or "") + plain.group(), plain.end()
+            continue
+        quoted = _QUOTED.match(command, at)
+        if quoted is None:
+            return None
+        word, at = (word or "") + quoted.group()[1:-1], quoted.end()
+    if word is not None:
+        words.append(word)
+    if words:
+        commands.append(words)
+    return commands
 
 
-def _read_of(part: str) -> tuple[str, Slice] | None:
-    words = _words(part)
-    if not words:
-        return None
+def _read_of(words: list[str]) -> tuple[str, Slice] | None:
     name, rest = words[0], words[1:]
     if name in _PRINTERS:
         return _printer(rest, _PRINTERS[name])
@@ -234,11 +272,10 @@ def _sed(rest: list[str]) -> tuple[str, Slice] | None:
     return None
 
 
-def _search(part: str) -> tuple[str, Slice] | None:
+def _search(words: list[str]) -> tuple[str, Slice] | None:
     """``grep``/``egrep``/``fgrep``/``rg`` with allowed options, a pattern and one file: the
     whole file counts as read (its printed lines are not what Claude Code checks)."""
-    words = _words(part)
-    if not words or words[0] not in _SEARCHERS:
+    if words[0] not in _SEARCHERS:
         return None
     kind = _SEARCHERS[words[0]]
     operands: list[str] = []
