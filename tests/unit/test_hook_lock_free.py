@@ -285,3 +285,49 @@ def test_the_copies_kept_are_the_last_few_whatever_store_they_came_from(tmp_path
     assert kept[-1] == (str(trees[-1].db), "claude:s")
     # The first tree's copy was dropped; its session goes on from a fresh one.
     assert "PKG-AGENTS" in trees[0].answer(trees[0].read("s", "pkg/x.py", "t1"))
+
+
+def test_a_session_deleted_and_made_again_to_the_same_version_is_not_served_from_its_old_copy(
+    tree: Tree,
+) -> None:
+    """A version counts what was written to the session; a session deleted and made again by
+    the same events counts the same. Its making (``created_at``) is part of the version, so
+    the copy this process kept of the old one is not taken for the new one."""
+    assert "ROOT-AGENTS" in tree.answer(tree.event("s", "SessionStart", source="startup"))
+    store = Store(str(tree.db))
+    try:
+        assert store.delete_session("claude:s")
+    finally:
+        store.close()
+    (tree.root / "AGENTS.md").write_text("ROOT-AGENTS v2\n")
+    start = {
+        "hook_event_name": "SessionStart",
+        "session_id": "s",
+        "cwd": str(tree.root),
+        "source": "startup",
+    }
+    other = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "hook", "--agent", "claude", "--mode", "all"],
+        input=json.dumps(start).encode(),
+        capture_output=True,
+        env={**tree.env, "DSH_HOOK_RESIDENT": "0", "PATH": os.environ.get("PATH", "")},
+        timeout=60,
+        check=True,
+    )
+    assert b"ROOT-AGENTS v2" in other.stdout  # the session made again, by another process
+    # Read from the old copy, the new text would be a change the session had not been told.
+    assert tree.answer(tree.event("s", "UserPromptSubmit", prompt="go on")) == ""
+
+
+def test_the_copy_kept_serves_the_next_event_while_nothing_was_written(tree: Tree) -> None:
+    from dsh_sidecar.hooks.runtime import _COPIES
+
+    assert "ROOT-AGENTS" in tree.answer(tree.event("s", "SessionStart", source="startup"))
+    store = Store(str(tree.db))
+    try:
+        copy = _COPIES.take(store, "claude:s")
+        assert copy is not None  # current: the next event starts from it, not from a new copy
+        copy.close()
+        assert _COPIES.take(store, "claude:s") is None  # handed out once
+    finally:
+        store.close()

@@ -10,9 +10,10 @@ that the session is still at the version the copy was taken from, and :meth:`Scr
 writes the difference (the new events, the new surface and inbox when they changed, the new hook
 event keys, a created session) in a few statements.
 
-The version is the session's ``next_seq``, ``next_ord`` and the number of its answered hook events
+The version is the session's ``next_seq``, ``next_ord``, the number of its answered hook events
 (every log write moves ``next_seq``, the surface and the inbox change only with log writes, and a
-hook event key is only ever added): equal versions mean nobody wrote the session in between, so
+hook event key is only ever added) and its ``created_at`` (a session deleted and made again by the
+same events counts the same otherwise): equal versions mean nobody wrote the session in between, so
 the copy's result is exactly what the engine would have written on the real store. A differing
 version means the work is redone on a fresh copy.
 """
@@ -40,17 +41,21 @@ _EVENT_COLUMNS = (
 _VERSION_SQL = (
     "SELECT s.next_seq, s.next_ord,"
     " (SELECT COUNT(*) FROM {db}hook_events h WHERE h.session_id = s.id"
-    f" AND h.key NOT LIKE '{OFFER_PREFIX}%')"
+    f" AND h.key NOT LIKE '{OFFER_PREFIX}%'),"
+    " s.created_at"
     " FROM {db}sessions s WHERE s.id = ?"
 )
 
-# (next_seq, next_ord, answered hook events); None: the session does not exist.
-Version = tuple[int, int, int] | None
+# (next_seq, next_ord, answered hook events, created_at); None: the session does not exist.
+Version = tuple[int, int, int, int] | None
 
 
 def session_version(db: sqlite3.Connection, session_id: str, schema: str = "") -> Version:
-    row = db.execute(_VERSION_SQL.format(db=schema), (session_id,)).fetchone()
-    return None if row is None else (int(row[0]), int(row[1]), int(row[2]))
+    return _version(db.execute(_VERSION_SQL.format(db=schema), (session_id,)).fetchone())
+
+
+def _version(row: Sequence[Any] | None) -> Version:
+    return None if row is None else (int(row[0]), int(row[1]), int(row[2]), int(row[3]))
 
 
 @attrs.frozen
@@ -165,7 +170,7 @@ class ScratchStore(Store):
         """Whether ``real`` holds the session at the version of this copy's last ``rebase``
         (nothing was written to it since): the copy may then serve another event as it is."""
         rows = real._read(_VERSION_SQL.format(db=""), (self.session_id,))
-        found = None if not rows else (int(rows[0][0]), int(rows[0][1]), int(rows[0][2]))
+        found = _version(rows[0] if rows else None)
         return found is not None and found == self._base.version
 
     def rebase(self) -> None:
