@@ -78,12 +78,15 @@ class Asked:
         through the same look.
         """
         look = self.look()
-        found = self.caches.answers.lookup(key, look)
-        if found is not None:
-            kept: T = found[0]
-            return kept
-        before = self.caches.parts_built()
-        value = compute(look)
-        if self.caches.parts_built() == before:  # every part was a kept one: keep the whole
-            value = self.caches.answers.get(key, look, compute)
-        return value
+        try:
+            found = self.caches.answers.lookup(key, look)
+            if found is not None:
+                kept: T = found[0]
+                return kept
+            before = self.caches.parts_built()
+            value = compute(look)
+            if self.caches.parts_built() == before:  # every part was a kept one: keep the whole
+                value = self.caches.answers.get(key, look, compute)
+            return value
+        finally:
+            look.close()  # its directory handles now, not whenever the collector comes
