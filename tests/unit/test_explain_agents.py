@@ -3,6 +3,7 @@ trees: what loads, in which order, what a size limit keeps, and what is left out
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from dsh_sidecar.agents.rules import CHECKED
 from dsh_sidecar.config import InstructionSettings
 from dsh_sidecar.explain import Explanation, explain_file
 from dsh_sidecar.fs import LOCAL_FS
+from dsh_sidecar.hooks.complement import native_paths
 
 KIB = 1024
 
@@ -360,6 +362,62 @@ def test_copilot_apply_to_is_a_string_matched_as_vs_code_matches_it(tmp_path: Pa
     assert files[".github/instructions/root.instructions.md"].reason == (
         "applyTo *.py matches src/x.py"
     )
+
+
+# --- GitHub Copilot CLI ------------------------------------------------------------------------
+
+
+def test_copilot_cli_reads_its_names_in_any_case_the_exact_one_first(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "p/.git/": "",
+            "p/agents.md": "root\n",
+            "p/Claude.md": "root claude\n",
+            "p/pkg/AGENTS.md": "exact\n",
+            "p/pkg/Agents.md": "variant, not read: the exact name is there\n",
+            "p/pkg/sub/GEMINI.MD": "nested\n",
+            "p/pkg/sub/.claude/claude.md": "nested folder\n",
+            # The directories of a name are matched exactly.
+            "p/.GitHub/copilot-instructions.md": "not read\n",
+            "p/.github/Copilot-Instructions.md": "read\n",
+            "p/pkg/sub/x.py": "",
+            "home/.copilot/COPILOT-instructions.md": "user\n",
+        },
+    )
+    e = explain(tmp_path, "p/pkg/sub/x.py", cwd="p")
+    assert loaded(e, "copilot-cli") == [
+        "~/.copilot/COPILOT-instructions.md",
+        "agents.md",
+        "Claude.md",
+        ".github/Copilot-Instructions.md",
+        "pkg/AGENTS.md",
+        "pkg/sub/GEMINI.MD",
+        "pkg/sub/.claude/claude.md",
+    ]
+    # Every other agent still matches names exactly.
+    assert "agents.md" not in loaded(e, "claude")
+    assert "pkg/sub/GEMINI.MD" not in loaded(e, "gemini")
+
+
+def test_copilot_cli_takes_the_first_case_variant_the_directory_lists(tmp_path: Path) -> None:
+    names = ["agents.md", "Agents.md", "AGENTS.MD", "aGENTS.md"]
+    write_tree(tmp_path, {"p/.git/": "", "p/x.py": "", **{f"p/{n}": f"{n}\n" for n in names}})
+    # A directory by the exact name does not count: Copilot CLI wants a file.
+    (tmp_path / "p" / "AGENTS.md").mkdir()
+    first = next(n for n in os.listdir(tmp_path / "p") if n in names)
+    assert loaded(explain(tmp_path, "p/x.py", cwd="p"), "copilot-cli") == [first]
+
+
+def test_copilot_cli_case_variants_count_as_loaded_natively_for_the_hooks(tmp_path: Path) -> None:
+    # The hook's own candidates are the exact names, which Copilot CLI prefers, so a variant it
+    # loads never meets a candidate: nothing is sent twice, nothing left out.
+    write_tree(tmp_path, {"p/.git/": "", "p/agents.md": "a\n", "p/CLAUDE.md": "c\n"})
+    p = str(tmp_path / "p")
+    native = native_paths(
+        "copilot-cli", [None], cwd=p, workspace=p, home=str(tmp_path / "home"), env={}, fs=LOCAL_FS
+    )
+    assert native == {os.path.join(p, "agents.md"), os.path.join(p, "CLAUDE.md")}
 
 
 # --- Gemini CLI --------------------------------------------------------------------------------

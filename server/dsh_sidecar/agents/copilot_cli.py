@@ -69,6 +69,10 @@ RULES = AgentRules(
     skips_empty_files=True,
     verified=Verified("1.0.102", "@github/copilot"),
     reads_outside_cwd="refused",
+    # Each name's last part in any ASCII case (agents.md, GEMINI.MD, .github/Copilot-
+    # Instructions.md), the exact name first: its runtime's custom_instructions_discovery looks
+    # the name up, then lists the directory (docs/reference/agent-clis.md).
+    names_ignore_case=True,
     order=(
         "the user's copilot-instructions.md and, from the git root down to the working "
         "directory, each directory's files and its rules without globs, in the system message "
@@ -81,7 +85,8 @@ RULES = AgentRules(
             # The runs: docs/reference/agent-clis.md, GitHub Copilot CLI 1.0.102
             "the shipped CLI, run headless against a fake model (tests/conformance): "
             "~/.copilot/copilot-instructions.md; AGENTS.md, CLAUDE.md, GEMINI.md and "
-            ".github/copilot-instructions.md from the git root down to the working directory; "
+            ".github/copilot-instructions.md from the git root down to the working directory, "
+            "each name's last part in any ASCII case (the exact name first); "
             ".claude/rules/**/*.md (paths) and .github/instructions/**/*.instructions.md "
             "(applyTo) of those directories; nested AGENTS.md, CLAUDE.md, .claude/CLAUDE.md, "
             "GEMINI.md, .github/copilot-instructions.md and rule folders below the working directory after a view of a file "

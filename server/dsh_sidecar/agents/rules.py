@@ -214,3 +214,7 @@ class AgentRules:
     # "refused": the agent's read tool refuses a file outside the working directory in a
     # headless run, so nothing loads after that read (Claude Code, Gemini CLI).
     reads_outside_cwd: Literal["allowed", "refused"] = "allowed"
+    # True when the last part of each name of ``user_global``, ``walk`` and ``nested`` is
+    # matched ignoring ASCII case (Copilot CLI: agents.md, GEMINI.MD): the exact name when it is
+    # a file, else the first case variant in the directory's listing order; one file per name.
+    names_ignore_case: bool = False

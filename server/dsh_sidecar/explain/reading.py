@@ -171,3 +171,56 @@ def _describe(exc: OSError | ValueError) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
     return str(exc)
+
+
+# A directory with more entries than this is not searched for a case variant: the exact name
+# alone is looked for there (a hostile tree must not make every explanation list it whole).
+MAX_CASE_SCAN = 10_000
+
+
+def case_variant(fs: LocalFileSystem, directory: str, name: str) -> str:
+    """The path of ``name`` in ``directory`` for an agent that ignores ASCII case (Copilot
+    CLI): the exact name when it is a regular file (links followed), else the first entry in
+    the directory's own order (not sorted: that is the order the agent gets) whose name equals
+    ``name`` but for ASCII case and is a regular file; else the exact path, absent."""
+    exact = os.path.join(directory, name)
+    if _regular(fs, exact):
+        return exact
+    wanted = os.fsencode(name).lower()  # bytes.lower() changes ASCII letters only
+    for entry in _unsorted_names(fs, directory):
+        if os.fsencode(entry).lower() == wanted and _regular(fs, os.path.join(directory, entry)):
+            return os.path.join(directory, entry)
+    return exact
+
+
+def _regular(fs: LocalFileSystem, path: str) -> bool:
+    try:
+        return stat.S_ISREG(fs.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _unsorted_names(fs: LocalFileSystem, directory: str) -> tuple[str, ...]:
+    """The entry names of ``directory`` as the system lists them; once per explanation."""
+    if isinstance(fs, OneLook):
+        key = ("explain.unsorted_names", directory)
+        if key not in fs.memo:
+            fs.memo[key] = _scan_names(directory)
+        names: tuple[str, ...] = fs.memo[key]
+        return names
+    return _scan_names(directory)
+
+
+def _scan_names(directory: str) -> tuple[str, ...]:
+    # os.scandir rather than fs.list_directory, which sorts: the agent takes the first match
+    # in the order the system gives.
+    out: list[str] = []
+    try:
+        with os.scandir(directory) as scan:
+            for entry in scan:
+                if len(out) >= MAX_CASE_SCAN:
+                    return ()
+                out.append(entry.name)
+    except (OSError, ValueError):
+        return ()
+    return tuple(out)

@@ -31,7 +31,14 @@ from .agent_imports import frontmatter_bytes
 from .frontmatter import FrontValue, read_frontmatter
 from .globs import compile_claude_glob, compile_glob, compile_vscode_glob, split_patterns
 from .model import LOADED_AGENT_STATES, AgentFile, LimitInfo, SourceRef
-from .reading import MAX_LIST_DEPTH, MAX_LISTED_FILES, FileRead, list_files, read_file
+from .reading import (
+    MAX_LIST_DEPTH,
+    MAX_LISTED_FILES,
+    FileRead,
+    case_variant,
+    list_files,
+    read_file,
+)
 
 USER_GLOBAL = "user-global"
 PROJECT = "project"
@@ -224,6 +231,14 @@ class _Run:
         confined = self.where.confinement if inside else None
         return read_file(self.fs, path, self.where.read_cap, confined)
 
+    def _named(self, directory: str, name: str) -> str:
+        """The path the agent takes for ``name`` in ``directory`` (a case variant, for an agent
+        that ignores case; the name's directories themselves are matched exactly)."""
+        if not self.rules.names_ignore_case:
+            return os.path.join(directory, name)
+        head, last = os.path.split(name)
+        return case_variant(self.fs, os.path.join(directory, head), last)
+
     def _unseen_read(self, path: str) -> FileRead | None:
         """The read of ``path`` when it is there and not considered yet. Most names a run looks
         for are absent, which one stat tells; the key costs a resolve, so it comes second."""
@@ -273,7 +288,7 @@ class _Run:
             directory = self._global_directory(group)
             chosen: str | None = None
             for name in group.names:
-                path = os.path.join(directory, name)
+                path = self._named(directory, name)
                 read = self._unseen_read(path)
                 if read is None:
                     continue
@@ -314,7 +329,7 @@ class _Run:
         for directory in self.walk_dirs():
             winner: str | None = None
             for name in self.walk_names():
-                path = os.path.join(directory, name)
+                path = self._named(directory, name)
                 read = self._unseen_read(path)
                 if read is None:
                     continue
@@ -347,7 +362,7 @@ class _Run:
             for name in self.nested_names():
                 if own and self.rules.fallback is not None and name in self.rules.fallback.names:
                     continue  # not_read() lists it, saying why
-                path = os.path.join(directory, name)
+                path = self._named(directory, name)
                 read = self._unseen_read(path)
                 if read is None:
                     continue
