@@ -22,6 +22,7 @@ import pytest
 
 from dsh_sidecar.hooks.install import HOOK_EVENTS
 from tests.support.agent_cli import AgentRun, run_agent
+from tests.support.fake_model import FakeModel
 from tests.support.hooks import Hook, HookConfig
 from tests.support.recorded import RecordedRequest, count_in, parts_of
 from tests.support.steps import ReadFile, Shell, Step, Text, ToolCall
@@ -368,4 +369,63 @@ def test_a_resumed_session_gets_its_baseline_again_and_the_change_once(tmp_path:
     assert found["USER-GLOBAL-k1"] == found["ROOT-LOCAL-k3"] == 1, found
     assert found["LIB-AGENTS-k6"] == 1 and count_in(last, "LIB-AGENTS-V3-k9") == 1
     assert [s.split(":")[0] for s in session_ids(tmp_path)] == ["copilot-cli"]
+    no_hook_failures(tmp_path)
+
+
+# Copilot's summary request: the history so far and then this user message (tools declared).
+SUMMARY_ASK = "Please create a detailed summary of the conversation so far"
+# The first message of the history once a summary replaced what came before.
+SUMMARIZED = "Some of the conversation history has been summarized"
+
+
+def asks_for_summary(request: RecordedRequest) -> bool:
+    users = [p for p in parts_of(request) if p.role == "user"]
+    return bool(users) and SUMMARY_ASK in users[-1].text
+
+
+def test_after_copilot_compacts_every_file_is_in_its_history_once(tmp_path: Path) -> None:
+    # Copilot compacts on its own once a request's reported size nears its prompt limit: it
+    # fires PreCompact, asks for a summary of the history so far, and goes on with the summary
+    # in place of it, keeping what came after. Its own root AGENTS.md stays in the system
+    # message; the start text, the nested files it added and the hook texts before are gone,
+    # and it fires no SessionStart. The hook keeps the reset at PreCompact and gives all of it
+    # again with the next tool result, once.
+    repo, dsh = tree(tmp_path)
+    steps: list[Step] = [
+        ReadFile(str(repo / "pkg/sub/x.py")),
+        Shell("cat lib/y.py"),
+        ReadFile(str(repo / "pkg/sub/x.py")),
+        Text("done"),
+    ]
+    summarized: list[bool] = []
+
+    def step(request: RecordedRequest) -> Step:
+        if asks_for_summary(request):
+            summarized.append(True)
+            return Text("<overview>The user asked for a task.</overview>")
+        return steps.pop(0) if steps else Text("done")
+
+    with FakeModel() as model:
+        model.script(step)
+        # Near the limit below until the summary is asked for, small after it.
+        model.report_prompt_tokens(lambda request: 100 if summarized else 19_000)
+        result = run_agent(
+            "copilot",
+            repo,
+            "Do the task.",
+            model=model,
+            home=tmp_path / "home",
+            hooks=installed(),
+            timeout=150,
+            extra_env={
+                "DSH_HOME": str(dsh),
+                "DSH_TEST_STORE_NO_FSYNC": "1",
+                "COPILOT_PROVIDER_MAX_PROMPT_TOKENS": "20000",
+            },
+        )
+    assert result.exit_code == 0, result.describe()
+    assert summarized, "Copilot did not compact"
+    last = result.main_requests[-1]
+    assert SUMMARIZED in parts_of(last)[1].text, result.describe()
+    assert counts(last) == EVERY_FILE_ONCE, result.describe()
     no_hook_failures(tmp_path)

@@ -30,7 +30,7 @@ import gzip
 import itertools
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -52,6 +52,10 @@ class _Script:
         return self.steps.pop(0) if self.steps else Text(DONE_TEXT)
 
 
+# How many prompt tokens a Chat Completions answer reports for a request (its usage).
+TokenPolicy = Callable[[RecordedRequest], int]
+
+
 class FakeModel:
     """The server; a context manager that starts and stops it."""
 
@@ -59,6 +63,7 @@ class FakeModel:
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._script = _Script()
+        self._prompt_tokens: TokenPolicy | None = None
         self._ids = itertools.count(1)
         self.errors: list[str] = []  # bodies the fake could not parse
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -95,6 +100,12 @@ class FakeModel:
         with self._lock:
             self._script = _Script(policy=steps) if callable(steps) else _Script(list(steps))
 
+    def report_prompt_tokens(self, policy: TokenPolicy | None) -> None:
+        """Report ``policy(request)`` prompt tokens in each Chat Completions answer's usage
+        (None: a few): a CLI compacts its history once the reported size nears its window."""
+        with self._lock:
+            self._prompt_tokens = policy
+
     @property
     def requests(self) -> list[RecordedRequest]:
         with self._lock:
@@ -121,6 +132,8 @@ class FakeModel:
         with self._lock:
             if request.main:
                 request = replace(request, step=self._script.next_step(request))
+            if self._prompt_tokens is not None:
+                request = replace(request, prompt_tokens=self._prompt_tokens(request))
             self._requests.append(request)
             return request
 

@@ -31,6 +31,8 @@ class RecordedRequest:
     api: Api
     main: bool  # the agent asked for its next step (it took one step of the script)
     step: Step | None = None  # what the fake answered a main request with
+    # The prompt size the fake reported in a Chat Completions answer's usage (None: its default).
+    prompt_tokens: int | None = None
 
 
 @dataclass(frozen=True)

@@ -410,7 +410,12 @@ def _chat(request: RecordedRequest, new_id: NewId) -> Answer:
     finish = "tool_calls" if tool_calls else "stop"
     text = None if tool_calls else _text_of(request)
     completion_id = new_id("chatcmpl")
-    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    prompt_tokens = 10 if request.prompt_tokens is None else request.prompt_tokens
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": 5,
+        "total_tokens": prompt_tokens + 5,
+    }
     if not body.get("stream"):
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if tool_calls:

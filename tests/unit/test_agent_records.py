@@ -300,3 +300,32 @@ def test_the_docs_list_the_hook_agents_the_registry_has() -> None:
     assert len(shown) >= 5
     for page, choices in shown:
         assert sorted(choices.split("|")) == sorted(hook_ids()), page
+
+
+def test_an_agents_compaction_event_prints_nothing_and_keeps_the_reset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Copilot CLI's PreCompact (``Hooks.compact_event``) is installed, read as a start after a
+    compaction, and answered with nothing: the reset waits in the spool for the next event,
+    whose text lands after the compaction point."""
+    import io
+    import json
+
+    from dsh_sidecar.hooks.main import main
+    from dsh_sidecar.sessions.spool import Spool
+
+    hooks = hook_record("copilot-cli").hooks
+    assert hooks is not None and hooks.compact_event == "PreCompact"
+    assert "PreCompact" in [e.event for e in install.HOOK_EVENTS["copilot-cli"]]
+    payload = {"hook_event_name": "PreCompact", "session_id": "s1", "cwd": str(tmp_path)}
+    payload |= {"trigger": "auto", "custom_instructions": ""}
+    event = parse_event("copilot-cli", payload)
+    assert (event.kind, event.context_reset, event.compacting) == ("start", "compact", True)
+    home = tmp_path / "dsh"
+    monkeypatch.setenv("DSH_HOME", str(home))
+    out = io.BytesIO()
+    assert main(["--agent", "copilot-cli"], io.BytesIO(json.dumps(payload).encode()), out) == 0
+    assert out.getvalue() == b""
+    kept = Spool.of_home(str(home)).read("copilot-cli:s1")
+    assert [(k.paths, k.reset) for k in kept] == [((), "compact")]
+    assert not (home / "log" / "hooks.log").exists()

@@ -154,6 +154,10 @@ HOOKS = Hooks(
     # Resumed (--continue), it keeps the tool results but not the SessionStart text before the
     # first prompt, so that text is given again.
     resume_drops_start_context=True,
+    # It compacts with PreCompact (trigger auto or manual) and no SessionStart after; the
+    # compacted history drops the SessionStart text, its own nested files and every hook text
+    # before that point, and loads no nested file again.
+    compact_event="PreCompact",
 )
 
 RECORD = AgentRecord(id="copilot-cli", name="GitHub Copilot CLI", rules=RULES, hooks=HOOKS)

@@ -230,16 +230,26 @@ class Hooks:
     # The session-start text is gone after a resume (Qwen Code rebuilds its system message, which
     # held it, and keeps the rest of the history), so it is given again.
     resume_drops_start_context: bool = False
+    # The event the agent fires as it begins to compact its history when no SessionStart follows
+    # the compaction and no text of this event reaches the model (GitHub Copilot CLI's
+    # PreCompact): installed too, read as a start after a compaction that answers nothing; the
+    # reset waits for the session's next event, whose text lands after the compaction point and
+    # stays (hooks/main.py).
+    compact_event: str | None = None
 
     def kinds(self) -> dict[str, HookKind]:
         """The agent's event names and the neutral kind of each."""
-        return {e.name: SEAM_KINDS[e.seam] for e in self.events}
+        kinds = {e.name: SEAM_KINDS[e.seam] for e in self.events}
+        if self.compact_event is not None:
+            kinds[self.compact_event] = "start"
+        return kinds
 
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name in (name, ANY_TOOL)), None)
 
     def installed_events(self) -> tuple[Event, ...]:
-        return tuple(e for e in self.events if e.installed)
+        compacting = () if self.compact_event is None else (Event("start", self.compact_event),)
+        return (*(e for e in self.events if e.installed), *compacting)
 
     def place(self, scope: str) -> SettingsPlace | None:
         return next((p for p in self.settings if p.scope == scope), None)

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from dsh_sidecar.agents.record import SEAM_KINDS, AgentRecord, Hooks, Payload, Tool
+from dsh_sidecar.agents.record import AgentRecord, Hooks, Payload, Tool
 
 from .event import HookEvent, Kind
 from .payload import absolute, cwd_of, mapping, required, text
@@ -44,13 +44,16 @@ def parse(record: AgentRecord, data: Mapping[str, Any]) -> HookEvent:
         path = text(data, fields.loaded_path)
         touched = (absolute(path, cwd),) if path else ()
     keyed = fields.call_key == "digest" and kind in TOOL_KINDS
+    compacting = name == hooks.compact_event
     return HookEvent(
         agent=record.id,
         kind=kind,
         name=name,
         session_id=_session(data, fields),
         cwd=cwd,
-        source=_first(data, fields.source),
+        # The agent's compaction event names no source: it is this one.
+        source="compact" if compacting else _first(data, fields.source),
+        compacting=compacting,
         prompt=_prompt(data, fields.prompt_field, stripped=fields.prompt != "as-is"),
         touched=touched,
         scanned=scanned,
@@ -84,8 +87,7 @@ def _session(data: Mapping[str, Any], fields: Payload) -> str:
 
 
 def _kind(hooks: Hooks, name: str) -> Kind:
-    seam = next((e.seam for e in hooks.events if e.name == name), None)
-    return "other" if seam is None else SEAM_KINDS[seam]
+    return hooks.kinds().get(name, "other")
 
 
 def _first(data: Mapping[str, Any], fields: tuple[str, ...]) -> str | None:

@@ -156,6 +156,8 @@ class EventRun:
         rearm: list[str] = []
         for reset in dict.fromkeys(resets):  # the same reset twice shadows nothing more
             rearm.extend(p for p in self._rearm(reset) if p not in rearm)
+        if self._reloads_nothing_after_compaction():
+            self.scanned_only |= frozenset(rearm) - read_now
         touched = [*spooled, *rearm]
         if event.kind in ("after-tool", "pre-tool"):
             touched.extend(event.touched)
@@ -250,6 +252,16 @@ class EventRun:
             )
             self.store.compact(self.sid, checkpoint, 0, size - 1)
         return nested if reset == "compact" else []
+
+    def _reloads_nothing_after_compaction(self) -> bool:
+        """Whether the files sent again after a reset are the sidecar's to send whatever the
+        agent's model says: an agent that compacts with its own event (``Hooks.compact_event``,
+        Copilot CLI) loads no nested file again after it, while Claude Code reads its nested
+        files again itself after its compaction's SessionStart."""
+        from dsh_sidecar.agents.registry import hook_record
+
+        hooks = hook_record(self.event.agent).hooks
+        return hooks is not None and hooks.compact_event is not None
 
     def _lost_on_resume(self) -> frozenset[str]:
         """The kinds of event whose texts the agent's resumed conversation no longer holds (its

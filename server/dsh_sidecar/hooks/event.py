@@ -38,6 +38,9 @@ class HookEvent:
     # A subagent's events (Claude Code: ``agent_id``/``agent_type``).
     agent_id: str | None = None
     agent_type: str | None = None
+    # The agent begins to compact its history and shows this event's text to no model
+    # (``Hooks.compact_event``): the reset is kept for the session's next event.
+    compacting: bool = False
 
     @property
     def context_reset(self) -> str | None:

@@ -175,6 +175,11 @@ def run(
     from .runtime import handle
 
     config = HookConfig(settings, env, mode)  # type: ignore[arg-type]
+    if event.compacting:
+        # Its text would reach no model, and what the next event prints lands after the
+        # compaction point, which the compacted history keeps.
+        _keep(config, event, session_id_of, note=False)
+        return
     try:
         now = time.monotonic()
         wait = wait_ms(now if started is None else started, now)
@@ -192,12 +197,16 @@ def run(
         store.close()
 
 
-def _keep(config: Any, event: HookEvent, session_id_of: Callable[..., str]) -> None:
+def _keep(
+    config: Any, event: HookEvent, session_id_of: Callable[..., str], *, note: bool = True
+) -> None:
     """A busy event's touches, and the reset of the agent's context it reports, kept for the
-    session's next event."""
+    session's next event (``note``: logged, as a busy store is)."""
     sid = session_id_of(event.agent, event.session_id, event.agent_id)
     reset = event.context_reset
     config.spool().keep(sid, event.touched, event.scanned, reset=reset)
+    if not note:
+        return
     kept = f"store busy: kept {len(event.touched)} touch(es)"
     log_line(config.dsh_home, event.agent, kept + (f" and the {reset}" if reset else ""))
 
