@@ -22,6 +22,7 @@ import pytest
 
 from dsh_sidecar.hooks.install import HOOK_EVENTS
 from tests.support.agent_cli import AgentRun, run_agent
+from tests.support.fake_model import FakeModel
 from tests.support.hooks import Hook, HookConfig
 from tests.support.recorded import Part, RecordedRequest, count_in, parts_of
 from tests.support.steps import ReadFile, Shell, Step, Text, ToolCall
@@ -316,3 +317,68 @@ def test_hooks_install_for_the_project_runs_without_a_trust_step(tmp_path: Path)
     assert result.exit_code == 0, result.describe()
     assert counts(result.main_requests[-1]) == EVERY_FILE_ONCE, result.describe()
     no_hook_failures(tmp_path)
+
+
+# What Qwen asks its model for when it compresses the history (a side request, no tools).
+COMPRESS_ASK = "produce the <state_snapshot> XML"
+RESUME_AFTER_SUMMARY = "Resume the prior task using the summary above."
+
+
+def compressing_run(tmp_path: Path) -> AgentRun:
+    """A turn in which Qwen compresses its history on its own: the fake reports a prompt near
+    the model's window until Qwen asks for the summary, and a small one after."""
+    repo, dsh = tree(tmp_path)
+    compressed: list[bool] = []
+
+    def prompt_tokens(request: RecordedRequest) -> int:
+        if not request.main and COMPRESS_ASK in json.dumps(request.body):
+            compressed.append(True)
+            return 1_000_000  # what the summary replaced: Qwen counts the saving from it
+        return 10 if compressed else 1_000_000
+
+    with FakeModel() as model:
+        model.script([read_x(repo), read_x(repo), Text("done")])
+        model.report_prompt_tokens(prompt_tokens)
+        result = run_agent(
+            "qwen",
+            repo,
+            "Read the file and stop.",
+            model=model,
+            home=tmp_path / "home",
+            hooks=installed(tmp_path / "printed.jsonl"),
+            timeout=150,
+            extra_env={"DSH_HOME": str(dsh), "DSH_TEST_STORE_NO_FSYNC": "1"},
+        )
+    assert result.exit_code == 0, result.describe()
+    assert compressed, "Qwen did not compress"
+    return result
+
+
+def test_after_qwen_compresses_what_it_keeps_and_what_the_hook_sends(tmp_path: Path) -> None:
+    # Qwen compresses before the call that sends the first read's result: that call's message
+    # (the tool result, with the hook's text for pkg/) stays after the summary, and so does the
+    # session-start block of the system message. Then it runs SessionStart with source compact,
+    # without waiting for it; its text replaces the block from the next request on.
+    result = compressing_run(tmp_path)
+    printed = answers(tmp_path)
+    assert [event for event, _ in printed] == ["SessionStart", "PostToolUse", "SessionStart"]
+    after, last = result.main_requests[1:]
+    assert RESUME_AFTER_SUMMARY in json.dumps(after.body)
+    (kept,) = [p for p in parts_of(after) if p.kind == "tool_result"]
+    assert "PKG-AGENTS-q4" in kept.text and "PKG-CLAUDE-q5" in kept.text
+    # The compact start's text (the baseline and the nested files) in the last one's system
+    # message: every file is there at least once.
+    assert as_sent(printed[2][1].strip()) in parts_of(last)[0].text
+    assert all(n >= 1 for m, n in counts(last).items() if m != "SIBLING-q6"), result.describe()
+    no_hook_failures(tmp_path)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the compact start sends again the nested files of the last tool results, which "
+    "Qwen keeps after the summary: the hook cannot tell which results were kept (docs/agents.md, "
+    "Qwen Code, Resume and compaction)",
+)
+def test_after_qwen_compresses_every_file_is_in_its_requests_once(tmp_path: Path) -> None:
+    result = compressing_run(tmp_path)
+    assert counts(result.main_requests[-1]) == EVERY_FILE_ONCE, result.describe()
