@@ -1,7 +1,9 @@
 """Qwen Code, as release 0.24.4 behaves (its shipped code read, and run headless): QWEN.md and
 AGENTS.md from ``~/.qwen`` and from just above the project root down to the working directory,
-all at start; nothing nested, after any tool. Its hooks are Claude Code's in shape, with its own
-tool names (docs/reference/agent-clis.md, Qwen Code 0.24.4)."""
+all at start; nothing nested, after any tool; imports as Gemini CLI's, but with Markdown's code
+(explain/qwen_markdown.py). Its own .qwen/QWEN.local.md and .qwen/rules are not modelled yet
+(found/qwen-local-md.json, found/qwen-rules.json). Its hooks are Claude Code's in shape, with its
+own tool names (docs/reference/agent-clis.md, Qwen Code 0.24.4)."""
 
 from __future__ import annotations
 
@@ -35,13 +37,14 @@ RULES = AgentRules(
     rule_sets=(),
     # Gemini CLI's import processor, as forked: @file.md inlined five levels deep, not from
     # code, only under the project root; a file reached twice on different branches is sent
-    # twice (the set of processed files is copied per branch).
+    # twice (the set of processed files is copied per branch). Its code is Markdown's as its
+    # bundled marked lexes it (a ~~~ fence or an indented block hides an @, a list does not).
     imports=Imports(
         "@file.md",
         max_depth=5,
         skips_code=True,
         inlined=True,
-        parser="gemini-cli",
+        parser="qwen-code",
         within="project-root",
         repeats="per-branch",
         # Its processed set starts with the top file: a cycle back to it stops there.

@@ -15,6 +15,10 @@ does, so each has its parser here:
   the path running to the next such character and starting with ``.``, ``/`` or an ASCII letter;
   only backtick code (spans and fences) hides one, so ``~~~`` blocks, indented blocks and HTML
   comments do not. Its imported text replaces the ``@path`` in the importer.
+- Qwen Code finds ``@`` paths as Gemini CLI does, but its code is Markdown's as its bundled
+  ``marked`` lexes it (``qwen_markdown``): fences of backticks or tildes, indented blocks and
+  code spans, with the gaps of its token walk (nothing in a list or a table is code to it).
+  An ``http://``, ``https://`` or ``file://`` path is refused.
 
 Every scan here moves forward only (no pattern that can backtrack over the text), so repository
 text of any shape costs linear work.
@@ -22,8 +26,10 @@ text of any shape costs linear work.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+from collections.abc import Iterator
 
 import attrs
 
@@ -145,6 +151,7 @@ _CLAUDE = re.compile(
 )
 _CLAUDE_FIRST = re.compile(r"[a-zA-Z0-9._-]")
 _GEMINI_SPACE = " \t\n\r"
+_URL = re.compile(r"(?:file|https?)://")
 
 
 @attrs.frozen
@@ -211,6 +218,50 @@ def gemini_imports(text: str, importer_dir: str) -> list[AgentImport]:
             and "\x00" not in raw
         ):
             out.append(AgentImport(at, end, os.path.normpath(os.path.join(importer_dir, raw))))
+        at = end + 1
+
+
+def qwen_imports(text: str, importer_dir: str) -> list[AgentImport]:
+    # Loaded only for a text with an "@" (the hooks' path stays light otherwise).
+    from bisect import bisect_right
+
+    from .qwen_markdown import code_regions
+
+    # marked lexes the text with its line breaks made LF, and Qwen Code applies those offsets
+    # to the text as read: after a CR the two drift apart, in Qwen Code too.
+    regions = code_regions(text.replace("\r\n", "\n").replace("\r", "\n"))
+    starts = [start for start, _ in regions]
+    ends = list(itertools.accumulate((end for _, end in regions), max))
+    out: list[AgentImport] = []
+    for at, end in _at_words(text):
+        raw = text[at + 1 : end]
+        n = bisect_right(starts, at)
+        if n and ends[n - 1] > at:
+            continue  # in code: some region starting at or before it reaches past it
+        if not raw or not (raw[0] in "./" or "a" <= raw[0].lower() <= "z") or "\x00" in raw:
+            continue
+        if _URL.match(raw):
+            continue
+        out.append(AgentImport(at, end, os.path.normpath(os.path.join(importer_dir, raw))))
+    return out
+
+
+def _at_words(text: str) -> Iterator[tuple[int, int]]:
+    """Each ``@`` at the start or after a space, tab or line break, with the end of the word
+    it starts; the scan goes on after the character that ends it (Gemini CLI's and Qwen
+    Code's findImports)."""
+    at = 0
+    while True:
+        at = text.find("@", at)
+        if at < 0:
+            return
+        if at > 0 and text[at - 1] not in _GEMINI_SPACE:
+            at += 1
+            continue
+        end = at + 1
+        while end < len(text) and text[end] not in _GEMINI_SPACE:
+            end += 1
+        yield at, end
         at = end + 1
 
 
