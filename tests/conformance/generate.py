@@ -45,8 +45,6 @@ UNFIXED: dict[str, str] = {}
 # The same for one CLI only: its sample leaves these out too, the others' samples keep them.
 UNFIXED_FOR: dict[str, dict[str, str]] = {
     "copilot": {
-        "imports": "Copilot CLI's @path syntax (a trailing '.' left out of the path, among "
-        "others) is not the one explain reads with",
         "links-outside": "Copilot CLI did not send a nested instruction file that is a link "
         "to a file outside the repository; not understood yet",
     },

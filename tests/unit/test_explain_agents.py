@@ -420,6 +420,45 @@ def test_copilot_cli_case_variants_count_as_loaded_natively_for_the_hooks(tmp_pa
     assert native == {os.path.join(p, "agents.md"), os.path.join(p, "CLAUDE.md")}
 
 
+def test_copilot_cli_imports_stay_in_the_project_and_not_from_rules(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "p/.git/": "",
+            "p/AGENTS.md": "@a.md. (@../out.md) @~/h.md @docs/b.md\n",
+            "p/a.md": "a\n",
+            "p/docs/b.md": "b\n",
+            "out.md": "outside the project\n",
+            "home/h.md": "home\n",
+            "p/.claude/rules/r.md": "@c.md\n",
+            "p/.claude/rules/c.md.txt": "",
+            "p/gemini.md": "@d.md\n",
+            "p/d.md": "d\n",
+            "p/x.py": "",
+            "home/.copilot/copilot-instructions.md": "@e.md @../h.md\n",
+            "home/.copilot/e.md": "e\n",
+        },
+    )
+    e = explain(tmp_path, "p/x.py", cwd="p")
+    assert loaded(e, "copilot-cli") == [
+        "~/.copilot/copilot-instructions.md",
+        "~/.copilot/e.md",  # the user's file imports from its own directory only
+        "AGENTS.md",
+        "a.md",
+        "docs/b.md",
+        "gemini.md",  # a GEMINI.md in any case imports nothing
+        ".claude/rules/r.md",  # nor does a rule file
+    ]
+    outside = [f for f in e.agent("copilot-cli").files if f.path.endswith("out.md")]
+    assert [(f.state, f.reason) for f in outside] == [
+        (
+            "not-read",
+            "imported by AGENTS.md from outside the project: GitHub Copilot CLI imports only "
+            "from the project of the file importing",
+        )
+    ]
+
+
 # --- Gemini CLI --------------------------------------------------------------------------------
 
 

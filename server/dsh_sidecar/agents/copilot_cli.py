@@ -53,15 +53,18 @@ RULES = AgentRules(
             "always",
         ),
     ),
-    # An @path line is followed (not inside code) and the imported file's text added after
-    # that line, for each importing file anew; not in a GEMINI.md.
+    # An @path is followed (not inside code) and the imported file's text added right after
+    # it, for each importing file anew; not in a GEMINI.md nor in a rule file. Its own syntax
+    # (explain/copilot_imports.py); only within the project (the user's file: its directory).
     imports=Imports(
         "@path",
         max_depth=8,
         skips_code=True,
         inlined=True,
-        parser="gemini-cli",
+        parser="copilot-cli",
+        within="workspace",
         repeats="per-branch",
+        rule_imports="never",
         not_from=("GEMINI.md",),
     ),
     sent_text="copilot-cli",

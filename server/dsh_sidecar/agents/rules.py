@@ -135,16 +135,19 @@ class Imports:
     inlined: bool = False
     # Whose syntax reads the ``@`` references (explain/agent_imports.py): the agent's own, or
     # the sidecar's (agents not run against their CLI).
-    parser: Literal["sidecar", "claude-code", "gemini-cli", "qwen-code"] = "sidecar"
+    parser: Literal["sidecar", "claude-code", "gemini-cli", "qwen-code", "copilot-cli"] = "sidecar"
     # "project-root": an import must really lie under the nearest directory holding .git above
-    # the top file (that file's own directory without one), Gemini CLI.
-    within: Literal["anywhere", "project-root"] = "anywhere"
+    # the top file (that file's own directory without one), Gemini CLI. "workspace": under the
+    # session's project root (its working directory without one), and for a user-global file
+    # under that file's directory, Copilot CLI.
+    within: Literal["anywhere", "project-root", "workspace"] = "anywhere"
     # "per-branch": a file already imported on another branch is imported (and sent) again, and
     # the top file itself can be imported back (Gemini CLI's bug); "once": never twice.
     repeats: Literal["once", "per-branch"] = "once"
     # "when-folder-read": a rule file's imports arrive when the agent reads the rule folder,
     # whether or not the rule itself applies yet (Claude Code); "with-rule": with the rule.
-    rule_imports: Literal["with-rule", "when-folder-read"] = "with-rule"
+    # "never": a rule file's imports are not followed at all (Copilot CLI).
+    rule_imports: Literal["with-rule", "when-folder-read", "never"] = "with-rule"
     # With "per-branch": whether the top file counts as imported from the start, so a cycle
     # back to it is not followed (Qwen Code's fork of Gemini CLI's processor).
     top_in_branch: bool = False

@@ -184,16 +184,18 @@ def case_variant(fs: LocalFileSystem, directory: str, name: str) -> str:
     the directory's own order (not sorted: that is the order the agent gets) whose name equals
     ``name`` but for ASCII case and is a regular file; else the exact path, absent."""
     exact = os.path.join(directory, name)
-    if _regular(fs, exact):
+    if is_regular_file(fs, exact):
         return exact
     wanted = os.fsencode(name).lower()  # bytes.lower() changes ASCII letters only
     for entry in _unsorted_names(fs, directory):
-        if os.fsencode(entry).lower() == wanted and _regular(fs, os.path.join(directory, entry)):
-            return os.path.join(directory, entry)
+        path = os.path.join(directory, entry)
+        if os.fsencode(entry).lower() == wanted and is_regular_file(fs, path):
+            return path
     return exact
 
 
-def _regular(fs: LocalFileSystem, path: str) -> bool:
+def is_regular_file(fs: LocalFileSystem, path: str) -> bool:
+    """Whether ``path`` is a regular file, links followed (Rust's ``Path::is_file``)."""
     try:
         return stat.S_ISREG(fs.stat(path).st_mode)
     except (OSError, ValueError):

@@ -36,6 +36,7 @@ from .reading import (
     MAX_LISTED_FILES,
     FileRead,
     case_variant,
+    is_regular_file,
     list_files,
     read_file,
 )
@@ -544,7 +545,8 @@ class _Run:
             if found.kind == RULE and self.rules.frontmatter == "stripped":
                 size -= frontmatter_bytes(read.data)
         spec = self.rules.imports
-        if spec is not None and spec.inlined and found.inlined:
+        # Copilot CLI keeps the @path and adds the imported text after it: nothing to take off.
+        if spec is not None and spec.inlined and found.inlined and spec.parser != "copilot-cli":
             # The @path itself is replaced by the imported text, which has a row of its own.
             from .agent_imports import gemini_imports, qwen_imports
 
@@ -571,11 +573,13 @@ class _Run:
         out: list[_Found] = []
         for found in self.found:
             out.append(found)
-            if found.read is None or os.path.basename(found.path) in spec.not_from:
+            if found.read is None or self._imports_not_followed(found.path):
+                continue
+            if found.kind == RULE and spec.rule_imports == "never":
                 continue
             folder_time = spec.rule_imports == "when-folder-read" and found.kind == RULE
             if found.state == "loaded" and not folder_time:
-                top = _Top(found.kind == USER_GLOBAL or found.user, self._import_root(found.path))
+                top = _Top(found.kind == USER_GLOBAL or found.user, self._import_root(found))
                 out.extend(self._imports_of(found, 1, spec.max_depth, top, self._branch(found)))
             elif (
                 folder_time
@@ -585,7 +589,7 @@ class _Run:
             ):
                 # The rule itself may wait for a matching read (or never come), but its
                 # imports arrive when the agent reads the rule folder.
-                top = _Top(found.kind == USER_GLOBAL or found.user, self._import_root(found.path))
+                top = _Top(found.kind == USER_GLOBAL or found.user, self._import_root(found))
                 loaded_when = found.when
                 found.when = found.folder_when
                 out.extend(self._imports_of(found, 1, spec.max_depth, top, self._branch(found)))
@@ -596,20 +600,36 @@ class _Run:
         for key in [k for k in self.beyond if k not in self.seen]:
             self.seen.add(key)
 
+    def _imports_not_followed(self, path: str) -> bool:
+        """Whether the agent follows no import of the file at ``path`` (Copilot CLI: of a
+        GEMINI.md, its case variants too)."""
+        spec = self.rules.imports
+        assert spec is not None
+        name = os.path.basename(path)
+        if not self.rules.names_ignore_case:
+            return name in spec.not_from
+        folded = os.fsencode(name).lower()  # ASCII letters only, as the agent folds them
+        return any(os.fsencode(n).lower() == folded for n in spec.not_from)
+
     def _branch(self, found: _Found) -> frozenset[str]:
         """The files a top file's imports start as having seen: none, or the top file itself."""
         spec = self.rules.imports
         top = spec is not None and spec.top_in_branch
         return frozenset({self._key(found.path)}) if top else frozenset()
 
-    def _import_root(self, path: str) -> str | None:
-        """Where an import from the file at ``path`` must really lie, for an agent that
-        confines imports (Gemini CLI: the nearest directory holding .git above the file, the
-        file's own directory without one)."""
+    def _import_root(self, top: _Found) -> str | None:
+        """Where an import from the file ``top`` must really lie, for an agent that confines
+        imports (Gemini CLI: the nearest directory holding .git above the file, the file's own
+        directory without one; Copilot CLI: the session's project root, the working directory
+        without one, and for the user's own file its directory)."""
         spec = self.rules.imports
-        if spec is None or spec.within != "project-root":
+        if spec is None or spec.within == "anywhere":
             return None
-        start = current = self._key(os.path.dirname(path))
+        if spec.within == "workspace":
+            if top.kind == USER_GLOBAL:
+                return self._key(os.path.dirname(top.path))
+            return self._key(self.root or self.working)
+        start = current = self._key(os.path.dirname(top.path))
         while True:
             if self.fs.exists(os.path.join(current, ".git")):
                 return current
@@ -630,6 +650,11 @@ class _Run:
             paths = [i.path for i in agent_imports.claude_imports(text, importer_dir, home)]
         elif spec.parser == "gemini-cli":
             paths = [i.path for i in agent_imports.gemini_imports(text, importer_dir)]
+        elif spec.parser == "copilot-cli":
+            from .copilot_imports import copilot_imports
+
+            refs = copilot_imports(text, importer_dir, lambda p: is_regular_file(self.fs, p))
+            paths = [i.path for i in refs]
         elif spec.parser == "qwen-code":
             paths = [i.path for i in agent_imports.qwen_imports(text, importer_dir)]
         else:
@@ -689,8 +714,10 @@ class _Run:
                 out.append(_Found(path, IMPORT, "unreadable", target.error or "", target))
                 continue
             if top.root is not None and not _inside(key, top.root):
+                root = self.display(top.root)
+                where = root if root != "." else "the project"
                 why = (
-                    f"imported by {shown} from outside {self.display(top.root)}: {self.name} "
+                    f"imported by {shown} from outside {where}: {self.name} "
                     "imports only from the project of the file importing"
                 )
                 out.append(_Found(path, IMPORT, "not-read", why, target))
