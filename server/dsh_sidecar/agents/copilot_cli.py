@@ -161,6 +161,7 @@ HOOKS = Hooks(
     # compacted history drops the SessionStart text, its own nested files and every hook text
     # before that point, and loads no nested file again.
     compact_event="PreCompact",
+    compaction="event-only",
 )
 
 RECORD = AgentRecord(id="copilot-cli", name="GitHub Copilot CLI", rules=RULES, hooks=HOOKS)

@@ -143,6 +143,12 @@ HOOKS = Hooks(
     ),
     timeout_unit="milliseconds",
     resume_drops_start_context=True,
+    # Compressing on its own before a model call, it keeps that call's message (the last tool
+    # results with the hook's texts, or the prompt) after the summary, the session-start block
+    # of its system message too, and then runs SessionStart with source compact (its text
+    # replacing the block); PreCompact names the trigger (/compress by hand keeps no message).
+    compact_event="PreCompact",
+    compaction="start-keeps-call",
 )
 
 RECORD = AgentRecord(id="qwen-code", name="Qwen Code", rules=RULES, hooks=HOOKS)

@@ -146,6 +146,8 @@ class Payload:
     subagent_type: str | None = None
     loaded_path: str | None = None
     prompt_key: str | None = None
+    # The field of ``Hooks.compact_event`` naming what began the compaction (auto, manual).
+    trigger: str = "trigger"
 
 
 Scope = Literal["project", "local", "user"]
@@ -211,6 +213,18 @@ class Output:
             raise ValueError("a cap needs the unit it counts (cap_unit), and only a cap has one")
 
 
+# How the agent's compaction of its history reaches the hooks:
+# - start: a SessionStart with source compact follows it, and the compacted context keeps none
+#   of the hooks' texts (Claude Code);
+# - event-only: only ``compact_event`` fires, as it begins, and what comes after that point stays
+#   (GitHub Copilot CLI): the reset waits in the spool for the session's next event;
+# - start-keeps-call: a SessionStart with source compact follows it, and the compacted history
+#   keeps whole the message its compacting model call was sending (Qwen Code), which took in what
+#   the hook delivered since the model call before (hooks/model_calls.py): that is not sent
+#   again. ``compact_event`` names the trigger; compacted by hand, nothing was in flight.
+Compaction = Literal["start", "event-only", "start-keeps-call"]
+
+
 @attrs.frozen
 class Hooks:
     """An agent's command hooks: events, payloads, tools, settings files, trust and output."""
@@ -230,12 +244,11 @@ class Hooks:
     # The session-start text is gone after a resume (Qwen Code rebuilds its system message, which
     # held it, and keeps the rest of the history), so it is given again.
     resume_drops_start_context: bool = False
-    # The event the agent fires as it begins to compact its history when no SessionStart follows
-    # the compaction and no text of this event reaches the model (GitHub Copilot CLI's
-    # PreCompact): installed too, read as a start after a compaction that answers nothing; the
-    # reset waits for the session's next event, whose text lands after the compaction point and
-    # stays (hooks/main.py).
+    # The event the agent fires as it begins to compact its history, whose text reaches no model
+    # (PreCompact): installed too, answered with nothing; what the hook does there is the
+    # record's ``compaction`` (hooks/main.py).
     compact_event: str | None = None
+    compaction: Compaction = "start"
 
     def kinds(self) -> dict[str, HookKind]:
         """The agent's event names and the neutral kind of each."""

@@ -54,6 +54,7 @@ def parse(record: AgentRecord, data: Mapping[str, Any]) -> HookEvent:
         # The agent's compaction event names no source: it is this one.
         source="compact" if compacting else _first(data, fields.source),
         compacting=compacting,
+        trigger=text(data, fields.trigger) if compacting else None,
         prompt=_prompt(data, fields.prompt_field, stripped=fields.prompt != "as-is"),
         touched=touched,
         scanned=scanned,

@@ -238,6 +238,12 @@ class EventRun:
         """After the agent compacted or cleared its context, shadow everything the sidecar had
         told it (the seed's compaction re-arm); return the nested files to send again (none
         after a clear)."""
+        if reset == "compact" and self._compaction() == "start-keeps-call":
+            from .model_calls import ModelCalls
+
+            call = ModelCalls(self.config.dsh_home).last_message(self.sid)
+            if call is not None:
+                return self._forget_all_but_the_call(*call)
         visible = self._visible()
         nested = [
             self._abs(c)
@@ -253,15 +259,62 @@ class EventRun:
             self.store.compact(self.sid, checkpoint, 0, size - 1)
         return nested if reset == "compact" else []
 
-    def _reloads_nothing_after_compaction(self) -> bool:
-        """Whether the files sent again after a reset are the sidecar's to send whatever the
-        agent's model says: an agent that compacts with its own event (``Hooks.compact_event``,
-        Copilot CLI) loads no nested file again after it, while Claude Code reads its nested
-        files again itself after its compaction's SessionStart."""
+    def _compaction(self) -> str:
         from dsh_sidecar.agents.registry import hook_record
 
         hooks = hook_record(self.event.agent).hooks
-        return hooks is not None and hooks.compact_event is not None
+        return "start" if hooks is None else hooks.compaction
+
+    def _reloads_nothing_after_compaction(self) -> bool:
+        """Whether the files sent again after a reset are the sidecar's to send whatever the
+        agent's model says: Copilot CLI (``event-only``) loads no nested file again after its
+        compaction, while Claude Code reads its nested files again itself after its
+        compaction's SessionStart."""
+        return self._compaction() == "event-only"
+
+    def _forget_all_but_the_call(self, after: int, through: int) -> list[str]:
+        """After a compaction that kept the message its model call was sending (Qwen Code):
+        shadow every message but those the hook delivered into it, the deliveries of events
+        after ``after`` through ``through`` other than starts (a start's text is not in the
+        history); return the nested files of the shadowed ones that the kept ones do not
+        hold."""
+        store, sid = self.store, self.sid
+        kept: set[int] = set()
+        start = False
+        for event in store.events(sid, after):
+            if event.seq > through:
+                break
+            if event.type == STEP_START:
+                start = event.data.get("hook") == "start"
+            elif event.type == USER_MESSAGE and not start:
+                kept.add(event.seq)
+        in_effect = {c.scope for c in effective_state(self._visible()).values() if c.active}
+        surface = [(seq, self._nested_of(seq)) for seq in store.surface_seqs(sid)]
+        # What the kept message holds, and what no longer is in effect, is not sent again.
+        held = {c.scope for seq, nested in surface if seq in kept for c in nested}
+        held |= {c.scope for _, nested in surface for c in nested if c.scope not in in_effect}
+        lost: list[str] = []
+        for position, (seq, nested) in enumerate(surface):
+            if seq in kept:
+                continue
+            lost += [self._abs(c) for c in nested if c.scope not in held]
+            checkpoint = Message.user(
+                ["The agent's context was reset (compact); earlier context is gone."],
+                {"kind": "plugin", "plugin": "compact", "compactionId": new_message_id()},
+            )
+            store.compact(sid, checkpoint, position, position)  # one node for one: positions stay
+        return list(dict.fromkeys(lost))
+
+    def _nested_of(self, seq: int) -> list[Change]:
+        """The nested files (not the user's, not the root's) a surface message holds."""
+        message = self.store.events(self.sid, seq - 1, 1)[0].message()
+        if message is None or not is_instructions_message(message):
+            return []
+        return [
+            c
+            for c in changes_of(message)
+            if c.active and split_scope(c.scope)[0] not in (USER_GLOBAL, ".")
+        ]
 
     def _lost_on_resume(self) -> frozenset[str]:
         """The kinds of event whose texts the agent's resumed conversation no longer holds (its

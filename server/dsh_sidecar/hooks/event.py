@@ -39,8 +39,9 @@ class HookEvent:
     agent_id: str | None = None
     agent_type: str | None = None
     # The agent begins to compact its history and shows this event's text to no model
-    # (``Hooks.compact_event``): the reset is kept for the session's next event.
+    # (``Hooks.compact_event``); ``trigger``: what began it (auto, manual), when it says.
     compacting: bool = False
+    trigger: str | None = None
 
     @property
     def context_reset(self) -> str | None:

@@ -172,13 +172,12 @@ def run(
     from .budget import wait_ms
     from .config import HookConfig
     from .mapping import session_id_of
+    from .model_calls import ModelCalls
     from .runtime import handle
 
     config = HookConfig(settings, env, mode)  # type: ignore[arg-type]
     if event.compacting:
-        # Its text would reach no model, and what the next event prints lands after the
-        # compaction point, which the compacted history keeps.
-        _keep(config, event, session_id_of, note=False)
+        _compacting(config, event, session_id_of)  # its text would reach no model
         return
     try:
         now = time.monotonic()
@@ -191,10 +190,35 @@ def run(
         return
     try:
         handle(store, event, config, emit, before_commit=before_commit)
+        if event.kind == "prompt" and _compaction(event) == "start-keeps-call":
+            # The agent fires its prompt hook before each model call (hooks/model_calls.py).
+            sid = session_id_of(event.agent, event.session_id, event.agent_id)
+            ModelCalls(config.dsh_home).note(sid, store.last_seq(sid) or 0)
     except StoreBusy:
         _keep(config, event, session_id_of)
     finally:
         store.close()
+
+
+def _compaction(event: HookEvent) -> str:
+    from dsh_sidecar.agents.registry import hook_record
+
+    hooks = hook_record(event.agent).hooks
+    return "start" if hooks is None else hooks.compaction
+
+
+def _compacting(config: Any, event: HookEvent, session_id_of: Callable[..., str]) -> None:
+    """The agent begins to compact its history (``Hooks.compaction``): with no start after it,
+    the reset waits for the session's next event, whose text lands after the compaction point,
+    which stays; compacted by hand, no model call's message is in flight to keep."""
+    compaction = _compaction(event)
+    if compaction == "event-only":
+        _keep(config, event, session_id_of, note=False)
+    elif compaction == "start-keeps-call" and event.trigger == "manual":
+        from .model_calls import ModelCalls
+
+        sid = session_id_of(event.agent, event.session_id, event.agent_id)
+        ModelCalls(config.dsh_home).forget(sid)
 
 
 def _keep(
