@@ -1,9 +1,9 @@
 """Qwen Code, as release 0.24.4 behaves (its shipped code read, and run headless): QWEN.md and
 AGENTS.md from ``~/.qwen`` and from just above the project root down to the working directory,
 all at start; nothing nested, after any tool; imports as Gemini CLI's, but with Markdown's code
-(explain/qwen_markdown.py). Its own .qwen/QWEN.local.md and .qwen/rules are not modelled yet
-(found/qwen-local-md.json, found/qwen-rules.json). Its hooks are Claude Code's in shape, with its
-own tool names (docs/reference/agent-clis.md, Qwen Code 0.24.4)."""
+(explain/qwen_markdown.py); then .qwen/QWEN.local.md at the git root. Its .qwen/rules are not
+modelled yet (found/qwen-rules.json). Its hooks are Claude Code's in shape, with its own tool
+names (docs/reference/agent-clis.md, Qwen Code 0.24.4)."""
 
 from __future__ import annotations
 
@@ -35,6 +35,8 @@ RULES = AgentRules(
         why_not="Qwen Code loads its context files once, at start; no tool loads any later",
     ),
     rule_sets=(),
+    # Read after the walk's files, at the git root only, its imports resolved from .qwen/.
+    root_file=".qwen/QWEN.local.md",
     # Gemini CLI's import processor, as forked: @file.md inlined five levels deep, not from
     # code, only under the project root; a file reached twice on different branches is sent
     # twice (the set of processed files is copied per branch). Its code is Markdown's as its
@@ -75,7 +77,7 @@ RULES = AgentRules(
         "its upward search also reads the directory just above the project root (its loop "
         "stops after that directory), and without a root the directory above the home "
         "directory: simulated so, though the sidecar's own chain starts at the root",
-        ".qwen/QWEN.local.md and .qwen/rules are not simulated",
+        ".qwen/rules (~/.qwen's and the project's) are not simulated",
     ),
 )
 

@@ -217,6 +217,9 @@ class AgentRules:
     # "refused": the agent's read tool refuses a file outside the working directory in a
     # headless run, so nothing loads after that read (Claude Code, Gemini CLI).
     reads_outside_cwd: Literal["allowed", "refused"] = "allowed"
+    # A file the agent reads at the project root after the walk, only when a root marker was
+    # found (Qwen Code's .qwen/QWEN.local.md; none without one, none elsewhere).
+    root_file: str | None = None
     # True when the last part of each name of ``user_global``, ``walk`` and ``nested`` is
     # matched ignoring ASCII case (Copilot CLI: agents.md, GEMINI.MD): the exact name when it is
     # a file, else the first case variant in the directory's listing order; one file per name.

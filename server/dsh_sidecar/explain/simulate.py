@@ -109,6 +109,7 @@ def simulate(rules: AgentRules, where: Where, fs: LocalFileSystem) -> Simulation
     run.user_global()
     run.rule_sets(home=True)
     run.walk()
+    run.root_file()
     run.nested()
     run.rule_sets(home=False)
     run.imports()
@@ -346,6 +347,20 @@ class _Run:
                 if walk.pick == "first":
                     winner = name
                 self._add(path, PROJECT, *self._start_state(read))
+
+    def root_file(self) -> None:
+        """The agent's own file at the project root, after the walk's files; only when a root
+        marker was found (the working directory standing in for a root does not count)."""
+        name = self.rules.root_file
+        if name is None or self.root is None:
+            return
+        path = os.path.join(self.root, name)
+        read = self._unseen_read(path)
+        if read is not None:
+            state, reason, read = self._start_state(read)
+            if state == "loaded":
+                reason = f"{name} at the project root, loaded when a session starts"
+            self._add(path, PROJECT, state, reason, read)
 
     def _start_state(self, read: FileRead) -> tuple[str, str, FileRead]:
         if self._unreadable(read):
