@@ -123,10 +123,13 @@ def test_a_subagents_events_carry_its_id(repo: Path) -> None:
 def test_the_record_installs_what_reaches_the_model() -> None:
     hooks = hook_record("qwen-code").hooks
     assert hooks is not None
+    # PreCompact prints nothing: it tells a compression by hand from one on its own.
     assert [e.name for e in hooks.installed_events()] == [
         "SessionStart",
         "UserPromptSubmit",
         "PostToolUse",
+        "PreCompact",
     ]
+    assert hooks.compaction == "start-keeps-call"
     assert hooks.resume_drops_start_context and not hooks.resume_drops_prompt_context
     assert hooks.output.cap == 18_000 and hooks.output.frames_itself

@@ -172,7 +172,6 @@ def run(
     from .budget import wait_ms
     from .config import HookConfig
     from .mapping import session_id_of
-    from .model_calls import ModelCalls
     from .runtime import handle
 
     config = HookConfig(settings, env, mode)  # type: ignore[arg-type]
@@ -192,6 +191,8 @@ def run(
         handle(store, event, config, emit, before_commit=before_commit)
         if event.kind == "prompt" and _compaction(event) == "start-keeps-call":
             # The agent fires its prompt hook before each model call (hooks/model_calls.py).
+            from .model_calls import ModelCalls
+
             sid = session_id_of(event.agent, event.session_id, event.agent_id)
             ModelCalls(config.dsh_home).note(sid, store.last_seq(sid) or 0)
     except StoreBusy:
