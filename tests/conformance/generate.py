@@ -43,12 +43,7 @@ FEATURES = (
 # (saying so), and their minimal trees in found/ are xfail(strict) with the same reason.
 UNFIXED: dict[str, str] = {}
 # The same for one CLI only: its sample leaves these out too, the others' samples keep them.
-UNFIXED_FOR: dict[str, dict[str, str]] = {
-    "copilot": {
-        "links-outside": "Copilot CLI did not send a nested instruction file that is a link "
-        "to a file outside the repository; not understood yet",
-    },
-}
+UNFIXED_FOR: dict[str, dict[str, str]] = {}
 
 # Where the session runs and what the model reads, relative to the tree's base directory.
 LAYOUTS = (

@@ -459,6 +459,54 @@ def test_copilot_cli_imports_stay_in_the_project_and_not_from_rules(tmp_path: Pa
     ]
 
 
+def test_copilot_cli_reads_no_nested_link_out_of_the_project(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "p/.git/": "",
+            "p/pkg/x.py": "",
+            "p/inside.md": "in the project\n",
+            "shared/a.md": "linked at the root\n",
+            "shared/b.md": "linked below\n",
+            "shared/r.md": "a linked rule\n",
+        },
+    )
+    links = {
+        "p/AGENTS.md": "../shared/a.md",  # the start walk follows it
+        "p/pkg/AGENTS.md": "../../shared/b.md",
+        "p/pkg/CLAUDE.md": "../inside.md",
+        "p/pkg/.claude/rules/r.md": "../../../../shared/r.md",
+    }
+    for link, target in links.items():
+        (tmp_path / link).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / link).symlink_to(target)
+    e = explain(tmp_path, "p/pkg/x.py", cwd="p")
+    got = {f.display_path: f.state for f in e.agent("copilot-cli").files}
+    assert got == {
+        "AGENTS.md": "loaded",
+        "pkg/AGENTS.md": "not-read",
+        "pkg/CLAUDE.md": "loaded",
+        "pkg/.claude/rules/r.md": "not-read",
+    }
+    # The hooks do not take it for one Copilot CLI loads itself.
+    p = str(tmp_path / "p")
+    native = native_paths(
+        "copilot-cli",
+        [str(tmp_path / "p/pkg/x.py")],
+        cwd=p,
+        workspace=p,
+        home=str(tmp_path / "home"),
+        env={},
+        fs=LOCAL_FS,
+    )
+    assert os.path.join(p, "pkg", "AGENTS.md") not in native
+    assert os.path.join(p, "pkg", "CLAUDE.md") in native
+    why = {f.display_path: f.reason for f in e.agent("copilot-cli").files}["pkg/AGENTS.md"]
+    assert why.endswith(
+        "outside the project: GitHub Copilot CLI reads the files it adds after a view only from inside it"
+    )
+
+
 # --- Gemini CLI --------------------------------------------------------------------------------
 
 

@@ -76,6 +76,9 @@ RULES = AgentRules(
     # Instructions.md), the exact name first: its runtime's custom_instructions_discovery looks
     # the name up, then lists the directory (docs/reference/agent-clis.md).
     names_ignore_case=True,
+    # A nested file or rule that is a link out of the project is not read ("contained" reads
+    # of its runtime); one on the start walk is.
+    nested_within_project=True,
     order=(
         "the user's copilot-instructions.md and, from the git root down to the working "
         "directory, each directory's files and its rules without globs, in the system message "

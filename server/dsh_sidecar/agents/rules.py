@@ -118,6 +118,9 @@ class RuleSet:
     # Claude Code, headless: a rule folder, or a file in it, that is a link to somewhere
     # outside the working directory is not followed.
     skips_links_out_of_cwd: bool = False
+    # "plain": the globs are matched as written, from glob_base (Qwen Code's picomatch), not by
+    # the rules of the agent the field name belongs to (paths: Claude Code's, applyTo: VS Code's).
+    glob_syntax: Literal["by-field", "plain"] = "by-field"
 
 
 @attrs.frozen
@@ -224,3 +227,7 @@ class AgentRules:
     # matched ignoring ASCII case (Copilot CLI: agents.md, GEMINI.MD): the exact name when it is
     # a file, else the first case variant in the directory's listing order; one file per name.
     names_ignore_case: bool = False
+    # True when the files it adds after a view (nested names, nested rule folders) must really
+    # lie inside the project root (the working directory without one): a link out of it is not
+    # read, while the start walk's files are (Copilot CLI).
+    nested_within_project: bool = False

@@ -386,6 +386,8 @@ class _Run:
                     self._add(path, NESTED, "not-read", nested.why_not, read)
                 elif self._unreadable(read):
                     self._add(path, NESTED, "unreadable", read.error or "", read)
+                elif self._outside_project(path):
+                    self._add(path, NESTED, "not-read", self._outside_project_why(path), read)
                 else:
                     shown = self.display(directory)
                     self._add(
@@ -395,6 +397,20 @@ class _Run:
                         f"loaded once {self.name} works on a file below {shown}/",
                         read,
                     )
+
+    def _outside_project(self, path: str) -> bool:
+        """Whether a file the agent would read after a view really lies outside the project
+        (the project root, the working directory without one), for an agent that reads such
+        files only inside it (Copilot CLI)."""
+        if not self.rules.nested_within_project:
+            return False
+        return not _inside(self._key(path), self._key(self.root or self.working))
+
+    def _outside_project_why(self, path: str) -> str:
+        return (
+            f"a link to {self._key(path)}, outside the project: {self.name} reads the files it "
+            "adds after a view only from inside it"
+        )
 
     def _own_fallback_blocker(self, directory: str) -> bool:
         """Whether ``directory`` holds a file whose name turns the fallback off for it alone
@@ -438,6 +454,10 @@ class _Run:
                             "(headless)"
                         )
                         self._add(path, RULE, "not-read", why, read, None)
+                        continue
+                    if owner in self.nested_dirs() and self._outside_project(path):
+                        why = self._outside_project_why(path)
+                        self._add(path, RULE, "not-read", why, read, AFTER_READ)
                         continue
                     # Read once: both the state and the time look at it.
                     front = None if self._unreadable(read) else read_frontmatter(read.text) or {}
@@ -517,7 +537,9 @@ class _Run:
         # (globs.py; observed with 2.1.332, and taken to hold where VS Code reads paths too).
         vscode = field == "applyTo"
         compile_one = (
-            compile_vscode_glob
+            compile_glob
+            if rule_set.glob_syntax == "plain"
+            else compile_vscode_glob
             if vscode
             else compile_claude_glob
             if field == "paths"
@@ -928,6 +950,10 @@ def sent_text(
         return sent_claude_text(cut)
     if rules.sent_text == "codex":
         return cut.decode("utf-8", "replace").encode("utf-8")
+    if rules.sent_text == "gemini-cli" and kind == RULE:  # Qwen Code's rules
+        from .agent_imports import sent_qwen_rule_text
+
+        return sent_qwen_rule_text(cut)
     if rules.sent_text == "gemini-cli" and kind != IMPORT:  # an import is inlined untrimmed
         # Trimmed as JavaScript trims: whitespace and a byte order mark, at both ends.
         return cut.decode("utf-8", "replace").strip().strip("\ufeff").strip().encode("utf-8")
