@@ -537,9 +537,7 @@ class _Run:
         # (globs.py; observed with 2.1.332, and taken to hold where VS Code reads paths too).
         vscode = field == "applyTo"
         compile_one = (
-            compile_glob
-            if rule_set.glob_syntax == "plain"
-            else compile_vscode_glob
+            compile_vscode_glob
             if vscode
             else compile_claude_glob
             if field == "paths"
@@ -950,10 +948,6 @@ def sent_text(
         return sent_claude_text(cut)
     if rules.sent_text == "codex":
         return cut.decode("utf-8", "replace").encode("utf-8")
-    if rules.sent_text == "gemini-cli" and kind == RULE:  # Qwen Code's rules
-        from .agent_imports import sent_qwen_rule_text
-
-        return sent_qwen_rule_text(cut)
     if rules.sent_text == "gemini-cli" and kind != IMPORT:  # an import is inlined untrimmed
         # Trimmed as JavaScript trims: whitespace and a byte order mark, at both ends.
         return cut.decode("utf-8", "replace").strip().strip("\ufeff").strip().encode("utf-8")
