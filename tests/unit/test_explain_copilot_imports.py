@@ -1,5 +1,7 @@
 """GitHub Copilot CLI's @path syntax (explain/copilot_imports.py), case by case as its runtime
-was seen to read it (docs/reference/agent-models.md, Copilot CLI)."""
+was seen to read it:
+docs/reference/agent-models.md, GitHub Copilot CLI 1.0.102
+"""
 
 from __future__ import annotations
 
