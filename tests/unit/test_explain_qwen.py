@@ -50,3 +50,34 @@ def test_qwen_code_reads_no_local_file_without_a_git_root(tmp_path: Path) -> Non
     got = states(explain(tmp_path, "repo/pkg/x.py", "repo"), "qwen-code")
     assert (".qwen/QWEN.local.md", "project", "loaded") not in got
     assert all("QWEN.local.md" not in path for path, _, _ in got)
+
+
+RULES = {
+    "repo/.git/": "",
+    "repo/QWEN.md": "Q\n",
+    "repo/a.md": "A\n",
+    "repo/.qwen/rules/always.md": "Always\n@a.md\n",
+    "repo/.qwen/rules/sub/deep.md": "---\ndescription: d\n---\nDeep\n<!-- hidden -->\nend\n",
+    "repo/.qwen/rules/py.md": '---\npaths:\n  - "pkg/**/*.py"\n---\nPy\n',
+    "repo/.qwen/rules/star.md": '---\npaths: "*.py"\n---\nStar\n',
+    "repo/.qwen/rules/notes.txt": "Not a rule\n",
+    "repo/pkg/.qwen/rules/nested.md": "Not the project's folder\n",
+    "home/.qwen/rules/user.md": "User\n",
+    "repo/pkg/sub/x.py": "x\n",
+}
+
+
+def test_qwen_code_rules_apply_from_its_two_folders_as_plain_globs(tmp_path: Path) -> None:
+    write_tree(tmp_path, RULES)
+    e = explain(tmp_path, "repo/pkg/sub/x.py", "repo")
+    got = {f.display_path: (f.state, f.when) for f in e.agent("qwen-code").files}
+    assert got == {
+        "~/.qwen/rules/user.md": ("loaded", "start"),
+        "QWEN.md": ("loaded", "start"),
+        ".qwen/rules/always.md": ("loaded", "start"),
+        ".qwen/rules/py.md": ("loaded", "after-read"),
+        ".qwen/rules/star.md": ("unmatched", None),
+        ".qwen/rules/sub/deep.md": ("loaded", "start"),
+    }
+    deep = next(f for f in e.agent("qwen-code").files if f.display_path.endswith("deep.md"))
+    assert deep.sent_bytes == len(b"Deep\n\nend")

@@ -1,9 +1,9 @@
 """Qwen Code, as release 0.24.4 behaves (its shipped code read, and run headless): QWEN.md and
 AGENTS.md from ``~/.qwen`` and from just above the project root down to the working directory,
 all at start; nothing nested, after any tool; imports as Gemini CLI's, but with Markdown's code
-(explain/qwen_markdown.py); then .qwen/QWEN.local.md at the git root. Its .qwen/rules are not
-modelled yet (found/qwen-rules.json). Its hooks are Claude Code's in shape, with its own tool
-names (docs/reference/agent-clis.md, Qwen Code 0.24.4)."""
+(explain/qwen_markdown.py); then .qwen/QWEN.local.md at the git root, and its .qwen/rules
+(found/qwen-rules.json). Its hooks are Claude Code's in shape, with its own tool names
+(docs/reference/agent-clis.md, Qwen Code 0.24.4)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .record import (
     SettingsPlace,
     Tool,
 )
-from .rules import AgentRules, Imports, Nested, Source, UserGlobal, Verified, Walk
+from .rules import AgentRules, Imports, Nested, RuleSet, Source, UserGlobal, Verified, Walk
 
 QWEN_NAMES = ("QWEN.md", "AGENTS.md")  # its context.fileName default, in load order
 
@@ -34,7 +34,29 @@ RULES = AgentRules(
         "never",
         why_not="Qwen Code loads its context files once, at start; no tool loads any later",
     ),
-    rule_sets=(),
+    # Every *.md below ~/.qwen/rules, then below the project's .qwen/rules (the git root, else
+    # the working directory): without paths at start, with paths once a tool names a file they
+    # match, as picomatch globs from the project root (rulesDiscovery: loadRules).
+    rule_sets=(
+        RuleSet(
+            "home",
+            ".qwen/rules",
+            "**/*.md",
+            "paths",
+            "always",
+            glob_base="project-root",
+            glob_syntax="plain",
+        ),
+        RuleSet(
+            "project-root",
+            ".qwen/rules",
+            "**/*.md",
+            "paths",
+            "always",
+            glob_base="project-root",
+            glob_syntax="plain",
+        ),
+    ),
     # Read after the walk's files, at the git root only, its imports resolved from .qwen/.
     root_file=".qwen/QWEN.local.md",
     # Gemini CLI's import processor, as forked: @file.md inlined five levels deep, not from
@@ -51,6 +73,8 @@ RULES = AgentRules(
         repeats="per-branch",
         # Its processed set starts with the top file: a cycle back to it stops there.
         top_in_branch=True,
+        # Its rules are read as text: an @ in one imports nothing.
+        rule_imports="never",
     ),
     # Each file trimmed before it is sent, as Gemini CLI does.
     sent_text="gemini-cli",
@@ -60,7 +84,7 @@ RULES = AgentRules(
     order=(
         "for each name, QWEN.md then AGENTS.md: ~/.qwen/NAME, then NAME in each directory from "
         "just above the project root down to the working directory; then .qwen/QWEN.local.md "
-        "at the root"
+        "at the root; then ~/.qwen/rules, then the project's .qwen/rules"
     ),
     sources=(
         Source(
@@ -77,7 +101,10 @@ RULES = AgentRules(
         "its upward search also reads the directory just above the project root (its loop "
         "stops after that directory), and without a root the directory above the home "
         "directory: simulated so, though the sidecar's own chain starts at the root",
-        ".qwen/rules (~/.qwen's and the project's) are not simulated",
+        "its rules folders: a rule left empty once its frontmatter and comments are gone is "
+        "listed as loaded (Qwen Code sends nothing for it), a paths string holding commas is "
+        "read as several globs (Qwen Code takes it whole), a link to a file in the folder is "
+        "read (Qwen Code skips links) and $QWEN_HOME/rules is not looked at (~/.qwen/rules is)",
     ),
 )
 

@@ -118,6 +118,9 @@ class RuleSet:
     # Claude Code, headless: a rule folder, or a file in it, that is a link to somewhere
     # outside the working directory is not followed.
     skips_links_out_of_cwd: bool = False
+    # "plain": the globs are matched as written, from glob_base (Qwen Code's picomatch), not by
+    # the rules of the agent the field name belongs to (paths: Claude Code's, applyTo: VS Code's).
+    glob_syntax: Literal["by-field", "plain"] = "by-field"
 
 
 @attrs.frozen

@@ -348,6 +348,27 @@ def sent_claude_text(data: bytes) -> bytes:
     return _strip_comment_blocks(text).encode("utf-8")
 
 
+# Qwen Code's rule frontmatter: "---" lines around it at the very start (line ends made LF).
+_QWEN_FRONTMATTER = re.compile(r"---\n[\s\S]*?\n---(?:\n|\Z)")
+
+
+def sent_qwen_rule_text(data: bytes) -> bytes:
+    """What Qwen Code sends of a rule file (its parseRuleFile): the text without a byte order
+    mark, line ends made LF, its YAML frontmatter left out, its HTML comments taken out (again
+    until none is left, then any opener without a closer), trimmed."""
+    text = data.decode("utf-8", "replace").removeprefix("\ufeff")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    front = _QWEN_FRONTMATTER.match(text)
+    body = text[front.end() :] if front else text
+    while True:
+        kept = _remove_comments(body)
+        if kept == body:
+            break
+        body = kept
+    body = body.replace("<!--", "")
+    return body.strip().strip("\ufeff").strip().encode("utf-8")
+
+
 def _strip_comment_blocks(text: str) -> str:
     """Comment blocks removed: a block from a line opening with ``<!--`` (up to three spaces
     in) to the first line holding ``-->`` loses its comments, and goes whole when nothing but

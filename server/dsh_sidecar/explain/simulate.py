@@ -537,7 +537,9 @@ class _Run:
         # (globs.py; observed with 2.1.332, and taken to hold where VS Code reads paths too).
         vscode = field == "applyTo"
         compile_one = (
-            compile_vscode_glob
+            compile_glob
+            if rule_set.glob_syntax == "plain"
+            else compile_vscode_glob
             if vscode
             else compile_claude_glob
             if field == "paths"
@@ -939,8 +941,8 @@ def sent_text(
     its size limit: Claude Code leaves out YAML frontmatter and comment blocks (of every file,
     not only rules); Copilot CLI drops a byte order mark and escapes quotes and angle brackets
     in the files it adds after a view; Codex decodes what its limit kept leniently, a character cut in half ending
-    as U+FFFD; Gemini CLI trims each file; an agent stripping rule frontmatter leaves it out of
-    rules."""
+    as U+FFFD; Gemini CLI trims each file (Qwen Code too, its rules without frontmatter and
+    HTML comments); an agent stripping rule frontmatter leaves it out of rules."""
     cut = data if kept is None else data[:kept]
     if rules.sent_text == "claude-code":
         from .agent_imports import sent_claude_text
@@ -948,6 +950,10 @@ def sent_text(
         return sent_claude_text(cut)
     if rules.sent_text == "codex":
         return cut.decode("utf-8", "replace").encode("utf-8")
+    if rules.sent_text == "gemini-cli" and kind == RULE:  # Qwen Code's rules
+        from .agent_imports import sent_qwen_rule_text
+
+        return sent_qwen_rule_text(cut)
     if rules.sent_text == "gemini-cli" and kind != IMPORT:  # an import is inlined untrimmed
         # Trimmed as JavaScript trims: whitespace and a byte order mark, at both ends.
         return cut.decode("utf-8", "replace").strip().strip("\ufeff").strip().encode("utf-8")
