@@ -1,5 +1,6 @@
-"""Qwen Code 0.24.4's own .qwen/QWEN.local.md in explain (read in its loadServerHierarchicalMemory,
-seen in runs: tests/conformance/found/qwen-local-md*.json; docs/reference/agent-clis.md)."""
+"""Qwen Code 0.24.4's own .qwen/QWEN.local.md and .qwen/rules in explain (read in its
+loadServerHierarchicalMemory and loadRules, seen in runs: tests/conformance/found/qwen-local-md*.json
+and qwen-rules.json; docs/reference/agent-clis.md)."""
 
 from __future__ import annotations
 

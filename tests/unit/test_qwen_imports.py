@@ -2,9 +2,9 @@
 
 Each expected list is what Qwen Code's own code gives for the text: its bundle's marked and its
 findImports/findCodeRegions, cut out unchanged and run with node (the @paths its processImports
-goes on to resolve), and the tilde fence and list cases were seen in real runs too
-(tests/conformance, found/qwen-import-in-tilde-fence.json, trees.py qwen-import-code). Facts:
-docs/reference/agent-models.md, Qwen Code's imports.
+goes on to resolve); the tilde fence, indented block, list, table and quote cases were seen in
+real runs too (tests/conformance/found/qwen-import-in-tilde-fence.json and
+qwen-import-code-constructs.json). Facts: docs/reference/agent-models.md, Qwen Code 0.24.4.
 """
 
 from __future__ import annotations
