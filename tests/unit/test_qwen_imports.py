@@ -108,3 +108,7 @@ def test_the_scan_stays_linear_on_hostile_text() -> None:
     # The third line opens a fence no later line closes: only the first two lines import.
     assert [i.start for i in qwen_imports(blocks, "/p")] == [4, 15]
     assert code_regions(blocks)[-1][1] == len(blocks)
+    # Unclosed comments, instructions, quotes in tags and tildes before backticks: each closer
+    # is searched for once, or within a bounded window.
+    tags = "a " + '<? <!-- <a b=" ~`x @t.md ' * 5000
+    assert len(qwen_imports(tags, "/p")) == 5000

@@ -13,7 +13,7 @@ This module follows marked's block rules line by line for the constructs that de
 offsets (blank lines, indented code, fences, headings, rules, quotes, lists, HTML blocks,
 definitions, tables, paragraphs) and its inline rules for code spans (escapes, tags and
 autolinks before backticks). Every step moves forward over the text, so any text costs linear
-work apart from the few bounded patterns below. Facts: docs/reference/agent-models.md, Qwen
+work: a closer is searched for once, and a tag, autolink or strike-through only within a window. Facts: docs/reference/agent-models.md, Qwen
 Code's imports.
 """
 
@@ -79,13 +79,20 @@ _URL_START = re.compile(r"https?://|ftp://|www\.")
 _URL = re.compile(r"(?:(?:ftp|https?)://|www\.)[a-zA-Z0-9-]+[^\s<]*", re.IGNORECASE)
 # GFM's strike-through, whose text is lexed on (a tilde that opens none starts text).
 _DEL = re.compile(r"(~~?)(?=[^\s~])(?:\\.|[^\\])*?(?:\\.|[^\s~\\])\1(?=[^~]|$)")
+# An opening or closing tag (an inline comment, processing instruction, declaration or CDATA
+# section is found with its closer, _tag_end).
 _INLINE_TAG = re.compile(
-    r"<!--(?:-?>|[\s\S]*?-->)|</[a-zA-Z][\w:-]*\s*>"
+    r"</[a-zA-Z][\w:-]*\s*>"
     r"""|<[a-zA-Z][\w-]*(?:\s+[a-zA-Z:_][\w.:-]*(?:\s*=\s*"[^"]*"|\s*=\s*'[^']*'"""
-    r"""|\s*=\s*[^\s"'=<>`]+)?)*?\s*/?>"""
-    r"|<\?[\s\S]*?\?>|<![a-zA-Z]+\s[\s\S]*?>|<!\[CDATA\[[\s\S]*?\]\]>",
+    r"""|\s*=\s*[^\s"'=<>`]+)?)*?\s*/?>""",
     re.ASCII,
 )
+_DECLARATION = re.compile(r"<![a-zA-Z]+\s")
+# How far a tag or an autolink (and a strike-through) is looked for: marked has no bound, but a
+# pattern that may scan to the end of the text, tried at every "<" or "~", would cost quadratic
+# time on hostile text; instruction files hold no longer ones.
+_WINDOW = 4096
+_DEL_WINDOW = 256
 
 Region = tuple[int, int]
 
@@ -506,6 +513,7 @@ def _span_regions(text: str) -> list[Region]:
     first and holds no span."""
     out: list[Region] = []
     closers = _Runs(text)
+    found = _Closers(text)
     at = 0
     n = len(text)
     while at < n:
@@ -513,13 +521,12 @@ def _span_regions(text: str) -> list[Region]:
         if char == "\\" and at + 1 < n and text[at + 1] in _PUNCTUATION:
             at += 2
         elif char == "<":
-            tag = _AUTOLINK.match(text, at) or _INLINE_TAG.match(text, at)
-            at = tag.end() if tag else at + 1
+            at = _tag_end(text, at, found) or at + 1
         elif char in "hfw" and _URL_START.match(text, at) and _URL.match(text, at):
             url = _URL.match(text, at)
             assert url is not None
             at = url.end()
-        elif char == "`" or (char == "~" and not _DEL.match(text, at)):
+        elif char == "`" or (char == "~" and _tick_run_not_del(text, at)):
             run_end = at
             while run_end < n and text[run_end] == "`":
                 run_end += 1
@@ -535,6 +542,54 @@ def _span_regions(text: str) -> list[Region]:
         else:
             at += 1
     return out
+
+
+def _tick_run_not_del(text: str, at: int) -> bool:
+    """Whether GFM's text takes the run of tildes and backticks at ``at`` (a ``~``) whole, a
+    backtick in it; only such a run can hide a span's opener, so the strike-through rule (which
+    wins when it matches) is tried for it alone."""
+    end = at
+    while end < len(text) and text[end] in "`~":
+        end += 1
+    return "`" in text[at:end] and not _DEL.match(text[at : at + _DEL_WINDOW])
+
+
+def _tag_end(text: str, at: int, found: _Closers) -> int | None:
+    """The end of the tag or autolink marked's inline rules take at ``at`` (a ``<``), if any."""
+    for opener, closer, shortest in (("<!--", "-->", ("<!-->", "<!--->")), ("<?", "?>", ())):
+        if text.startswith(opener, at):
+            for short in shortest:
+                if text.startswith(short, at):
+                    return at + len(short)
+            end = found.after(closer, at + len(opener))
+            return end + len(closer) if end >= 0 else None
+    if text.startswith("<![CDATA[", at):
+        end = found.after("]]>", at + 9)
+        return end + 3 if end >= 0 else None
+    window = text[at : at + _WINDOW]
+    declaration = _DECLARATION.match(window)
+    if declaration:
+        end = found.after(">", at + declaration.end())
+        return end + 1 if end >= 0 else None
+    tag = _INLINE_TAG.match(window) or _AUTOLINK.match(window)
+    return at + tag.end() if tag else None
+
+
+class _Closers:
+    """Where each closing string next occurs, kept between questions: they come left to right,
+    so each string is searched for over the text about once."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.known: dict[str, int] = {}
+
+    def after(self, closer: str, start: int) -> int:
+        """The first index of ``closer`` at or after ``start``, -1 when there is none."""
+        known = self.known.get(closer)
+        if known is None or 0 <= known < start:
+            known = self.text.find(closer, start)
+            self.known[closer] = known
+        return known
 
 
 class _Runs:
