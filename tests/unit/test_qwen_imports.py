@@ -112,3 +112,6 @@ def test_the_scan_stays_linear_on_hostile_text() -> None:
     # is searched for once, or within a bounded window.
     tags = "a " + '<? <!-- <a b=" ~`x @t.md ' * 5000
     assert len(qwen_imports(tags, "/p")) == 5000
+    # Paragraphs a setext search would read to the end from each, and a quote of lazy lines.
+    assert code_regions("a\n***\n" * 20000) == []
+    assert code_regions("> `a\nb`\n" * 20000) == []

@@ -105,6 +105,10 @@ class _Token:
     raw: str
     regions: list[Region] = attrs.field(factory=list)
     text: str = ""  # a paragraph's text, which later lines can be merged into
+    # A quote's paragraph: the later chunks' raws that go on it, and where its text stops being
+    # its raw (indented code merged in without its indent), joined once the quote is read.
+    more: list[str] = attrs.field(factory=list)
+    lost_at: int | None = None
 
 
 def code_regions(text: str) -> list[Region]:
@@ -128,6 +132,7 @@ def _blocks(src: str) -> list[_Token]:
     tokens: list[_Token] = []
     pos = 0
     clipped = False  # the next paragraph joins the last one (a quote's lazy lines)
+    no_setext = [0]  # no setext heading starts before this offset (_setext)
     while pos < len(src):
         space = _space(src, pos)
         if space:
@@ -137,7 +142,7 @@ def _blocks(src: str) -> list[_Token]:
                 tokens.append(_Token("space", src[pos : pos + space]))
             pos += space
             continue
-        token, consumed = _block(src, pos)
+        token, consumed = _block(src, pos, no_setext)
         if token is None:  # a definition: consumed, but marked keeps no token for it
             pos += consumed
             continue
@@ -163,7 +168,7 @@ def _space(src: str, pos: int) -> int:
     return at - pos
 
 
-def _block(src: str, pos: int) -> tuple[_Token | None, int]:
+def _block(src: str, pos: int, no_setext: list[int]) -> tuple[_Token | None, int]:
     line = src[pos : _lines_end(src, pos)]
     for tokenizer in (_indented, _fence, _heading, _hr, _quote, _list, _html):
         found = tokenizer(src, pos, line)
@@ -172,7 +177,7 @@ def _block(src: str, pos: int) -> tuple[_Token | None, int]:
     definition = _DEF.match(src, pos)
     if definition:
         return None, definition.end() - pos
-    paragraph = _paragraph(src, pos)
+    paragraph = _paragraph(src, pos, no_setext)
     return paragraph, len(paragraph.raw)
 
 
@@ -239,18 +244,19 @@ def _quote(src: str, pos: int, line: str) -> _Token | None:
     if not _QUOTE.match(line):
         return None
     lines = _quote_lines(src, pos)
-    raw_lines: list[str] = []
+    taken = 0
     children: list[_Token] = []
-    while lines:
-        chunk = _quote_chunk(lines)
-        lines = lines[len(chunk) :]
-        raw_lines.extend(chunk)
+    while taken < len(lines):
+        chunk = _quote_chunk(lines, taken)
+        taken += len(chunk)
         inner = "\n".join(_QUOTE_MARK.sub("", item, count=1) for item in chunk)
         more = _blocks_clipped(inner, clipped=bool(children))
         _join_clipped(children, more)
-        if not lines or not children or children[-1].kind == "code":
+        if taken == len(lines) or not children or children[-1].kind == "code":
             break
-    raw = "\n".join(raw_lines)
+    for child in children:
+        _join_more(child)
+    raw = "\n".join(lines[:taken])
     return _Token("blockquote", raw, _child_regions(raw, children))
 
 
@@ -272,9 +278,10 @@ def _quote_lines(src: str, pos: int) -> list[str]:
     return out
 
 
-def _quote_chunk(lines: list[str]) -> list[str]:
-    """Leading lazy lines and the ``>`` lines after them (marked lexes a quote chunk by chunk)."""
-    n = 0
+def _quote_chunk(lines: list[str], start: int) -> list[str]:
+    """From ``start``, leading lazy lines and the ``>`` lines after them (marked lexes a quote
+    chunk by chunk)."""
+    n = start
     seen_mark = False
     while n < len(lines):
         if _QUOTE.match(lines[n]):
@@ -282,7 +289,7 @@ def _quote_chunk(lines: list[str]) -> list[str]:
         elif seen_mark:
             break
         n += 1
-    return lines[:n]
+    return lines[start:n]
 
 
 def _blocks_clipped(src: str, clipped: bool) -> list[_Token]:
@@ -301,18 +308,27 @@ def _join_clipped(children: list[_Token], more: list[_Token]) -> None:
         if token.kind.endswith("-continued"):
             token.kind = token.kind.removesuffix("-continued")
             if last is not None and last.kind == "paragraph":
-                if token.kind == "code" or last.text != last.raw:
-                    joint = len(last.raw)
-                    last.regions = [r for r in last.regions if r[1] <= joint]
-                    last.text = ""  # no longer the raw: spans are not looked for again
-                else:
-                    last.text += "\n" + token.text
-                    last.regions = _span_regions(last.text)
-                last.raw += "\n" + token.raw
-                if last.text:
-                    last.text = last.raw
+                if token.kind == "code" and last.lost_at is None:
+                    last.lost_at = len(last.raw) + sum(len(m) + 1 for m in last.more)
+                last.more.append(token.raw)
                 continue
         children.append(token)
+
+
+def _join_more(token: _Token) -> None:
+    """A quote's paragraph with the chunks that went on it, and its spans (only those before
+    the place its walk lost)."""
+    if not token.more:
+        return
+    token.raw = "\n".join([token.raw, *token.more])
+    token.more = []
+    if token.lost_at is None:
+        token.regions = _span_regions(token.raw)
+    else:
+        token.regions = [
+            r for r in _span_regions(token.raw[: token.lost_at]) if r[1] <= token.lost_at
+        ]
+    token.text = token.raw
 
 
 def _child_regions(raw: str, children: list[_Token]) -> list[Region]:
@@ -395,13 +411,13 @@ def _html(src: str, pos: int, line: str) -> _Token | None:
     return _Token("html", found[0]) if found else None
 
 
-def _paragraph(src: str, pos: int) -> _Token:
+def _paragraph(src: str, pos: int, no_setext: list[int]) -> _Token:
     """A paragraph (or a setext heading, whose underline line it then holds), its lines up to
     a blank one or a line that starts a block marked lets interrupt it."""
     table = _table(src, pos)
     if table is not None:
         return table
-    heading = _setext(src, pos)
+    heading = None if pos < no_setext[0] else _setext(src, pos, no_setext)
     if heading is not None:
         return heading
     end = _lines_end(src, pos)
@@ -415,15 +431,19 @@ def _paragraph(src: str, pos: int) -> _Token:
     return _Token("paragraph", raw, _span_regions(raw), raw)
 
 
-def _setext(src: str, pos: int) -> _Token | None:
+def _setext(src: str, pos: int, no_setext: list[int]) -> _Token | None:
     """marked's setext heading: lines up to the first underline of ``=`` or ``-``, none of
-    them blank or opening a block its rule names (its own list, unlike a paragraph's)."""
+    them blank or opening a block its rule names (its own list, unlike a paragraph's). When
+    none is found before the line that stops the search, no start before that line finds one
+    either: ``no_setext`` keeps that line, so the lines are searched once."""
     at = pos
     while True:
         end = _lines_end(src, at)
         if _SETEXT_STOP.match(src, at, end) or (at > pos and not src[at:end].strip()):
+            no_setext[0] = at
             return None
         if end >= len(src):
+            no_setext[0] = len(src)
             return None
         underline = _SETEXT.match(src[end + 1 : _lines_end(src, end + 1)])
         if underline:
