@@ -115,3 +115,9 @@ def test_the_scan_stays_linear_on_hostile_text() -> None:
     # Paragraphs a setext search would read to the end from each, and a quote of lazy lines.
     assert code_regions("a\n***\n" * 20000) == []
     assert code_regions("> `a\nb`\n" * 20000) == []
+    # Quotes nested thousands deep: the deepest are taken whole (no stack runs out).
+    assert code_regions(">" * 20000 + " `a`\n") == []
+    # Nested a few deep, a quote of several lines holds its children only stripped of ">":
+    # nothing in it is code to the walk.
+    nested = "> > > ` @a.md`\n> > > ```\n> > >  @c.md\n"
+    assert [i.path for i in qwen_imports(nested, "/p")] == ["/p/a.md`", "/p/c.md"]

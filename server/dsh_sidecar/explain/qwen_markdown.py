@@ -95,6 +95,9 @@ _WINDOW = 4096
 _DEL_WINDOW = 256
 
 Region = tuple[int, int]
+# Quotes nested deeper than this are taken whole, their code not looked for: each level lexes its
+# text again (and the stack would run out), and no instruction file nests quotes this deep.
+MAX_QUOTE_DEPTH = 32
 
 
 @attrs.define
@@ -127,7 +130,7 @@ def _lines_end(src: str, pos: int) -> int:
     return len(src) if end < 0 else end
 
 
-def _blocks(src: str) -> list[_Token]:
+def _blocks(src: str, depth: int = 0) -> list[_Token]:
     """marked's top-level block lexing of ``src`` (its state "top"), in its tokenizers' order."""
     tokens: list[_Token] = []
     pos = 0
@@ -142,7 +145,7 @@ def _blocks(src: str) -> list[_Token]:
                 tokens.append(_Token("space", src[pos : pos + space]))
             pos += space
             continue
-        token, consumed = _block(src, pos, no_setext)
+        token, consumed = _block(src, pos, no_setext, depth)
         if token is None:  # a definition: consumed, but marked keeps no token for it
             pos += consumed
             continue
@@ -168,10 +171,14 @@ def _space(src: str, pos: int) -> int:
     return at - pos
 
 
-def _block(src: str, pos: int, no_setext: list[int]) -> tuple[_Token | None, int]:
+def _block(src: str, pos: int, no_setext: list[int], depth: int) -> tuple[_Token | None, int]:
     line = src[pos : _lines_end(src, pos)]
-    for tokenizer in (_indented, _fence, _heading, _hr, _quote, _list, _html):
+    for tokenizer in (_indented, _fence, _heading, _hr):
         found = tokenizer(src, pos, line)
+        if found is not None:
+            return found, len(found.raw)
+    for nested in (_quote, _list, _html):
+        found = nested(src, pos, line) if nested is not _quote else _quote(src, pos, line, depth)
         if found is not None:
             return found, len(found.raw)
     definition = _DEF.match(src, pos)
@@ -240,17 +247,19 @@ def _hr(src: str, pos: int, line: str) -> _Token | None:
     return _Token("hr", line) if _HR.match(line) else None
 
 
-def _quote(src: str, pos: int, line: str) -> _Token | None:
+def _quote(src: str, pos: int, line: str, depth: int = 0) -> _Token | None:
     if not _QUOTE.match(line):
         return None
     lines = _quote_lines(src, pos)
+    if depth >= MAX_QUOTE_DEPTH:
+        return _Token("blockquote", "\n".join(lines))  # taken whole, its code not looked for
     taken = 0
     children: list[_Token] = []
     while taken < len(lines):
         chunk = _quote_chunk(lines, taken)
         taken += len(chunk)
         inner = "\n".join(_QUOTE_MARK.sub("", item, count=1) for item in chunk)
-        more = _blocks_clipped(inner, clipped=bool(children))
+        more = _blocks_clipped(inner, clipped=bool(children), depth=depth + 1)
         _join_clipped(children, more)
         if taken == len(lines) or not children or children[-1].kind == "code":
             break
@@ -292,8 +301,8 @@ def _quote_chunk(lines: list[str], start: int) -> list[str]:
     return lines[start:n]
 
 
-def _blocks_clipped(src: str, clipped: bool) -> list[_Token]:
-    tokens = _blocks(src)
+def _blocks_clipped(src: str, clipped: bool, depth: int) -> list[_Token]:
+    tokens = _blocks(src, depth)
     if clipped and tokens and tokens[0].kind in ("paragraph", "code"):
         tokens[0].kind += "-continued"
     return tokens
