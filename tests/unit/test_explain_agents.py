@@ -502,7 +502,7 @@ def test_copilot_cli_reads_no_nested_link_out_of_the_project(tmp_path: Path) -> 
     assert os.path.join(p, "pkg", "AGENTS.md") not in native
     assert os.path.join(p, "pkg", "CLAUDE.md") in native
     why = {f.display_path: f.reason for f in e.agent("copilot-cli").files}["pkg/AGENTS.md"]
-    assert why.endswith(
+    assert why is not None and why.endswith(
         "outside the project: GitHub Copilot CLI reads the files it adds after a view only from inside it"
     )
 

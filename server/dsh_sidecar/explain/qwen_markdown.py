@@ -13,8 +13,9 @@ This module follows marked's block rules line by line for the constructs that de
 offsets (blank lines, indented code, fences, headings, rules, quotes, lists, HTML blocks,
 definitions, tables, paragraphs) and its inline rules for code spans (escapes, tags and
 autolinks before backticks). Every step moves forward over the text, so any text costs linear
-work: a closer is searched for once, and a tag, autolink or strike-through only within a window. Facts: docs/reference/agent-models.md, Qwen
-Code's imports.
+work: a closer is searched for once, and a tag, autolink or strike-through only within a
+window. The facts:
+docs/reference/agent-models.md, Qwen Code 0.24.4
 """
 
 from __future__ import annotations
