@@ -194,18 +194,8 @@ def claude_imports(text: str, importer_dir: str, home: str) -> list[AgentImport]
 def gemini_imports(text: str, importer_dir: str) -> list[AgentImport]:
     code = _backtick_regions(text)
     out: list[AgentImport] = []
-    at = 0
     region = 0
-    while True:
-        at = text.find("@", at)
-        if at < 0:
-            return out
-        if at > 0 and text[at - 1] not in _GEMINI_SPACE:
-            at += 1
-            continue
-        end = at + 1
-        while end < len(text) and text[end] not in _GEMINI_SPACE:
-            end += 1
+    for at, end in _at_words(text):
         raw = text[at + 1 : end]
         while region < len(code) and code[region][1] <= at:
             region += 1
@@ -218,7 +208,7 @@ def gemini_imports(text: str, importer_dir: str) -> list[AgentImport]:
             and "\x00" not in raw
         ):
             out.append(AgentImport(at, end, os.path.normpath(os.path.join(importer_dir, raw))))
-        at = end + 1
+    return out
 
 
 def qwen_imports(text: str, importer_dir: str) -> list[AgentImport]:
