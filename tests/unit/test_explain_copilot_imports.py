@@ -48,6 +48,8 @@ def names(text: str) -> list[str]:
         ("@missing.md:@a.md\n", ["a.md"]),
         # No home directory, no absolute path.
         ("@~/a.md @/p/a.md @C:/a.md\n", []),
+        # A NUL names no file (and is never asked of the filesystem).
+        ("@docs/x\x00y.md @a\x00.md @a.md\n", ["a.md"]),
     ],
 )
 def test_copilot_cli_reference_syntax(text: str, found: list[str]) -> None:

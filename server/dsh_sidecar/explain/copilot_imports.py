@@ -130,7 +130,8 @@ def _reference(raw: str, bare_name: Callable[[str], bool]) -> bool:
 
 
 def _resolved(raw: str, importer_dir: str) -> str | None:
-    if raw.startswith(("~/", "~\\", "/", "\\")) or _drive(raw):
+    # A NUL names no file: no system call takes such a path, Copilot's runtime's open neither.
+    if raw.startswith(("~/", "~\\", "/", "\\")) or _drive(raw) or "\x00" in raw:
         return None
     return os.path.join(importer_dir, raw)
 
