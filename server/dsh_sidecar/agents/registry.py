@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .record import AgentRecord
+    from .record import AgentRecord, Hooks
     from .rules import AgentRules
 
 REGISTRY: tuple[tuple[str, str], ...] = (
@@ -52,6 +52,13 @@ def hook_record(agent: str) -> AgentRecord:
     if found.hooks is None:
         raise UnknownAgent(f"agent {agent!r} runs no hooks (hook agents: {', '.join(hook_ids())})")
     return found
+
+
+def hooks_of(agent: str) -> Hooks:
+    """The hooks of ``agent`` (``hook_record``'s, which are never None)."""
+    hooks = hook_record(agent).hooks
+    assert hooks is not None  # hook_record
+    return hooks
 
 
 def records() -> tuple[AgentRecord, ...]:

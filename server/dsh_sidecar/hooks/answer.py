@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from dsh_sidecar.agents.registry import hooks_of
 from dsh_sidecar.config import InstructionSettings, Settings
 from dsh_sidecar.model import (
     STEP_END,
@@ -238,7 +239,7 @@ class EventRun:
         """After the agent compacted or cleared its context, shadow everything the sidecar had
         told it (the seed's compaction re-arm); return the nested files to send again (none
         after a clear)."""
-        if reset == "compact" and self._compaction() == "start-keeps-call":
+        if reset == "compact" and hooks_of(self.event.agent).compaction == "start-keeps-call":
             from .model_calls import ModelCalls
 
             call = ModelCalls(self.config.dsh_home).last_message(self.sid)
@@ -259,18 +260,12 @@ class EventRun:
             self.store.compact(self.sid, checkpoint, 0, size - 1)
         return nested if reset == "compact" else []
 
-    def _compaction(self) -> str:
-        from dsh_sidecar.agents.registry import hook_record
-
-        hooks = hook_record(self.event.agent).hooks
-        return "start" if hooks is None else hooks.compaction
-
     def _reloads_nothing_after_compaction(self) -> bool:
         """Whether the files sent again after a reset are the sidecar's to send whatever the
         agent's model says: Copilot CLI (``event-only``) loads no nested file again after its
         compaction, while Claude Code reads its nested files again itself after its
         compaction's SessionStart."""
-        return self._compaction() == "event-only"
+        return hooks_of(self.event.agent).compaction == "event-only"
 
     def _forget_all_but_the_call(self, after: int, through: int) -> list[str]:
         """After a compaction that kept the message its model call was sending (Qwen Code):
@@ -320,11 +315,7 @@ class EventRun:
         """The kinds of event whose texts the agent's resumed conversation no longer holds (its
         record says so): Gemini CLI's session-start and prompt-time texts, Qwen Code's
         session-start text."""
-        from dsh_sidecar.agents.registry import hook_record
-
-        hooks = hook_record(self.event.agent).hooks
-        if hooks is None:
-            return frozenset()
+        hooks = hooks_of(self.event.agent)
         if hooks.resume_drops_prompt_context:
             return frozenset({"start", "prompt"})
         return frozenset({"start"}) if hooks.resume_drops_start_context else frozenset()

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dsh_sidecar.agents.record import Hooks, Matcher
-from dsh_sidecar.agents.registry import hook_ids, hook_record
+from dsh_sidecar.agents.record import Matcher
+from dsh_sidecar.agents.registry import hook_ids, hook_record, hooks_of
 
 from . import install_record
 from .command_form import is_portable, unguarded
@@ -63,12 +63,6 @@ def _alternatives(names: Iterable[str], matcher: Matcher) -> str | None:
     if matcher == "every-tool":
         return None
     return f"^({joined})$" if matcher == "anchored-regex" else joined
-
-
-def hooks_of(agent: str) -> Hooks:
-    hooks = hook_record(agent).hooks
-    assert hooks is not None  # hook_record
-    return hooks
 
 
 def event_hooks(agent: str) -> tuple[EventHook, ...]:

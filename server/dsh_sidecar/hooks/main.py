@@ -166,6 +166,7 @@ def run(
     """Answer ``event``. The wait for the store's write lock (its one transaction; opening a
     current store takes none) is what is left of the agent's timeout for the hook, counted from
     ``started``, less a margin (``budget``); a lock held past that keeps the event's touches."""
+    from dsh_sidecar.agents.registry import hooks_of
     from dsh_sidecar.errors import StoreBusy
     from dsh_sidecar.sessions.store import Store
 
@@ -189,7 +190,7 @@ def run(
         return
     try:
         handle(store, event, config, emit, before_commit=before_commit)
-        if event.kind == "prompt" and _compaction(event) == "start-keeps-call":
+        if event.kind == "prompt" and hooks_of(event.agent).compaction == "start-keeps-call":
             # The agent fires its prompt hook before each model call (hooks/model_calls.py).
             from .model_calls import ModelCalls
 
@@ -201,18 +202,13 @@ def run(
         store.close()
 
 
-def _compaction(event: HookEvent) -> str:
-    from dsh_sidecar.agents.registry import hook_record
-
-    hooks = hook_record(event.agent).hooks
-    return "start" if hooks is None else hooks.compaction
-
-
 def _compacting(config: Any, event: HookEvent, session_id_of: Callable[..., str]) -> None:
     """The agent begins to compact its history (``Hooks.compaction``): with no start after it,
     the reset waits for the session's next event, whose text lands after the compaction point,
     which stays; compacted by hand, no model call's message is in flight to keep."""
-    compaction = _compaction(event)
+    from dsh_sidecar.agents.registry import hooks_of
+
+    compaction = hooks_of(event.agent).compaction
     if compaction == "event-only":
         _keep(config, event, session_id_of, note=False)
     elif compaction == "start-keeps-call" and event.trigger == "manual":

@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from dsh_sidecar.agents.registry import hook_ids, hook_record
+from dsh_sidecar.agents.registry import hook_ids, hook_record, hooks_of
 from dsh_sidecar.config import Settings
 
 from .command_form import PROGRAM, guarded, is_portable, missing_program, portable_command
@@ -21,7 +21,6 @@ from .install import (
     InstallError,
     event_hooks,
     hook_command,
-    hooks_of,
     install,
     is_ours,
     settings_path,

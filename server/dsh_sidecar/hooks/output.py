@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from dsh_sidecar.agents.record import SEAM_KINDS, CapUnit, Escaping, Output, OutputShape
-from dsh_sidecar.agents.registry import hook_record
+from dsh_sidecar.agents.registry import hooks_of
 from dsh_sidecar.model import Message
 from dsh_sidecar.sources.agent_instructions.render import CLOSE_TAG, OPEN_TAG
 from dsh_sidecar.sources.agent_instructions.state import is_baseline, is_instructions_message
@@ -49,9 +49,7 @@ ESCAPINGS: dict[Escaping, Callable[[str], str]] = {
 
 
 def output_of(agent: Agent) -> Output:
-    hooks = hook_record(agent).hooks
-    assert hooks is not None  # hook_record
-    return hooks.output
+    return hooks_of(agent).output
 
 
 def cap_of(agent: Agent) -> int | None:

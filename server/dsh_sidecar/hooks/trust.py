@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dsh_sidecar.agents.record import TrustStep
-from dsh_sidecar.agents.registry import hook_record
+from dsh_sidecar.agents.registry import hook_record, hooks_of
 
 from .install import shown_path
 from .settings_file import SettingsFileError, first_comment_line, read_regular_file
@@ -53,9 +53,7 @@ def gemini_home(env: Mapping[str, str], home: str) -> str:
 
 
 def _step_of(agent: str) -> TrustStep:
-    hooks = hook_record(agent).hooks
-    assert hooks is not None  # hook_record
-    return hooks.trust
+    return hooks_of(agent).trust
 
 
 def trust_here(agent: str, scope: str, root: str, env: Mapping[str, str], home: str) -> Trust:
