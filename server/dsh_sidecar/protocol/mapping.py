@@ -16,6 +16,7 @@ from dsh_sidecar.identity_memo import IdentityMemo
 from dsh_sidecar.model import Message, SessionHeader
 from dsh_sidecar.sources.agent_instructions.baseline import BaselineLoad, ChainEntry
 from dsh_sidecar.sources.agent_instructions.imports import ImportRecord
+from dsh_sidecar.sources.agent_instructions.paths import split_scope
 from dsh_sidecar.sources.agent_instructions.rules import Applicability
 from dsh_sidecar.sources.agent_instructions.state import Change
 from dsh_sidecar.sources.agent_instructions.usage import OffConvention
@@ -127,7 +128,7 @@ def scope_files(load: BaselineLoad) -> list[ScopeFile]:
 def scope_display_path(scope: str) -> str:
     """The display path a scope key names: its directory joined with its name ("." is the
     project root). A client works it out the same way (docs/protocol.md, "Compact paths")."""
-    directory, _, name = scope.partition("\0")
+    directory, name = split_scope(scope)
     return name if directory == "." else f"{directory}/{name}"
 
 
