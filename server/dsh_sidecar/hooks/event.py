@@ -6,6 +6,8 @@ from typing import Literal
 
 import attrs
 
+from dsh_sidecar.sessions.spool import RESETS
+
 # An agent's one id, as its record and the registry name it (dsh_sidecar/agents/registry.py).
 Agent = str
 
@@ -17,8 +19,8 @@ Kind = Literal["start", "prompt", "after-tool", "pre-tool", "loaded", "other"]
 
 # The sources of a start after which the agent's context no longer holds what the hooks gave it
 # (all of it, or for a resume, what its record says a resume drops): ``answer.EventRun``
-# shadows it and gives it again.
-CONTEXT_RESETS = frozenset({"compact", "clear", "resume"})
+# shadows it and gives it again, or the next event does (the spool keeps the reset).
+CONTEXT_RESETS = RESETS
 
 
 @attrs.frozen
