@@ -310,3 +310,18 @@ ESCAPE_ATTACKS: dict[str, Callable[[int], str]] = {
 @pytest.mark.parametrize("attack", ESCAPE_ATTACKS)
 def test_frame_tag_escaping_is_linear_in_time(attack: str) -> None:
     assert_time_linear(ESCAPE_ATTACKS[attack], escape_frame_tags)
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        lambda n: "cat '" + "a''" * n + "x.py'",  # one word of many quoted pieces side by side
+        lambda n: 'grep "a"' + "b" * n + ' "c" x.py',
+        lambda n: "cat x.py; " + "echo 'a' " * n,
+    ],
+    ids=["quoted pieces", "a long word", "many simple commands"],
+)
+def test_a_claude_bash_command_is_read_in_linear_time(attack: Callable[[int], str]) -> None:
+    from dsh_sidecar.hooks.claude_shell_reads import _simple_commands
+
+    assert_time_linear(attack, _simple_commands)

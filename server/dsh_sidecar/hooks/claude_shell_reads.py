@@ -162,15 +162,17 @@ def _simple_commands(command: str) -> list[list[str]] | None:
     ``ab c``); ``&&``, ``||``, ``;``, ``&`` and a newline end a command outside quotes."""
     commands: list[list[str]] = []
     words: list[str] = []
-    word: str | None = None  # the word being read; None between words
+    # The pieces of the word being read, joined once at its end: a model-steered command of many
+    # quoted pieces side by side would cost the square of its length if each were appended.
+    pieces: list[str] | None = None  # None between words
     at, end = 0, len(command)
     while at < end:
         char = command[at]
         separator = _SEPARATOR_AT.match(command, at)
         if separator or char in " \t":
-            if word is not None:
-                words.append(word)
-                word = None
+            if pieces is not None:
+                words.append("".join(pieces))
+                pieces = None
             if separator:
                 if words:
                     commands.append(words)
@@ -180,15 +182,18 @@ def _simple_commands(command: str) -> list[list[str]] | None:
                 at += 1
             continue
         plain = _PLAIN_WORD.match(command, at)
-        if plain:
-            word, at = (word or "") + plain.group(), plain.end()
-            continue
-        quoted = _QUOTED.match(command, at)
-        if quoted is None:
+        quoted = None if plain else _QUOTED.match(command, at)
+        if plain is None and quoted is None:
             return None
-        word, at = (word or "") + quoted.group()[1:-1], quoted.end()
-    if word is not None:
-        words.append(word)
+        pieces = [] if pieces is None else pieces
+        if plain is not None:
+            pieces.append(plain.group())
+            at = plain.end()
+        elif quoted is not None:
+            pieces.append(quoted.group()[1:-1])
+            at = quoted.end()
+    if pieces is not None:
+        words.append("".join(pieces))
     if words:
         commands.append(words)
     return commands
